@@ -1,0 +1,3 @@
+from nlpbench.cli import main
+
+main()
