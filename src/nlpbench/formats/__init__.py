@@ -1,0 +1,78 @@
+"""Readers and writers, one module per format, all speaking :mod:`nlpbench.model`.
+
+A format reads a path into a stream of :class:`~nlpbench.model.Document` and
+writes documents back. Readers check what they read and raise
+:class:`~nlpbench.errors.InputError` naming file, record and problem; odd but
+valid input is reported with :class:`~nlpbench.errors.InputWarning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from nlpbench.errors import InputError
+from nlpbench.model import Document
+from nlpbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Format:
+    """A named format: ``read(path)`` yields documents, ``write(docs, path)`` stores them."""
+
+    name: str
+    summary: str
+    read: Callable[[Path], Iterator[Document]]
+    write: Callable[[Iterable[Document], Path], None]
+
+
+REGISTRY: Registry[Format] = Registry("format")
+
+
+def register(name: str, summary: str, read, write) -> Format:
+    return REGISTRY.register(name, Format(name, summary, read, write))
+
+
+def get(name: str) -> Format:
+    _load_all()
+    return REGISTRY.get(name)
+
+
+def names() -> list[str]:
+    _load_all()
+    return REGISTRY.names()
+
+
+def _load_all() -> None:
+    """Import every format module so that each registers itself."""
+    from nlpbench.formats import bioc, brat, conll, i2b2, sandbox  # noqa: F401
+
+
+def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator[Document]:
+    """Give each document without text the text of ``text_dir/<id>.txt``."""
+    for document in documents:
+        if document.text is None and text_dir is not None:
+            path = Path(text_dir) / f"{document.id}.txt"
+            if not path.is_file():
+                raise InputError("no text file for this document", path, f"document {document.id}")
+            document.text = read_text(path)
+        yield document
+
+
+def checked(documents: Iterable[Document], source: Path | str) -> Iterator[Document]:
+    """Pass documents through, raising on the first annotation that does not fit its text."""
+    for document in documents:
+        problem = document.span_problem()
+        if problem:
+            raise InputError(problem, source, f"document {document.id}")
+        yield document
+
+
+def read_text(path: Path) -> str:
+    """A text file as Python reads it, keeping ``\\r`` so that offsets stay true."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None

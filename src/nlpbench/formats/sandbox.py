@@ -1,0 +1,315 @@
+"""NLP Sandbox JSON (schemas 1.2.0): annotation records, patient bundles, tool responses.
+
+Three shapes are read, told apart by their top level:
+
+- a list of data-node ``Annotation`` records (what nlpsandbox-client's
+  ``evaluate-prediction`` reads), or a data-node page ``{"annotations": […]}``;
+  the note id is the last path segment of
+  ``annotationSource.resourceSource.name``;
+- patient bundles ``{"patient_bundles": [{"patient", "note_bundles":
+  [{"note", "annotation"}]}]}``, which carry each note's text;
+- a single tool response ``{"textDateAnnotations": […]}``; its note id is the
+  file name without extension.
+
+Each array (``textDateAnnotations``, ``textLocationAnnotations``, …) holds
+``{start, length, text, confidence}`` plus the type's subtype attribute;
+other properties are kept as attributes. A list of records is streamed, so a
+large file is never held in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import ijson
+
+from nlpbench.errors import InputError, InputWarning
+from nlpbench.formats import register
+from nlpbench.model import PHI_TYPES, Annotation, Document, PhiType, Span
+
+BY_ARRAY: dict[str, PhiType] = {t.array: t for t in PHI_TYPES.values()}
+#: The arrays a record always carries when written (the 1.2.0 annotation types).
+WRITTEN_ARRAYS = ("date", "person_name", "location", "id", "contact")
+_CORE_KEYS = ("start", "length", "text", "confidence")
+
+
+def read(path: Path) -> Iterator[Document]:
+    """Read any of the three shapes, checking every record.
+
+    Odd but valid annotations (a ``length`` that is not the length of
+    ``text``, a subtype outside the schema's list) are read as they are and
+    reported once per file, with a count and the first example.
+    """
+    path = Path(path)
+    oddities = _Oddities(path)
+    with open(path, "rb") as handle:
+        first = _first_byte(handle, path)
+        handle.seek(0)
+        if first == b"[":
+            yield from _unique(_records(_stream_items(handle, path), path, oddities), path)
+        else:
+            try:
+                data = json.load(handle)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise InputError(f"malformed JSON: {error}", path) from None
+            yield from _unique(_object(data, path, oddities), path)
+    oddities.report()
+
+
+class _Oddities:
+    """Counts odd annotations per kind, keeping the first example, and warns once per kind."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.found: dict[str, list] = {}
+
+    def note(self, kind: str, example: str) -> None:
+        entry = self.found.setdefault(kind, [0, example])
+        entry[0] += 1
+
+    def report(self) -> None:
+        for kind, (count, example) in self.found.items():
+            warnings.warn(f"{self.path}: {count} {kind} (first: {example})", InputWarning, stacklevel=2)
+
+
+def _first_byte(handle, path: Path) -> bytes:
+    while True:
+        byte = handle.read(1)
+        if not byte:
+            raise InputError("empty file", path)
+        if not byte.isspace():
+            if byte not in b"[{":
+                raise InputError("malformed JSON: expected a list or an object", path)
+            return byte
+
+
+def _stream_items(handle, path: Path) -> Iterator[Any]:
+    index = 0
+    try:
+        for index, item in enumerate(ijson.items(handle, "item", use_float=True)):  # noqa: B007
+            yield item
+    except ijson.JSONError as error:
+        raise InputError(f"malformed JSON after record {index}: {error}", path) from None
+
+
+def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Document]:
+    if "patient_bundles" in data:
+        yield from _bundles(data["patient_bundles"], path, odd)
+    elif "annotations" in data:
+        yield from _records(data["annotations"], path, odd)
+    elif any(key in BY_ARRAY for key in data):
+        yield _document(path.stem, data, path, "tool response", odd)
+    else:
+        raise InputError(
+            "not NLP Sandbox JSON: expected a list of annotation records, "
+            "{patient_bundles: …} or a tool response with text…Annotations arrays",
+            path,
+        )
+
+
+def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Document]:
+    for index, record in enumerate(records):
+        where = f"record {index}"
+        if not isinstance(record, dict):
+            raise InputError("an annotation record must be an object", path, where)
+        name = _dig(record, ("annotationSource", "resourceSource", "name"), path, where)
+        yield _document(name.rsplit("/", 1)[-1], record, path, where, odd)
+
+
+def _bundles(bundles: Any, path: Path, odd: _Oddities) -> Iterator[Document]:
+    if not isinstance(bundles, list):
+        raise InputError("patient_bundles must be a list", path)
+    for p, bundle in enumerate(bundles):
+        patient_id = _dig(bundle, ("patient", "identifier"), path, f"patient_bundles[{p}]")
+        for n, note_bundle in enumerate(_list(bundle, "note_bundles", path, f"patient {patient_id}")):
+            where = f"patient {patient_id}, note_bundles[{n}]"
+            note = note_bundle.get("note") if isinstance(note_bundle, dict) else None
+            if not isinstance(note, dict) or not isinstance(note.get("text"), str):
+                raise InputError("a note bundle needs a note with a text", path, where)
+            record = note_bundle.get("annotation") or {}
+            document = _document(_note_id(note, record, path, where), record, path, where, odd)
+            document.text = note["text"]
+            document.metadata.update(patientId=patient_id, noteType=note.get("type", ""))
+            problem = document.span_problem()
+            if problem:
+                raise InputError(problem, path, where)
+            yield document
+
+
+def _note_id(note: dict, record: dict, path: Path, where: str) -> str:
+    """A bundle's note id: ``note.identifier``, else the one ``noteId`` its annotations share."""
+    if isinstance(note.get("identifier"), str):
+        return note["identifier"]
+    ids = {
+        a.get("noteId")
+        for key, values in record.items()
+        if key in BY_ARRAY and isinstance(values, list)
+        for a in values
+        if isinstance(a, dict)
+    }
+    if len(ids) != 1 or not isinstance(next(iter(ids)), str):
+        raise InputError("cannot tell the note id: no note.identifier and no single noteId", path, where)
+    return ids.pop()
+
+
+def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: _Oddities) -> Document:
+    document = Document(doc_id)
+    for key, values in record.items():
+        if not key.startswith("text") or not key.endswith("Annotations"):
+            continue
+        phi = BY_ARRAY.get(key)
+        if phi is None:
+            raise InputError(f"unknown annotation type {key!r}", path, where)
+        if not isinstance(values, list):
+            raise InputError(f"{key} must be a list", path, where)
+        for index, value in enumerate(values):
+            document.annotations.append(_annotation(value, phi, doc_id, path, f"{where}, {key}[{index}]", odd))
+    return document
+
+
+def _annotation(value: Any, phi: PhiType, doc_id: str, path: Path, where: str, odd: _Oddities) -> Annotation:
+    if not isinstance(value, dict):
+        raise InputError("an annotation must be an object", path, where)
+    for key in ("start", "length", "text"):
+        if key not in value:
+            raise InputError(f"missing required field {key!r}", path, where)
+    start, length, text = value["start"], value["length"], value["text"]
+    for key, number in (("start", start), ("length", length)):
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise InputError(f"{key} {number!r} is not an integer", path, where)
+    if start < 0 or length < 0:
+        raise InputError(f"negative offset: start {start}, length {length}", path, where)
+    if not isinstance(text, str):
+        raise InputError(f"text {text!r} is not a string", path, where)
+    if len(text) != length:
+        odd.note("annotations whose length is not that of their text", f"{where}: length {length}, text {text!r}")
+    subtype = value.get(phi.type_attribute)
+    if phi.subtypes and phi.type_attribute in value and subtype not in phi.subtypes:
+        odd.note(f"{phi.type_attribute} values outside the 1.2.0 schema", f"{where}: {subtype!r}")
+    confidence = value.get("confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 100
+    ):
+        raise InputError(f"confidence {confidence!r} is not a number from 0 to 100", path, where)
+    attributes = {k: v for k, v in value.items() if k not in _CORE_KEYS and k != "noteId"}
+    return Annotation(doc_id, Span.of(start, length), phi.name, text, attributes, confidence)
+
+
+def _dig(obj: Any, keys: tuple[str, ...], path: Path, where: str) -> str:
+    for key in keys:
+        if not isinstance(obj, dict) or key not in obj:
+            raise InputError(f"missing required field {'.'.join(keys)!r}", path, where)
+        obj = obj[key]
+    if not isinstance(obj, str):
+        raise InputError(f"{'.'.join(keys)} must be a string", path, where)
+    return obj
+
+
+def _list(obj: Any, key: str, path: Path, where: str) -> list:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, list):
+        raise InputError(f"{key} must be a list", path, where)
+    return value
+
+
+def _unique(documents: Iterable[Document], path: Path) -> Iterator[Document]:
+    """Refuse a second record for a note: each note has one annotation record per store."""
+    seen: set[str] = set()
+    for document in documents:
+        if document.id in seen:
+            raise InputError("a second annotation record for this note", path, f"note {document.id}")
+        seen.add(document.id)
+        yield document
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def annotation_json(annotation: Annotation, text: str | None) -> dict[str, Any]:
+    """One annotation as an NLP Sandbox object; ``text`` is the note text when known."""
+    covered = annotation.text
+    if covered is None and text is not None:
+        covered = annotation.span.covered_text(text)
+    if covered is None:
+        raise InputError(
+            f"annotation at {annotation.start} has no text and the note text is unknown",
+            record=f"document {annotation.doc_id}",
+        )
+    obj: dict[str, Any] = {"start": annotation.start, "length": annotation.span.length, "text": covered}
+    if annotation.confidence is not None:
+        obj["confidence"] = annotation.confidence
+    obj.update(annotation.attributes)
+    return obj
+
+
+def record_json(document: Document) -> dict[str, Any]:
+    """A document's annotations as one data-node annotation record."""
+    record: dict[str, Any] = {
+        "name": document.id,
+        "annotationSource": {"resourceSource": {"name": document.id}},
+    }
+    arrays = {name: [] for name in WRITTEN_ARRAYS}
+    skipped: dict[str, int] = {}
+    for annotation in document.annotations:
+        if annotation.label in PHI_TYPES:
+            arrays.setdefault(annotation.label, []).append(annotation_json(annotation, document.text))
+        else:
+            skipped[annotation.label] = skipped.get(annotation.label, 0) + 1
+    for label, values in arrays.items():
+        record[PHI_TYPES[label].array] = values
+    if skipped:
+        listed = ", ".join(f"{n} {label}" for label, n in sorted(skipped.items()))
+        warnings.warn(
+            f"document {document.id}: no NLP Sandbox array for {listed}; not written",
+            InputWarning,
+            stacklevel=2,
+        )
+    return record
+
+
+def write(documents: Iterable[Document], path: Path) -> None:
+    """Write a JSON list of annotation records, one record at a time."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("[")
+        for index, document in enumerate(documents):
+            handle.write(",\n" if index else "\n")
+            handle.write(json.dumps(record_json(document), ensure_ascii=False))
+        handle.write("\n]\n")
+
+
+def write_bundles(documents: Iterable[Document], path: Path) -> None:
+    """Write patient bundles; every document needs its text."""
+    patients: dict[str, list[dict[str, Any]]] = {}
+    for document in documents:
+        if document.text is None:
+            raise InputError("patient bundles need each note's text", record=f"document {document.id}")
+        patient = str(document.metadata.get("patientId", document.id))
+        note = {
+            "identifier": document.id,
+            "text": document.text,
+            "type": document.metadata.get("noteType", ""),
+            "patientId": patient,
+        }
+        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document)})
+    bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
+
+
+def write_response(documents: Iterable[Document], path: Path) -> None:
+    """Write the one document of a tool response: its arrays, without a record around them."""
+    documents = list(documents)
+    if len(documents) != 1:
+        raise InputError(f"a tool response holds one note, not {len(documents)}", path)
+    record = record_json(documents[0])
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({k: v for k, v in record.items() if k in BY_ARRAY}, handle, ensure_ascii=False, indent=1)
+
+
+register("sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write)
+register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles)
+register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response)
