@@ -1,0 +1,1 @@
+"""Pure functions from model objects to counts, and from counts to scores."""

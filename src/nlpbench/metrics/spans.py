@@ -1,0 +1,221 @@
+"""PHI span metrics of the NLP Sandbox, computed one document at a time.
+
+For the annotations of one type in one document:
+
+- ``instance_strict``: a prediction matches a gold annotation with the same
+  start and the same length;
+- ``instance_relax``: the same start and lengths that differ by at most
+  ``tolerance`` characters (2 by default);
+- ``token``: every annotation is cut into tokens ``(start, length)`` and the
+  tokens are compared;
+- ``type``, ``date_format``, ``hipaa``: strict location and an equal value of a
+  property: the annotation's subtype (``locationType``, ``idType``, …), its
+  ``dateFormat``, or the HIPAA flag of its location type.
+
+Instances are matched one to one: a gold annotation is consumed by at most one
+prediction, so TP = matches, FP = predictions left over, FN = gold left over.
+Among annotations that share a start (and a compared property), lengths are
+paired greedily in sorted order, which gives a maximum matching. The official
+NLP Sandbox scorer's quirks (collapsing annotations that share a start, its
+tokeniser, untyped annotations that never match) are parameters here, set by
+the profiles in :mod:`nlpbench.profiles.spans`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nlpbench.metrics.counts import PRF, score_multiset, score_set
+from nlpbench.model import HIPAA_LOCATION, Annotation
+
+#: A token or an instance reduced to what the metrics compare: (start, length).
+Unit = tuple[int, int]
+Tokenizer = Callable[[Annotation], list[Unit]]
+
+#: The metrics of this module, in the order reports list them.
+SPAN_METRICS = ("instance_strict", "instance_relax", "token", "type", "date_format", "hipaa")
+
+
+@dataclass(slots=True)
+class Matching:
+    """The outcome of matching gold and predicted instances one to one."""
+
+    pairs: list[tuple[Annotation, Annotation]] = field(default_factory=list)
+    missed: list[Annotation] = field(default_factory=list)
+    spurious: list[Annotation] = field(default_factory=list)
+
+    @property
+    def counts(self) -> PRF:
+        return PRF(len(self.pairs), len(self.spurious), len(self.missed))
+
+
+def match_instances(
+    gold: Sequence[Annotation],
+    pred: Sequence[Annotation],
+    *,
+    tolerance: int = 0,
+    kind: Callable[[Annotation], Hashable] | None = None,
+) -> Matching:
+    """Match instances one to one: same start, ``|len(g) - len(p)| <= tolerance``
+    and, when ``kind`` is given, ``kind(g) == kind(p)``.
+
+    The result's ``counts`` are TP = matched pairs, FP = unmatched
+    predictions, FN = unmatched gold annotations.
+    """
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be non-negative, not {tolerance}")
+    groups: dict[Hashable, tuple[list[Annotation], list[Annotation]]] = defaultdict(lambda: ([], []))
+    for annotation in gold:
+        key = (annotation.start, kind(annotation) if kind else None)
+        groups[key][0].append(annotation)
+    for annotation in pred:
+        key = (annotation.start, kind(annotation) if kind else None)
+        groups[key][1].append(annotation)
+    matching = Matching()
+    for gold_group, pred_group in groups.values():
+        _match_lengths(gold_group, pred_group, tolerance, matching)
+    return matching
+
+
+def _match_lengths(gold: list[Annotation], pred: list[Annotation], tolerance: int, into: Matching) -> None:
+    """Pair two groups by length within ``tolerance``, walking both in sorted order."""
+    if len(gold) == 1 and len(pred) == 1:  # the common case, without sorting
+        if abs(gold[0].span.length - pred[0].span.length) <= tolerance:
+            into.pairs.append((gold[0], pred[0]))
+        else:
+            into.missed.append(gold[0])
+            into.spurious.append(pred[0])
+        return
+    gold = sorted(gold, key=lambda a: a.span.length)
+    pred = sorted(pred, key=lambda a: a.span.length)
+    i = j = 0
+    while i < len(gold) and j < len(pred):
+        difference = gold[i].span.length - pred[j].span.length
+        if abs(difference) <= tolerance:
+            into.pairs.append((gold[i], pred[j]))
+            i += 1
+            j += 1
+        elif difference < 0:
+            into.missed.append(gold[i])
+            i += 1
+        else:
+            into.spurious.append(pred[j])
+            j += 1
+    into.missed.extend(gold[i:])
+    into.spurious.extend(pred[j:])
+
+
+def whitespace_tokens(annotation: Annotation) -> list[Unit]:
+    """The whitespace-separated pieces of the annotation's text at their true offsets.
+
+    A discontinuous annotation's text is its fragments joined by one space
+    (:meth:`Span.covered_text`); each fragment is cut separately.
+    """
+    text = _annotation_text(annotation)
+    tokens: list[Unit] = []
+    position = 0
+    for start, end in annotation.span.parts:
+        piece = text[position : position + end - start]
+        tokens.extend((start + m.start(), m.end() - m.start()) for m in re.finditer(r"\S+", piece))
+        position += end - start + 1
+    return tokens
+
+
+def _annotation_text(annotation: Annotation) -> str:
+    if annotation.text is None:
+        raise ValueError(f"annotation at {annotation.start} has no text to cut into tokens")
+    return annotation.text
+
+
+def token_counts(gold: Iterable[Annotation], pred: Iterable[Annotation], tokenize: Tokenizer, *, distinct: bool) -> PRF:
+    """Compare the tokens of all annotations; ``distinct`` counts a repeated token once."""
+    gold_tokens = [token for annotation in gold for token in tokenize(annotation)]
+    pred_tokens = [token for annotation in pred for token in tokenize(annotation)]
+    return (score_set if distinct else score_multiset)(gold_tokens, pred_tokens)
+
+
+def hipaa_flag(location_type: object) -> bool | None:
+    """Whether a location subtype is a HIPAA identifier; None for an unknown subtype."""
+    return HIPAA_LOCATION.get(location_type) if isinstance(location_type, str) else None
+
+
+class _Untyped:
+    """A missing property that equals nothing, not even another missing one."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<untyped>"
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRules:
+    """How the span metrics compare two annotation sets; a profile fills these in.
+
+    - ``collapse_by_start``: keep one annotation per start, the last one read;
+    - ``tokenize``: cuts an annotation into ``(start, length)`` tokens;
+    - ``distinct_tokens``: a token repeated in one document counts once;
+    - ``untyped_never_equal``: a missing subtype equals no other, not even a
+      missing one (otherwise two missing subtypes are equal);
+    - ``tolerance``: the length difference ``instance_relax`` accepts;
+    - ``type_attribute``: the attribute that holds the subtype.
+    """
+
+    tokenize: Tokenizer
+    type_attribute: str
+    collapse_by_start: bool = False
+    distinct_tokens: bool = False
+    untyped_never_equal: bool = False
+    tolerance: int = 2
+
+    def subtype(self, annotation: Annotation) -> Hashable:
+        if self.type_attribute in annotation.attributes:
+            return annotation.attributes[self.type_attribute]
+        return _Untyped() if self.untyped_never_equal else None
+
+    def property_of(self, metric: str) -> Callable[[Annotation], Hashable]:
+        """The property that ``type``, ``date_format`` or ``hipaa`` compares."""
+        if metric == "hipaa":
+            return lambda a: hipaa_flag(a.attributes.get(self.type_attribute))
+        if metric == "date_format":
+            return lambda a: a.attributes.get("dateFormat", _Untyped() if self.untyped_never_equal else None)
+        return self.subtype
+
+    def instances(self, annotations: Sequence[Annotation]) -> Sequence[Annotation]:
+        """The annotations instance metrics compare: one per start when collapsing."""
+        if not self.collapse_by_start:
+            return annotations
+        return list({a.start: a for a in annotations}.values())
+
+
+def span_counts(
+    gold: Sequence[Annotation],
+    pred: Sequence[Annotation],
+    rules: SpanRules,
+    metrics: Iterable[str],
+) -> dict[str, PRF]:
+    """The counts of each named metric for one document's annotations of one type."""
+    gold_instances, pred_instances = rules.instances(gold), rules.instances(pred)
+    counts: dict[str, PRF] = {}
+    for metric in metrics:
+        if metric == "token":
+            counts[metric] = token_counts(gold, pred, rules.tokenize, distinct=rules.distinct_tokens)
+        else:
+            counts[metric] = instance_matching(gold_instances, pred_instances, rules, metric).counts
+    return counts
+
+
+def instance_matching(
+    gold: Sequence[Annotation], pred: Sequence[Annotation], rules: SpanRules, metric: str
+) -> Matching:
+    """Match instances as the instance metric ``metric`` does."""
+    if metric == "instance_strict":
+        return match_instances(gold, pred)
+    if metric == "instance_relax":
+        return match_instances(gold, pred, tolerance=rules.tolerance)
+    if metric in ("type", "date_format", "hipaa"):
+        return match_instances(gold, pred, kind=rules.property_of(metric))
+    raise ValueError(f"unknown span metric {metric!r}; known: {', '.join(SPAN_METRICS)}")

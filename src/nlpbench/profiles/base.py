@@ -1,0 +1,46 @@
+"""What every profile has, and the one registry that holds them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from nlpbench.registry import Registry, UnknownName
+
+
+def quirk(default: object, doc: str) -> object:
+    """A profile field: its value, and the sentence saying which scorer does it and why it matters."""
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named way of scoring one task: ``standard`` or a parity profile."""
+
+    task: str
+    name: str
+    summary: str
+    reference: str = quirk("", "The official scorer and version this profile reproduces.")
+
+
+REGISTRY: Registry[Profile] = Registry("profile")
+
+
+def register(profile: Profile) -> Profile:
+    return REGISTRY.register(f"{profile.task}/{profile.name}", profile)
+
+
+def get(task: str, name: str) -> Profile:
+    """The profile ``name`` of ``task``; ``UnknownName`` lists that task's profiles."""
+    key = f"{task}/{name}"
+    if key not in REGISTRY:
+        raise UnknownName(f"unknown profile {name!r} for {task}; known: {', '.join(names(task))}")
+    return REGISTRY.get(key)
+
+
+def names(task: str) -> list[str]:
+    return [key.split("/", 1)[1] for key in REGISTRY if key.startswith(f"{task}/")]
+
+
+def describe(profile: Profile) -> list[tuple[str, str, str]]:
+    """``(field, value, sentence)`` for each documented field of a profile."""
+    return [(f.name, repr(getattr(profile, f.name)), f.metadata["doc"]) for f in fields(profile) if "doc" in f.metadata]
