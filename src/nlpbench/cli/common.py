@@ -1,0 +1,86 @@
+"""What every subcommand shares: one-line errors with exit status 2, output, progress."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from nlpbench.errors import InputError
+from nlpbench.registry import UnknownName
+from nlpbench.report import Report, render
+
+stderr = Console(stderr=True, highlight=False)
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", "-f", help="How to print the scores.")
+OUTPUT_OPTION = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``nlpbench: error: MESSAGE`` on standard error; the caller raises the returned exit 2."""
+    sys.stderr.write(f"nlpbench: error: {message}\n")
+    return typer.Exit(code=2)
+
+
+def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn bad input into one line on standard error and exit status 2, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (InputError, UnknownName) as error:
+            raise fail(str(error)) from None
+        except FileNotFoundError as error:
+            raise fail(f"{error.filename}: no such file") from None
+        except IsADirectoryError as error:
+            raise fail(f"{error.filename}: is a directory, not a file") from None
+        except PermissionError as error:
+            raise fail(f"{error.filename}: permission denied") from None
+
+    return wrapper
+
+
+def emit(report: Report, fmt: OutputFormat, output: Path | None) -> None:
+    """Print or write the report; warnings also go to standard error."""
+    text = render(report, fmt.value)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        stderr.print(f"wrote {output}", markup=False)
+    else:
+        sys.stdout.write(text)
+    warn(report.warnings)
+
+
+def warn(warnings: list[str]) -> None:
+    """Print each warning on one line of standard error."""
+    for warning in warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+
+
+@contextmanager
+def progress(description: str) -> Iterator[Callable[[str], None]]:
+    """A live count of scored documents on standard error when it is a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda _doc_id: None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description} {task.completed} documents"), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda _doc_id: bar.advance(task)

@@ -1,0 +1,90 @@
+"""``convert``, ``validate``, ``formats`` and ``profiles``: work on files, not scores."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import typer
+
+from nlpbench import formats, profiles
+from nlpbench.cli.common import one_line_errors, warn
+from nlpbench.errors import collected_warnings
+from nlpbench.tasks import REGISTRY as TASKS
+
+TEXT_DIR_OPTION = typer.Option(
+    None, "--text-dir", help="Directory of <document id>.txt note texts, for formats that do not carry text."
+)
+
+
+@one_line_errors
+def convert(
+    source: Path = typer.Argument(..., help="File or directory to read."),
+    target: Path = typer.Argument(..., help="File or directory to write."),
+    from_format: str = typer.Option(..., "--from", help="Format of SOURCE (see `nlpbench formats`)."),
+    to_format: str = typer.Option(..., "--to", help="Format of TARGET."),
+    text_dir: Path = TEXT_DIR_OPTION,
+) -> None:
+    """Convert annotations between formats, checking every span against its text on the way."""
+    reader, writer = formats.get(from_format), formats.get(to_format)
+    counts: Counter[str] = Counter()
+
+    def counted(documents):
+        for document in documents:
+            counts["documents"] += 1
+            counts["annotations"] += len(document.annotations)
+            yield document
+
+    with collected_warnings() as warnings:
+        documents = formats.checked(formats.with_texts(reader.read(source), text_dir), source)
+        writer.write(counted(documents), target)
+    warn(warnings)
+    typer.echo(f"{target}: wrote {counts['documents']} documents, {counts['annotations']} annotations")
+
+
+@one_line_errors
+def validate(
+    path: Path = typer.Argument(..., help="File or directory to check."),
+    fmt: str = typer.Option(..., "--format", "-f", help="Its format (see `nlpbench formats`)."),
+    text_dir: Path = TEXT_DIR_OPTION,
+) -> None:
+    """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""
+    labels: Counter[str] = Counter()
+    documents = without_text = 0
+    with collected_warnings() as warnings:
+        for document in formats.checked(formats.with_texts(formats.get(fmt).read(path), text_dir), path):
+            documents += 1
+            without_text += document.text is None
+            labels.update(a.label for a in document.annotations)
+    warn(warnings)
+    listed = ", ".join(f"{n} {label}" for label, n in sorted(labels.items())) or "no annotations"
+    typer.echo(f"{path}: {documents} documents, {listed}")
+    if without_text:
+        typer.echo(f"{without_text} documents carry no text: their spans were not checked (give --text-dir)")
+    else:
+        typer.echo("every span matches its text")
+
+
+def list_formats() -> None:
+    """List the formats that convert, validate and score read and write."""
+    for name in formats.names():
+        typer.echo(f"{name:18} {formats.get(name).summary}")
+
+
+def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:
+    """List scoring profiles and the documented quirks each one reproduces."""
+    for task_name in TASKS.names() if task is None else [task]:
+        family = TASKS.get(task_name).profiles
+        typer.echo(f"{task_name}:")
+        for name in profiles.names(family):
+            profile = profiles.get(family, name)
+            typer.echo(f"  {name:20} {profile.summary}")
+            for field, value, doc in profiles.describe(profile):
+                typer.echo(f"      {field} = {value}\n          {doc}")
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("convert")(convert)
+    app.command("validate")(validate)
+    app.command("formats")(list_formats)
+    app.command("profiles")(one_line_errors(list_profiles))

@@ -1,0 +1,48 @@
+"""The report every scoring task returns: the JSON output contract of DESIGN.md.
+
+``{"task", "profile", "inputs", "scores": [rows], "per_document": [rows],
+"warnings": [...]}``, plus ``"errors"`` when false positives and negatives
+were asked for. A row names its ``metric``, may name a ``label`` (a subtype
+slice), an ``average`` (``macro``) or a ``document``, and carries the counts it
+was computed from next to its values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Report:
+    task: str
+    profile: str
+    inputs: dict[str, Any]
+    scores: list[Row] = field(default_factory=list)
+    per_document: list[Row] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[Row] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "task": self.task,
+            "profile": self.profile,
+            "inputs": self.inputs,
+            "scores": self.scores,
+            "per_document": self.per_document,
+            "warnings": self.warnings,
+        }
+        if self.errors is not None:
+            data["errors"] = self.errors
+        return data
+
+    def score(self, metric: str, **match: Any) -> Row:
+        """The first score row of ``metric`` whose fields equal ``match`` (``label=None`` = overall)."""
+        match.setdefault("label", None)
+        match.setdefault("average", None)
+        for row in self.scores:
+            if row["metric"] == metric and all(row.get(k) == v for k, v in match.items()):
+                return row
+        raise KeyError(f"no {metric} row matching {match}")
