@@ -1,0 +1,41 @@
+"""Shared fixtures: the public vectors folder, temporary files, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def vectors_dir() -> Path | None:
+    """``$NLPBENCH_VECTORS``, else ``../shared/vectors`` beside the checkout, if it exists."""
+    candidates = [os.environ.get("NLPBENCH_VECTORS"), ROOT.parent / "shared" / "vectors"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def vectors() -> Path:
+    found = vectors_dir()
+    if found is None:
+        pytest.skip("public vectors not found: set NLPBENCH_VECTORS or put shared/vectors beside the checkout")
+    return found
+
+
+@pytest.fixture
+def cli():
+    """Run ``nlpbench ARGS…`` in-process; returns the click Result (exit_code, stdout, stderr)."""
+    from nlpbench.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return run

@@ -1,0 +1,125 @@
+import json
+import warnings
+
+import pytest
+from tests.formats.helpers import note, spans_and_types
+
+from nlpbench import formats
+from nlpbench.errors import InputError, InputWarning
+
+SANDBOX = formats.get("sandbox")
+
+
+def write_json(tmp_path, data, name="in.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def record(name, **arrays):
+    return {"name": "x", "annotationSource": {"resourceSource": {"name": name}}, **arrays}
+
+
+DATE = {"start": 3, "length": 10, "text": "12/26/2020", "confidence": 95.5, "dateFormat": "MM/DD/YYYY"}
+
+
+def test_records_take_the_note_id_from_the_resource_name(tmp_path):
+    path = write_json(tmp_path, [record("dataset/d/fhirStores/f/fhir/Note/n-7", textDateAnnotations=[DATE])])
+    (doc,) = SANDBOX.read(path)
+    assert doc.id == "n-7"
+    (annotation,) = doc.annotations
+    assert (annotation.start, annotation.end, annotation.label) == (3, 13, "date")
+    assert annotation.attributes == {"dateFormat": "MM/DD/YYYY"}
+    assert annotation.confidence == 95.5
+
+
+def test_a_tool_response_is_one_note_named_after_the_file(tmp_path):
+    path = write_json(tmp_path, {"textDateAnnotations": [DATE]}, "note-9.json")
+    (doc,) = SANDBOX.read(path)
+    assert doc.id == "note-9" and len(doc.annotations) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[{]", "malformed JSON"),
+        ("", "empty file"),
+        ('"text"', "expected a list or an object"),
+        (json.dumps([{"name": "x"}]), "record 0: missing required field 'annotationSource.resourceSource.name'"),
+        (json.dumps([record("n", textDateAnnotations=[{"start": 1, "text": "a"}])]), "missing required field 'length'"),
+        (json.dumps([record("n", textDateAnnotations=[{**DATE, "start": -3}])]), "negative offset"),
+        (json.dumps([record("n", textDateAnnotations=[{**DATE, "start": "3"}])]), "start '3' is not an integer"),
+        (json.dumps([record("n", textFooAnnotations=[])]), "unknown annotation type 'textFooAnnotations'"),
+        (json.dumps([record("n", textDateAnnotations=[{**DATE, "confidence": 140}])]), "confidence 140"),
+        (json.dumps([record("n"), record("n")]), "note n: a second annotation record for this note"),
+        (json.dumps({"hello": 1}), "not NLP Sandbox JSON"),
+    ],
+)
+def test_bad_input_is_one_clear_error(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message) as caught:
+        list(SANDBOX.read(path))
+    assert str(caught.value).startswith(str(path))
+    assert "\n" not in str(caught.value)
+
+
+def test_odd_annotations_are_read_and_reported_once(tmp_path):
+    odd = {"start": 0, "length": 4, "text": "Seattle", "locationType": "planet", "confidence": 50}
+    path = write_json(tmp_path, [record("n", textLocationAnnotations=[odd, odd | {"start": 9}])])
+    with pytest.warns(InputWarning) as caught:
+        (doc,) = SANDBOX.read(path)
+    messages = [str(w.message) for w in caught]
+    assert any("2 annotations whose length is not that of their text" in m for m in messages)
+    assert any("2 locationType values outside the 1.2.0 schema" in m for m in messages)
+    assert len(doc.annotations) == 2
+
+
+def test_bundle_spans_are_checked_against_the_note_text(tmp_path):
+    bundle = {
+        "patient_bundles": [
+            {
+                "patient": {"identifier": "p1"},
+                "note_bundles": [
+                    {
+                        "note": {"identifier": "n1", "text": "On 12/26/2020.", "type": "", "patientId": "p1"},
+                        "annotation": record("n1", textDateAnnotations=[{**DATE, "start": 2}]),
+                    }
+                ],
+            }
+        ]
+    }
+    with pytest.raises(InputError, match="text '12/26/2020' differs from the note's ' 12/26/202'"):
+        list(SANDBOX.read(write_json(tmp_path, bundle)))
+
+
+@pytest.mark.parametrize("name", ["sandbox", "sandbox-bundles"])
+def test_round_trip_keeps_spans_and_types(tmp_path, name):
+    original = note()
+    path = tmp_path / "out.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)  # nothing is left out
+        formats.get(name).write([original], path)
+    (again,) = SANDBOX.read(path)
+    assert again.id == original.id
+    assert spans_and_types(again) == spans_and_types(original)
+    assert (again.text is not None) == (name == "sandbox-bundles")
+
+
+def test_tool_response_round_trip(tmp_path):
+    path = tmp_path / "n1.json"
+    formats.get("sandbox-response").write([note()], path)
+    data = json.loads(path.read_text())
+    assert set(data) == {
+        "textDateAnnotations", "textPersonNameAnnotations", "textLocationAnnotations",
+        "textIdAnnotations", "textContactAnnotations",
+    }  # fmt: skip
+    (again,) = SANDBOX.read(path)
+    assert spans_and_types(again) == spans_and_types(note())
+
+
+def test_writing_types_without_an_array_warns(tmp_path):
+    doc = note()
+    doc.annotations.append(doc.annotations[0].__class__("n1", doc.annotations[0].span, "profession", "x"))
+    with pytest.warns(InputWarning, match="no NLP Sandbox array for 1 profession"):
+        formats.get("sandbox").write([doc], tmp_path / "out.json")

@@ -1,0 +1,59 @@
+import pytest
+
+from nlpbench import profiles
+from nlpbench.metrics.counts import PRF
+from nlpbench.model import Annotation, Span, phi_type
+from nlpbench.profiles.spans import legacy_whitespace_tokens, round_then_f1, treebank_search_tokens
+
+
+def ann(start, text):
+    return Annotation("n", Span.of(start, len(text)), "person_name", text)
+
+
+def test_treebank_tokens_follow_the_text():
+    # Treebank keeps "Dr." whole and splits the possessive: Dr. | O'Neil | 's
+    assert treebank_search_tokens(ann(100, "Dr. O'Neil's")) == [(100, 3), (104, 6), (110, 2)]
+
+
+def test_treebank_quotes_are_not_found_and_shift_one_back():
+    # Treebank turns " into `` and '': str.find gives -1, so the token lands one
+    # character before where the search started, as nlpsandbox-client 4.3 does:
+    # say at 0; `` not found from 3 → 2; Bob found at 5; '' not found from 8 → 7.
+    assert treebank_search_tokens(ann(10, 'say "Bob"')) == [(10, 3), (12, 2), (15, 3), (17, 2)]
+
+
+def test_legacy_tokens_assume_one_character_between_tokens():
+    assert legacy_whitespace_tokens(ann(0, "a  bc")) == [(0, 1), (2, 2)]
+    assert legacy_whitespace_tokens(ann(5, " a ")) == [(5, 0), (6, 1), (8, 0)]
+
+
+@pytest.mark.parametrize(
+    ("prf", "expected"),
+    [
+        (PRF(2, 1, 1), (0.67, 0.67, 0.67)),
+        (PRF(5, 1, 2), (0.83, 0.71, 0.77)),  # F1 of rounded P and R: 0.7653… → 0.77
+        (PRF(0, 0, 0), (0, 0, 0)),
+        (PRF(0, 3, 0), (0.0, 0, 0)),
+    ],
+)
+def test_round_then_f1(prf, expected):
+    assert round_then_f1(prf, 2) == expected
+
+
+def test_profiles_are_registered_and_documented():
+    assert profiles.names("spans") == ["nlpsandbox", "nlpsandbox-legacy", "standard"]
+    described = dict((name, doc) for name, _, doc in profiles.describe(profiles.get("spans", "nlpsandbox")))
+    assert "last one read" in described["collapse_by_start"]
+
+
+def test_which_rows_each_profile_reports():
+    nlpsandbox, standard = profiles.get("spans", "nlpsandbox"), profiles.get("spans", "standard")
+    assert nlpsandbox.metrics(phi_type("date")) == ["instance_strict", "instance_relax", "token"]
+    assert nlpsandbox.metrics(phi_type("location"))[-1] == "type"
+    assert standard.metrics(phi_type("date"))[-1] == "date_format"
+    assert standard.metrics(phi_type("location"))[-2:] == ["type", "hipaa"]
+
+
+def test_unknown_profile_lists_the_known_ones():
+    with pytest.raises(LookupError, match="known: nlpsandbox, nlpsandbox-legacy, standard"):
+        profiles.get("spans", "i2b2-2006")
