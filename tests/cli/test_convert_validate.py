@@ -1,6 +1,5 @@
-from tests.formats.helpers import note, spans_and_types
-
 from nlpbench import formats
+from tests.formats.helpers import note, spans_and_types
 
 
 def test_round_trip_i2b2_sandbox_brat_bioc_keeps_every_span_and_type(cli, tmp_path):

@@ -82,9 +82,8 @@ def test_note_on_one_side_is_scored_with_a_warning(cli, tmp_path):
 
 
 def test_i2b2_gold_can_be_scored_directly(cli, tmp_path):
-    from tests.formats.helpers import note
-
     from nlpbench import formats
+    from tests.formats.helpers import note
 
     formats.get("i2b2").write([note()], tmp_path / "xml")
     formats.get("sandbox").write([note()], tmp_path / "pred.json")

@@ -1,9 +1,9 @@
 import pytest
-from tests.formats.helpers import note, spans_and_types
 
 from nlpbench import formats
 from nlpbench.errors import InputError
 from nlpbench.model import Annotation, Link, Relation, Span
+from tests.formats.helpers import note, spans_and_types
 
 BIOC = formats.get("bioc")
 

@@ -1,9 +1,9 @@
 import pytest
-from tests.formats.helpers import note, spans_and_types
 
 from nlpbench import formats
 from nlpbench.errors import InputError, InputWarning
 from nlpbench.model import Link, Relation
+from tests.formats.helpers import note, spans_and_types
 
 BRAT = formats.get("brat")
 TEXT = "Pain in left and right knee.\nSeen by Dr. Lee\n"

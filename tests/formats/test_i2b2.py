@@ -1,8 +1,8 @@
 import pytest
-from tests.formats.helpers import note, spans_and_types
 
 from nlpbench import formats
 from nlpbench.errors import InputError, InputWarning
+from tests.formats.helpers import note, spans_and_types
 
 I2B2 = formats.get("i2b2")
 

@@ -2,10 +2,10 @@ import json
 import warnings
 
 import pytest
-from tests.formats.helpers import note, spans_and_types
 
 from nlpbench import formats
 from nlpbench.errors import InputError, InputWarning
+from tests.formats.helpers import note, spans_and_types
 
 SANDBOX = formats.get("sandbox")
 
