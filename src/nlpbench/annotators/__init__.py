@@ -1,0 +1,47 @@
+"""Annotators: functions from a note to PHI annotations, servable as NLP Sandbox tools.
+
+An :class:`Annotator` reads one :class:`~nlpbench.model.Document` (its text)
+and returns :class:`~nlpbench.model.Annotation` objects labelled with NLP
+Sandbox types (``date``, ``person_name``, ``location``, ``id``, ``contact``)
+and their subtype attributes (``dateFormat``, ``locationType``, …), with a
+confidence from 0 to 100. :data:`REGISTRY` maps a name to a factory, so that
+optional adapters import their third-party package only when asked for.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nlpbench.model import Annotation, Document
+from nlpbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """What an NLP Sandbox tool says about itself (``GET /api/v1/tool``)."""
+
+    name: str  # lower-case words joined by hyphens, 3 to 60 characters
+    version: str  # SemVer
+    description: str  # one sentence, at most 280 characters
+    license: str  # an NLP Sandbox license identifier, e.g. "apache-2.0"
+    repository: str = "github:nlpbench/nlpbench"
+    author: str = "The nlpbench team"
+    author_email: str = "team@nlpbench.invalid"
+    url: str = "https://github.com/nlpbench/nlpbench"
+
+
+class Annotator(ABC):
+    """Finds PHI in one note. Subclasses set ``info`` and ``types`` and implement ``annotate``."""
+
+    info: ToolInfo
+    #: The annotation types this annotator produces, in NLP Sandbox names.
+    types: tuple[str, ...]
+
+    @abstractmethod
+    def annotate(self, note: Document) -> list[Annotation]:
+        """The annotations of ``note.text``, in text order; each ``doc_id`` is ``note.id``."""
+
+
+REGISTRY: Registry[Callable[[], Annotator]] = Registry("annotator")
