@@ -4,7 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules, match_instances, span_counts, whitespace_tokens
+from nlpbench.metrics.span_batch import span_counts
+from nlpbench.metrics.spans import SpanRules, match_instances, whitespace_tokens
 from nlpbench.model import Annotation, Span
 
 
@@ -32,25 +33,25 @@ def test_typed_matching_compares_the_kind():
     gold = [ann(0, 5, locationType="city"), ann(9, 2, locationType="state")]
     pred = [ann(0, 5, locationType="city"), ann(9, 2, locationType="zip")]
     counts = span_counts(gold, pred, RULES, ["instance_strict", "type", "hipaa"])
-    assert counts["instance_strict"] == PRF(2, 0, 0)
-    assert counts["type"] == PRF(1, 1, 1)
+    assert counts["instance_strict", None] == PRF(2, 0, 0)
+    assert counts["type", None] == PRF(1, 1, 1)
     # city is a HIPAA identifier; state and zip disagree (no / yes)
-    assert counts["hipaa"] == PRF(1, 1, 1)
+    assert counts["hipaa", None] == PRF(1, 1, 1)
 
 
 def test_untyped_never_equal_is_a_rule():
     gold, pred = [ann(0, 5)], [ann(0, 5)]
-    assert span_counts(gold, pred, RULES, ["type"])["type"] == PRF(1, 0, 0)
+    assert span_counts(gold, pred, RULES, ["type"])["type", None] == PRF(1, 0, 0)
     strict = SpanRules(tokenize=whitespace_tokens, type_attribute="locationType", untyped_never_equal=True)
-    assert span_counts(gold, pred, strict, ["type"])["type"] == PRF(0, 1, 1)
+    assert span_counts(gold, pred, strict, ["type"])["type", None] == PRF(0, 1, 1)
 
 
 def test_collapse_keeps_the_last_annotation_per_start():
     rules = SpanRules(tokenize=whitespace_tokens, type_attribute="t", collapse_by_start=True)
     gold = [ann(0, 5)]
     pred = [ann(0, 5), ann(0, 8)]
-    assert span_counts(gold, pred, rules, ["instance_strict"])["instance_strict"] == PRF(0, 1, 1)
-    assert span_counts(gold, pred, RULES, ["instance_strict"])["instance_strict"] == PRF(1, 1, 0)
+    assert span_counts(gold, pred, rules, ["instance_strict"])["instance_strict", None] == PRF(0, 1, 1)
+    assert span_counts(gold, pred, RULES, ["instance_strict"])["instance_strict", None] == PRF(1, 1, 0)
 
 
 def test_whitespace_tokens_sit_at_their_true_offsets():
@@ -63,9 +64,9 @@ def test_whitespace_tokens_sit_at_their_true_offsets():
 def test_token_counts_multiset_or_distinct():
     gold = [ann(0, 3, "a b"), ann(0, 3, "a b")]
     pred = [ann(0, 1, "a")]
-    assert span_counts(gold, pred, RULES, ["token"])["token"] == PRF(1, 0, 3)
+    assert span_counts(gold, pred, RULES, ["token"])["token", None] == PRF(1, 0, 3)
     distinct = SpanRules(tokenize=whitespace_tokens, type_attribute="t", distinct_tokens=True)
-    assert span_counts(gold, pred, distinct, ["token"])["token"] == PRF(1, 0, 1)
+    assert span_counts(gold, pred, distinct, ["token"])["token", None] == PRF(1, 0, 1)
 
 
 def brute_force_matches(gold_lengths, pred_lengths, tolerance):
@@ -93,5 +94,18 @@ def test_greedy_length_matching_is_maximum(gold_lengths, pred_lengths, tolerance
 def test_perfect_prediction_scores_one_on_every_metric(spans):
     gold = [ann(s, n, locationType="city") for s, n in spans]
     metrics = ["instance_strict", "instance_relax", "token", "type", "hipaa"]
-    for metric, prf in span_counts(gold, list(gold), RULES, metrics).items():
-        assert prf.fp == prf.fn == 0, metric
+    label = lambda a: a.attributes["locationType"]  # noqa: E731
+    for key, prf in span_counts(gold, list(gold), RULES, metrics, label=label).items():
+        assert prf.fp == prf.fn == 0, key
+
+
+def test_label_slices_match_within_each_label():
+    gold = [ann(0, 5, "a b c", locationType="city"), ann(9, 2, "zz", locationType="state")]
+    pred = [ann(0, 5, "a b c", locationType="state"), ann(9, 2, "zz", locationType="state")]
+    counts = span_counts(gold, pred, RULES, ["instance_strict", "token"], label=lambda a: a.attributes["locationType"])
+    assert counts["instance_strict", None] == PRF(2, 0, 0)
+    assert counts["instance_strict", "city"] == PRF(0, 0, 1)
+    assert counts["instance_strict", "state"] == PRF(1, 1, 0)
+    assert counts["token", "city"] == PRF(0, 0, 3)
+    assert counts["token", "state"] == PRF(1, 3, 0)
+    assert ("instance_relax", None) not in counts and ("instance_relax", "state") in counts

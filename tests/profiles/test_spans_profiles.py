@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlpbench import profiles
 from nlpbench.metrics.counts import PRF
@@ -57,3 +59,22 @@ def test_which_rows_each_profile_reports():
 def test_unknown_profile_lists_the_known_ones():
     with pytest.raises(LookupError, match="known: nlpsandbox, nlpsandbox-legacy, standard"):
         profiles.get("spans", "i2b2-2006")
+
+
+#: Characters and pieces every Treebank rule reacts to, and plain ones it leaves alone.
+TREEBANK_PIECES = [*"ab Z9/\n\t\"'`.,:;-()?$", "n't", "'s", "...", "--", "cannot", "Gonna", "wanna ", "more'n", "'tis"]
+TREEBANK_ALPHABET = st.sampled_from([*TREEBANK_PIECES, " 'Twas", "d'ye"])
+
+
+@settings(max_examples=400)
+@given(st.lists(TREEBANK_ALPHABET, max_size=12).map("".join))
+def test_treebank_offsets_equal_the_tokenizer_search(text):
+    # the fast path (str.split for texts no Treebank rule touches) must agree with NLTK itself
+    from nltk.tokenize import TreebankWordTokenizer
+
+    expected, position = [], 0
+    for token in TreebankWordTokenizer().tokenize(text):
+        position = text[position:].find(token) + position
+        expected.append((position, len(token)))
+        position += len(token)
+    assert treebank_search_tokens(ann(0, text)) == expected

@@ -29,6 +29,11 @@ class OutputFormat(StrEnum):
 
 
 FORMAT_OPTION = typer.Option(OutputFormat.table, "--format", "-f", help="How to print the scores.")
+PER_DOCUMENT_OPTION = typer.Option(
+    True,
+    "--per-document/--no-per-document",
+    help="Include per-document rows in JSON output (leave them out to keep memory flat on huge corpora).",
+)
 OUTPUT_OPTION = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 
 

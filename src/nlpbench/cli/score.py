@@ -9,7 +9,16 @@ from pathlib import Path
 import typer
 
 from nlpbench import profiles
-from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, progress
+from nlpbench.cli.common import (
+    FORMAT_OPTION,
+    OUTPUT_OPTION,
+    PER_DOCUMENT_OPTION,
+    OutputFormat,
+    emit,
+    fail,
+    one_line_errors,
+    progress,
+)
 from nlpbench.model import PHI_TYPES
 from nlpbench.tasks.sandbox import score_sandbox
 
@@ -41,6 +50,7 @@ def sandbox(
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
     fmt: OutputFormat = FORMAT_OPTION,
     output: Path = OUTPUT_OPTION,
+    per_document: bool = PER_DOCUMENT_OPTION,
 ) -> None:
     """PHI span annotation as the NLP Sandbox scored it: instance strict and relaxed, token, type.
 
@@ -62,6 +72,7 @@ def sandbox(
             errors=errors,
             gold_format=gold_format,
             pred_format=pred_format,
+            per_document=fmt is OutputFormat.json and per_document,
             on_document=tick,
         )
     emit(report, fmt, output)

@@ -8,7 +8,7 @@ valid input is reported with :class:`~nlpbench.errors.InputWarning`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,22 +16,41 @@ from nlpbench.errors import InputError
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
+Reader = Callable[..., Iterator[Document]]
+
 
 @dataclass(frozen=True)
 class Format:
-    """A named format: ``read(path)`` yields documents, ``write(docs, path)`` stores them."""
+    """A named format.
+
+    ``read(path, labels=None)`` yields documents, keeping only annotations
+    whose label is in ``labels`` when it is given; ``write(docs, path)``
+    stores documents.
+    """
 
     name: str
     summary: str
-    read: Callable[[Path], Iterator[Document]]
+    read: Reader
     write: Callable[[Iterable[Document], Path], None]
 
 
 REGISTRY: Registry[Format] = Registry("format")
 
 
-def register(name: str, summary: str, read, write) -> Format:
-    return REGISTRY.register(name, Format(name, summary, read, write))
+def register(name: str, summary: str, read: Reader, write, *, reads_labels: bool = False) -> Format:
+    """Register a format; a reader that cannot skip labels itself (``reads_labels``) is filtered after reading."""
+    return REGISTRY.register(name, Format(name, summary, read if reads_labels else _filtered(read), write))
+
+
+def _filtered(read: Reader) -> Reader:
+    def read_labels(path: Path, labels: Collection[str] | None = None) -> Iterator[Document]:
+        for document in read(path):
+            if labels is not None:
+                document.annotations = [a for a in document.annotations if a.label in labels]
+            yield document
+
+    read_labels.__doc__ = read.__doc__
+    return read_labels
 
 
 def get(name: str) -> Format:

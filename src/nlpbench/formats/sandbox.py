@@ -21,36 +21,43 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import ijson
+import msgspec
 
 from nlpbench.errors import InputError, InputWarning
-from nlpbench.formats import register
+from nlpbench.formats import jsonstream, register
 from nlpbench.model import PHI_TYPES, Annotation, Document, PhiType, Span
 
 BY_ARRAY: dict[str, PhiType] = {t.array: t for t in PHI_TYPES.values()}
 #: The arrays a record always carries when written (the 1.2.0 annotation types).
 WRITTEN_ARRAYS = ("date", "person_name", "location", "id", "contact")
-_CORE_KEYS = ("start", "length", "text", "confidence")
+_MISFIT = "annotations whose length is not that of their text"
+#: Keys that are not attributes: the span, the text, the confidence, and the note id of bundles.
+_CORE_KEYS = ("start", "length", "text", "confidence", "noteId")
 
 
-def read(path: Path) -> Iterator[Document]:
+def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document]:
     """Read any of the three shapes, checking every record.
+
+    ``labels`` reads for scoring: the arrays of other types are skipped
+    unread, and each annotation keeps only its subtype attribute.
 
     Odd but valid annotations (a ``length`` that is not the length of
     ``text``, a subtype outside the schema's list) are read as they are and
     reported once per file, with a count and the first example.
     """
     path = Path(path)
-    oddities = _Oddities(path)
+    oddities = _Oddities(path, labels)
     with open(path, "rb") as handle:
         first = _first_byte(handle, path)
         handle.seek(0)
         if first == b"[":
-            yield from _unique(_records(_stream_items(handle, path), path, oddities), path)
+            records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
+            yield from _unique(_records(records, path, oddities), path)
         else:
             try:
                 data = json.load(handle)
@@ -61,10 +68,11 @@ def read(path: Path) -> Iterator[Document]:
 
 
 class _Oddities:
-    """Counts odd annotations per kind, keeping the first example, and warns once per kind."""
+    """The reading context: which labels are wanted; odd annotations counted per kind with a first example."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, labels: Collection[str] | None = None):
         self.path = path
+        self.labels = labels
         self.found: dict[str, list] = {}
 
     def note(self, kind: str, example: str) -> None:
@@ -85,15 +93,6 @@ def _first_byte(handle, path: Path) -> bytes:
             if byte not in b"[{":
                 raise InputError("malformed JSON: expected a list or an object", path)
             return byte
-
-
-def _stream_items(handle, path: Path) -> Iterator[Any]:
-    index = 0
-    try:
-        for index, item in enumerate(ijson.items(handle, "item", use_float=True)):  # noqa: B007
-            yield item
-    except ijson.JSONError as error:
-        raise InputError(f"malformed JSON after record {index}: {error}", path) from None
 
 
 def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Document]:
@@ -164,46 +163,121 @@ def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: 
         phi = BY_ARRAY.get(key)
         if phi is None:
             raise InputError(f"unknown annotation type {key!r}", path, where)
+        if odd.labels is not None and phi.name not in odd.labels:
+            continue
+        if odd.labels is not None and isinstance(values, msgspec.Raw):
+            typed = _typed(values, phi, doc_id, odd, where, key)
+            if typed is not None:
+                document.annotations.extend(typed)
+                continue
+        values = _decoded(values)
         if not isinstance(values, list):
             raise InputError(f"{key} must be a list", path, where)
         for index, value in enumerate(values):
-            document.annotations.append(_annotation(value, phi, doc_id, path, f"{where}, {key}[{index}]", odd))
+            document.annotations.append(_annotation(value, phi, doc_id, odd, (where, key, index)))
     return document
 
 
-def _annotation(value: Any, phi: PhiType, doc_id: str, path: Path, where: str, odd: _Oddities) -> Annotation:
+def _typed(
+    raw: msgspec.Raw, phi: PhiType, doc_id: str, odd: _Oddities, where: str, key: str
+) -> list[Annotation] | None:
+    """A wanted array decoded straight into checked fields; None when a check fails, so that the
+    general path can say exactly what is wrong. Only the subtype attribute is kept."""
+    try:
+        items = _decoder(phi).decode(raw)
+    except msgspec.ValidationError:
+        return None
+    attribute, found = phi.type_attribute, []
+    for index, item in enumerate(items):
+        if item.confidence is not None and not 0 <= item.confidence <= 100:
+            return None
+        if len(item.text) != item.length:
+            odd.note(_MISFIT, f"{_where((where, key, index))}: length {item.length}, text {item.text!r}")
+        subtype = getattr(item, attribute)
+        attributes = {} if subtype is msgspec.UNSET else {attribute: subtype}
+        if attributes and phi.subtypes and subtype not in phi.subtypes:
+            odd.note(f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {subtype!r}")
+        span = Span(item.start, item.start + item.length)
+        found.append(Annotation(doc_id, span, phi.name, item.text, attributes, item.confidence))
+    return found
+
+
+@cache
+def _decoder(phi: PhiType) -> msgspec.json.Decoder:
+    """Decodes an annotation array, refusing what the general path refuses (bools, floats, negatives)."""
+    offset = Annotated[int, msgspec.Meta(ge=0)]
+    fields = [
+        ("start", offset),
+        ("length", offset),
+        ("text", str),
+        ("confidence", int | float | None, None),
+        (phi.type_attribute, Any, msgspec.UNSET),
+    ]
+    return msgspec.json.Decoder(list[msgspec.defstruct(f"Text{phi.name}", fields, kw_only=True)])
+
+
+def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:
+    """One annotation object; ``value`` is a freshly decoded dict whose leftover keys become its attributes."""
+    try:
+        start, length, text = value["start"], value["length"], value["text"]
+        confidence = value.get("confidence")
+    except (KeyError, TypeError):
+        raise _problem(value, odd.path, at) from None
+    if not (
+        type(start) is int
+        and type(length) is int
+        and start >= 0
+        and length >= 0
+        and type(text) is str
+        and (confidence is None or (type(confidence) in (int, float) and 0 <= confidence <= 100))
+    ):
+        raise _problem(value, odd.path, at)
+    if len(text) != length:
+        odd.note(_MISFIT, f"{_where(at)}: length {length}, text {text!r}")
+    if phi.subtypes and phi.type_attribute in value and value[phi.type_attribute] not in phi.subtypes:
+        odd.note(
+            f"{phi.type_attribute} values outside the 1.2.0 schema", f"{_where(at)}: {value[phi.type_attribute]!r}"
+        )
+    for key in _CORE_KEYS:
+        value.pop(key, None)
+    if odd.labels is not None:  # reading for scoring: only the subtype is kept, as on the typed path
+        value = {phi.type_attribute: value[phi.type_attribute]} if phi.type_attribute in value else {}
+    return Annotation(doc_id, Span.of(start, length), phi.name, text, value, confidence)
+
+
+def _where(at: tuple[str, str, int]) -> str:
+    record, key, index = at
+    return f"{record}, {key}[{index}]"
+
+
+def _problem(value: Any, path: Path, at: tuple[str, str, int]) -> InputError:
+    """The first thing wrong with an annotation object that the fast checks refused."""
     if not isinstance(value, dict):
-        raise InputError("an annotation must be an object", path, where)
+        return InputError("an annotation must be an object", path, _where(at))
     for key in ("start", "length", "text"):
         if key not in value:
-            raise InputError(f"missing required field {key!r}", path, where)
-    start, length, text = value["start"], value["length"], value["text"]
+            return InputError(f"missing required field {key!r}", path, _where(at))
+    start, length, text, confidence = value["start"], value["length"], value["text"], value.get("confidence")
     for key, number in (("start", start), ("length", length)):
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise InputError(f"{key} {number!r} is not an integer", path, where)
+        if type(number) is not int:
+            return InputError(f"{key} {number!r} is not an integer", path, _where(at))
     if start < 0 or length < 0:
-        raise InputError(f"negative offset: start {start}, length {length}", path, where)
-    if not isinstance(text, str):
-        raise InputError(f"text {text!r} is not a string", path, where)
-    if len(text) != length:
-        odd.note("annotations whose length is not that of their text", f"{where}: length {length}, text {text!r}")
-    subtype = value.get(phi.type_attribute)
-    if phi.subtypes and phi.type_attribute in value and subtype not in phi.subtypes:
-        odd.note(f"{phi.type_attribute} values outside the 1.2.0 schema", f"{where}: {subtype!r}")
-    confidence = value.get("confidence")
-    if confidence is not None and (
-        isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 100
-    ):
-        raise InputError(f"confidence {confidence!r} is not a number from 0 to 100", path, where)
-    attributes = {k: v for k, v in value.items() if k not in _CORE_KEYS and k != "noteId"}
-    return Annotation(doc_id, Span.of(start, length), phi.name, text, attributes, confidence)
+        return InputError(f"negative offset: start {start}, length {length}", path, _where(at))
+    if type(text) is not str:
+        return InputError(f"text {text!r} is not a string", path, _where(at))
+    return InputError(f"confidence {confidence!r} is not a number from 0 to 100", path, _where(at))
+
+
+def _decoded(value: Any) -> Any:
+    """A value as Python objects: records streamed a line at a time leave values undecoded until needed."""
+    return msgspec.json.decode(value) if isinstance(value, msgspec.Raw) else value
 
 
 def _dig(obj: Any, keys: tuple[str, ...], path: Path, where: str) -> str:
     for key in keys:
         if not isinstance(obj, dict) or key not in obj:
             raise InputError(f"missing required field {'.'.join(keys)!r}", path, where)
-        obj = obj[key]
+        obj = _decoded(obj[key])
     if not isinstance(obj, str):
         raise InputError(f"{'.'.join(keys)} must be a string", path, where)
     return obj
@@ -310,6 +384,8 @@ def write_response(documents: Iterable[Document], path: Path) -> None:
         json.dump({k: v for k, v in record.items() if k in BY_ARRAY}, handle, ensure_ascii=False, indent=1)
 
 
-register("sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write)
-register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles)
-register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response)
+register(
+    "sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write, reads_labels=True
+)
+register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles, reads_labels=True)
+register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response, reads_labels=True)

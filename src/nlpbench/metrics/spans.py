@@ -19,16 +19,20 @@ paired greedily in sorted order, which gives a maximum matching. The official
 NLP Sandbox scorer's quirks (collapsing annotations that share a start, its
 tokeniser, untyped annotations that never match) are parameters here, set by
 the profiles in :mod:`nlpbench.profiles.spans`.
+
+This module is the readable definition: it matches annotation objects one
+document at a time and is what error listings use. The counts of a whole
+corpus come from :mod:`nlpbench.metrics.span_batch`, which computes the same
+numbers for many documents at once.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from nlpbench.metrics.counts import PRF, score_multiset, score_set
+from nlpbench.metrics.counts import PRF
 from nlpbench.model import HIPAA_LOCATION, Annotation
 
 #: A token or an instance reduced to what the metrics compare: (start, length).
@@ -67,16 +71,35 @@ def match_instances(
     """
     if tolerance < 0:
         raise ValueError(f"tolerance must be non-negative, not {tolerance}")
-    groups: dict[Hashable, tuple[list[Annotation], list[Annotation]]] = defaultdict(lambda: ([], []))
-    for annotation in gold:
-        key = (annotation.start, kind(annotation) if kind else None)
-        groups[key][0].append(annotation)
-    for annotation in pred:
-        key = (annotation.start, kind(annotation) if kind else None)
-        groups[key][1].append(annotation)
+    if tolerance == 0:
+        return _match_exact(gold, pred, kind)
+    groups: dict[Hashable, tuple[list[Annotation], list[Annotation]]] = {}
+    for side, found in enumerate((gold, pred)):
+        for annotation in found:
+            key = (annotation.span.start, kind(annotation) if kind else None)
+            groups.setdefault(key, ([], []))[side].append(annotation)
     matching = Matching()
     for gold_group, pred_group in groups.values():
         _match_lengths(gold_group, pred_group, tolerance, matching)
+    return matching
+
+
+def _match_exact(
+    gold: Sequence[Annotation], pred: Sequence[Annotation], kind: Callable[[Annotation], Hashable] | None
+) -> Matching:
+    """Pair annotations with equal (start, end, kind): each prediction takes a waiting gold one."""
+    waiting: dict[Hashable, list[Annotation]] = {}
+    for annotation in gold:
+        key = (annotation.span.start, annotation.span.end, kind(annotation) if kind else None)
+        waiting.setdefault(key, []).append(annotation)
+    matching = Matching()
+    for annotation in pred:
+        bucket = waiting.get((annotation.span.start, annotation.span.end, kind(annotation) if kind else None))
+        if bucket:
+            matching.pairs.append((bucket.pop(), annotation))
+        else:
+            matching.spurious.append(annotation)
+    matching.missed = [annotation for bucket in waiting.values() for annotation in bucket]
     return matching
 
 
@@ -128,13 +151,6 @@ def _annotation_text(annotation: Annotation) -> str:
     if annotation.text is None:
         raise ValueError(f"annotation at {annotation.start} has no text to cut into tokens")
     return annotation.text
-
-
-def token_counts(gold: Iterable[Annotation], pred: Iterable[Annotation], tokenize: Tokenizer, *, distinct: bool) -> PRF:
-    """Compare the tokens of all annotations; ``distinct`` counts a repeated token once."""
-    gold_tokens = [token for annotation in gold for token in tokenize(annotation)]
-    pred_tokens = [token for annotation in pred for token in tokenize(annotation)]
-    return (score_set if distinct else score_multiset)(gold_tokens, pred_tokens)
 
 
 def hipaa_flag(location_type: object) -> bool | None:
@@ -189,23 +205,6 @@ class SpanRules:
         if not self.collapse_by_start:
             return annotations
         return list({a.start: a for a in annotations}.values())
-
-
-def span_counts(
-    gold: Sequence[Annotation],
-    pred: Sequence[Annotation],
-    rules: SpanRules,
-    metrics: Iterable[str],
-) -> dict[str, PRF]:
-    """The counts of each named metric for one document's annotations of one type."""
-    gold_instances, pred_instances = rules.instances(gold), rules.instances(pred)
-    counts: dict[str, PRF] = {}
-    for metric in metrics:
-        if metric == "token":
-            counts[metric] = token_counts(gold, pred, rules.tokenize, distinct=rules.distinct_tokens)
-        else:
-            counts[metric] = instance_matching(gold_instances, pred_instances, rules, metric).counts
-    return counts
 
 
 def instance_matching(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit, whitespace_tokens
@@ -27,6 +27,14 @@ def _treebank():
     return TreebankWordTokenizer()
 
 
+#: What some Treebank rule rewrites: quotes, punctuation it splits off, brackets,
+#: ``--``, ``...``, a final period and the contractions it cuts ("cannot" → can not).
+#: A text with none of these comes out of the tokeniser exactly as ``str.split()``.
+_TREEBANK_TOUCHES = re.compile(
+    r"""["'`;@#$%&?!()\[\]{}<>:,]|--|\.\.\.|\.\s*$|(?i:cannot|gimme|gonna|gotta|lemme|wanna|whaddya|whatcha)"""
+)
+
+
 def treebank_search_tokens(annotation: Annotation) -> list[Unit]:
     """Tokens as nlpsandbox-client 4.3 finds them.
 
@@ -35,14 +43,20 @@ def treebank_search_tokens(annotation: Annotation) -> list[Unit]:
     rewrites double quotes as ``````/``''``, which the search does not find: its
     -1 then moves the token one character before the previous token's end.
     """
-    text = annotation.text or ""
-    tokens: list[Unit] = []
+    return [(annotation.start + offset, length) for offset, length in _treebank_offsets(annotation.text or "")]
+
+
+@lru_cache(maxsize=1 << 16)
+def _treebank_offsets(text: str) -> tuple[Unit, ...]:
+    """(offset in ``text``, length) of each token found as nlpsandbox-client searches for it."""
+    tokens = _treebank().tokenize(text) if _TREEBANK_TOUCHES.search(text) else text.split()
+    found: list[Unit] = []
     position = 0
-    for token in _treebank().tokenize(text):
+    for token in tokens:
         position = text[position:].find(token) + position
-        tokens.append((annotation.start + position, len(token)))
+        found.append((position, len(token)))
         position += len(token)
-    return tokens
+    return tuple(found)
 
 
 def legacy_whitespace_tokens(annotation: Annotation) -> list[Unit]:

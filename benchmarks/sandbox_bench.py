@@ -1,0 +1,231 @@
+"""``nlpbench score sandbox`` against nlpsandbox-client 4.3.1's evaluator, in one run.
+
+    python benchmarks/sandbox_bench.py --notes 50000
+
+Generates seeded gold and prediction files (NLP Sandbox annotation records:
+notes of about 20 PHI mentions, predictions mostly right with some boundary
+errors, misses and inventions),
+then scores every annotation type with both, each in its own process, and
+prints wall time, peak memory (max RSS) and whether the numbers agree. It then
+scores inputs of growing size with nlpbench alone to show how its memory
+grows with the number of notes. nlpsandbox-client must be installed
+(``pip install --no-deps --ignore-requires-python nlpsandbox-client==4.3.1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIRST = "Ana Ben Chloe David Elena Farid Grace Hiro Ines Jon Kwame Lena Marcus Nadia Omar Priya Quinn Rosa".split()
+LAST = "Price Smith O'Neil Villegas Tavares Nguyen Okafor Ruiz Kowalski Haddad Lee Brennan Costa Patel".split()
+PHI = {
+    "date": (
+        "textDateAnnotations",
+        "dateFormat",
+        [
+            ("{m}/{d}/{y}", "MM/DD/YYYY"),
+            ("{y}-{m:02d}-{d:02d}", "YYYY-MM-DD"),
+            ("{month} {d}, {y}", "MMMM D, YYYY"),
+            ("{m}/{d}", "M/D"),
+            ("{y}", "YYYY"),
+        ],
+    ),
+    "person_name": (
+        "textPersonNameAnnotations",
+        "personType",
+        [("{first} {last}", "patient"), ("Dr. {last}", "doctor")],
+    ),
+    "location": (
+        "textLocationAnnotations",
+        "locationType",
+        [
+            ("{city}", "city"),
+            ("{state}", "state"),
+            ("{num} {last} Street", "street"),
+            ("St. {last}'s Hospital", "hospital"),
+            ("{zip}", "zip"),
+            ("Room {num}", "room"),
+        ],
+    ),
+    "id": ("textIdAnnotations", "idType", [("{num}-{zip}", "medical_record"), ("{ssn}", "ssn")]),
+    "contact": (
+        "textContactAnnotations",
+        "contactType",
+        [("({num}) 555-{zip4}", "phone"), ("{first}.{last}@example.org", "email")],
+    ),
+}
+CITIES = "Boston Seattle Denver Austin Portland Omaha Tucson Fresno".split()
+STATES = "MA WA CO TX OR NE AZ CA".split()
+MONTHS = "January March May July September November".split()
+FILLER = "The patient reports improvement . Vitals stable , plan to continue current therapy and follow up .".split()
+REFERENCE_CLASSES = {
+    "date": "DateEvaluation",
+    "person_name": "PersonNameEvaluation",
+    "location": "LocationEvaluation",
+    "id": "IdEvaluation",
+    "contact": "ContactEvaluation",
+}
+REFERENCE_DRIVER = """
+import contextlib, io, json, sys
+from nlpsandboxclient import evaluation
+evaluator = getattr(evaluation, sys.argv[1])()
+evaluator.convert_dict(sys.argv[3], sys.argv[2])
+with contextlib.redirect_stdout(io.StringIO()):
+    result = evaluator.eval()
+json.dump(result, sys.stdout)
+"""
+
+
+def phi_text(rng: random.Random, pattern: str) -> str:
+    return pattern.format(
+        first=rng.choice(FIRST), last=rng.choice(LAST), city=rng.choice(CITIES), state=rng.choice(STATES),
+        month=rng.choice(MONTHS), m=rng.randint(1, 12), d=rng.randint(1, 28), y=rng.randint(2060, 2080),
+        num=rng.randint(1, 999), zip=rng.randint(10000, 99999), zip4=rng.randint(1000, 9999),
+        ssn=f"{rng.randint(100, 899)}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}",
+    )  # fmt: skip
+
+
+def note(rng: random.Random) -> tuple[str, dict[str, list[dict]]]:
+    """A note of filler words with about 20 PHI mentions, and the gold annotations."""
+    text, gold = "", {name: [] for name in PHI}
+    for _ in range(20):
+        text += " ".join(rng.choices(FILLER, k=rng.randint(4, 14))) + " "
+        name = rng.choice(list(PHI))
+        _array, attribute, patterns = PHI[name]
+        pattern, subtype = rng.choice(patterns)
+        value = phi_text(rng, pattern)
+        gold[name].append(
+            {"start": len(text), "length": len(value), "text": value, "confidence": 100, attribute: subtype}
+        )
+        text += value + " "
+    return text, gold
+
+
+def predict(rng: random.Random, text: str, gold: list[dict]) -> list[dict]:
+    """A system's output: mostly right, some boundaries off by a few characters, some missed or invented."""
+    pred = []
+    for item in gold:
+        roll = rng.random()
+        if roll < 0.1:
+            continue
+        start, length = item["start"], item["length"]
+        if roll < 0.2:
+            start, length = max(0, start + rng.choice([-1, 1])), length + rng.choice([-2, -1, 1, 3])
+        pred.append(dict(item, start=start, length=length, text=text[start : start + length], confidence=90))
+    if rng.random() < 0.3:
+        start = rng.randrange(len(text) - 12)
+        pred.append({"start": start, "length": 8, "text": text[start : start + 8], "confidence": 40})
+    return pred
+
+
+def generate(path_gold: Path, path_pred: Path, notes: int, seed: int) -> None:
+    """Write ``notes`` annotation records per side, one record a line, as nlpbench writes them."""
+    rng = random.Random(seed)
+    with open(path_gold, "w") as gold_file, open(path_pred, "w") as pred_file:
+        gold_file.write("[")
+        pred_file.write("[")
+        for n in range(notes):
+            text, gold = note(rng)
+            source = {"resourceSource": {"name": f"dataset/bench/fhirStores/s/fhir/Note/note-{n}"}}
+            gold_record = {"name": f"note-{n}", "annotationSource": source}
+            pred_record = dict(gold_record)
+            for name, (array, _, _) in PHI.items():
+                gold_record[array] = gold[name]
+                pred_record[array] = predict(rng, text, gold[name])
+            separator = ",\n" if n else "\n"
+            gold_file.write(separator + json.dumps(gold_record))
+            pred_file.write(separator + json.dumps(pred_record))
+        gold_file.write("\n]\n")
+        pred_file.write("\n]\n")
+
+
+def measure(command: list[str]) -> tuple[float, float, str]:
+    """Run a command; its wall seconds, peak RSS in MiB and standard output."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        if status:
+            raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read()}")
+        out.seek(0)
+        return seconds, usage.ru_maxrss / 1024, out.read()
+
+
+def nlpbench_command(gold: Path, pred: Path, annotation_type: str) -> list[str]:
+    return [sys.executable, "-m", "nlpbench", "score", "sandbox", "--gold", str(gold), "--pred", str(pred),
+            "-t", annotation_type, "--profile", "nlpsandbox", "-f", "json", "--no-per-document"]  # fmt: skip
+
+
+def nlpbench_values(output: str) -> dict[str, tuple]:
+    rows = json.loads(output)["scores"]
+    return {
+        r["metric"]: (r["f1"], r["precision"], r["recall"]) for r in rows if "label" not in r and "average" not in r
+    }
+
+
+def reference_values(output: str) -> dict[str, tuple]:
+    location, typed = json.loads(output).values()
+    names = {
+        ("instance", "strict"): "instance_strict",
+        ("instance", "relax"): "instance_relax",
+        ("token", "strict"): "token",
+    }
+    values: dict[str, dict] = {}
+    for item in location:
+        values.setdefault(names[item["type"], item["mode"]], {})[item["metric"]] = item["value"]
+    if typed and all(v["value"] == v["value"] for v in typed):  # NaN rows are not reported
+        values["type"] = {v["metric"]: v["value"] for v in typed}
+    return {metric: (v["F1"], v["precision"], v["recall"]) for metric, v in values.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--notes", type=int, default=50_000)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--workdir", type=Path, default=Path(__file__).parent / ".work")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
+    generate(gold, pred, args.notes, args.seed)
+    machine = platform.processor() or platform.machine()
+    print(f"machine: {machine}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
+    print("| annotation type | nlpbench s | nlpbench MiB | reference s | reference MiB | speed-up | identical |")
+    print("|---|---|---|---|---|---|---|")
+    totals = [0.0, 0.0]
+    for annotation_type, reference_class in REFERENCE_CLASSES.items():
+        ours_s, ours_mb, ours_out = measure(nlpbench_command(gold, pred, annotation_type))
+        ref_s, ref_mb, ref_out = measure(
+            [sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)]
+        )
+        same = nlpbench_values(ours_out) == reference_values(ref_out)
+        totals[0] += ours_s
+        totals[1] += ref_s
+        print(
+            f"| {annotation_type} | {ours_s:.1f} | {ours_mb:.0f} | {ref_s:.1f} | {ref_mb:.0f} "
+            f"| {ref_s / ours_s:.1f}× | {'yes' if same else 'NO'} |"
+        )
+    print(f"| all five | {totals[0]:.1f} | | {totals[1]:.1f} | | {totals[1] / totals[0]:.1f}× | |\n")
+    print("nlpbench memory as the corpus grows (location, table output):\n")
+    print("| notes | seconds | peak MiB |")
+    print("|---|---|---|")
+    for notes in (args.notes // 10, args.notes // 2, args.notes):
+        generate(gold, pred, notes, args.seed)
+        command = nlpbench_command(gold, pred, "location")
+        command[command.index("json")] = "table"
+        seconds, peak, _ = measure(command)
+        print(f"| {notes} | {seconds:.1f} | {peak:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Stream the items of a top-level JSON array without holding the file in memory.
+
+A file written one item per line (``[``, then ``{…},`` lines, then ``]``,
+as nlpbench writes annotation records) is decoded a line at a time with
+msgspec, into ``line_type`` — ``dict[str, msgspec.Raw]`` leaves each value
+undecoded until it is asked for. Any other layout, or the first line that is
+not one whole item, hands the rest of the file to ijson, which streams any
+JSON; its items are plain Python values. Both paths accept and refuse the
+same files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import ijson
+import msgspec
+
+from nlpbench.errors import InputError
+
+
+def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
+    """Yield each item of the JSON array in ``handle`` (positioned at the start of the file)."""
+    if handle.readline().strip() != b"[":
+        handle.seek(0)
+        yield from _ijson_items(handle, path)
+        return
+    decoder = msgspec.json.Decoder(line_type)
+    count, comma = 0, False  # items read so far; whether the last one was followed by a comma
+    while True:
+        offset = handle.tell()
+        line = handle.readline()
+        stripped = line.strip()
+        if stripped == b"]" and (count == 0 or not comma) and not handle.read().strip():
+            return
+        if line and not stripped:
+            continue
+        if not line or (count and not comma):
+            break  # the file ends early, or an item follows one without a comma: let ijson say so
+        followed = stripped.endswith(b",")
+        try:
+            item = decoder.decode(stripped[:-1] if followed else stripped)
+        except msgspec.DecodeError:
+            break
+        comma = followed
+        count += 1
+        yield item
+    # Hand the rest to ijson behind a stand-in for what was read, so that it
+    # continues the same array and accepts or refuses exactly what it would have.
+    handle.seek(offset)
+    prefix = b"[" if count == 0 else b"[0," if comma else b"[0"
+    yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
+
+
+def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
+    index = before
+    try:
+        stream = ijson.items(handle, "item", use_float=True)
+        if skip_first:
+            next(stream, None)
+        for item in stream:
+            yield item
+            index += 1
+    except ijson.JSONError as error:
+        raise InputError(f"malformed JSON after record {index}: {error}", path) from None
+
+
+class _Prefixed:
+    """A binary stream that reads ``prefix`` first, then the rest of ``handle``."""
+
+    def __init__(self, prefix: bytes, handle: BinaryIO):
+        self.prefix, self.handle = prefix, handle
+
+    def read(self, size: int = -1) -> bytes:
+        if not self.prefix or size == 0:  # ijson reads 0 bytes to learn the stream's type
+            return self.handle.read(size)
+        head, self.prefix = self.prefix, b""
+        return head + self.handle.read(max(size - len(head), 0) if size >= 0 else -1)

@@ -1,0 +1,253 @@
+"""The span metrics of :mod:`nlpbench.metrics.spans`, computed for many documents at once.
+
+Each side of a batch becomes columns — document, start, end, the codes of
+the compared properties and of the slice label — and every metric is a
+count over rows, done with numpy:
+
+- exact matches (``instance_strict``, ``type``, ``date_format``, ``hipaa``,
+  ``token``): rows with equal keys pair off, so a key found ``g`` times in gold
+  and ``p`` times in the prediction gives ``min(g, p)`` true positives;
+- matches within a tolerance (``instance_relax``): rows sharing a document,
+  a start (and a label) form a group; one gold and one predicted row match
+  when their lengths differ by at most the tolerance, larger groups are paired
+  greedily in length order, exactly as :func:`~nlpbench.metrics.spans.match_instances` does.
+
+Counts come back per document (for the per-document table) and per label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nlpbench.metrics.counts import PRF
+from nlpbench.metrics.spans import SpanRules
+from nlpbench.model import Annotation
+
+Pair = tuple[Sequence[Annotation], Sequence[Annotation]]
+_EXACT_PROPERTIES = ("type", "date_format", "hipaa")
+
+
+@dataclass
+class BatchCounts:
+    """Counts of one batch: ``documents[metric]`` is an (n_documents, 3) array of TP, FP, FN;
+    ``labels[metric, label]`` the counts of a metric restricted to one label."""
+
+    documents: dict[str, np.ndarray] = field(default_factory=dict)
+    labels: dict[tuple[str, str], PRF] = field(default_factory=dict)
+
+    def document(self, metric: str, index: int) -> PRF:
+        tp, fp, fn = (int(n) for n in self.documents[metric][index])
+        return PRF(tp, fp, fn)
+
+
+class _Codes:
+    """Small integer codes for hashable values, shared by both sides of a batch."""
+
+    def __init__(self) -> None:
+        self._codes: dict[Hashable, int] = {}
+        self.names: list[Hashable] = []
+
+    def __call__(self, value: Hashable) -> int:
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes[value] = len(self.names)
+            self.names.append(value)
+        return code
+
+
+class _Side:
+    """One side of a batch: a row per instance (document, start, end, label, property codes…)
+    and a row per token (document, start, length, label)."""
+
+    def __init__(self) -> None:
+        self.instances: list[tuple[int, ...]] = []
+        self.tokens: list[tuple[int, int, int, int]] = []
+
+    def columns(self, properties: Sequence[str]) -> dict[str, np.ndarray]:
+        names = ["doc", "start", "end", "label", *properties]
+        instances = np.array(self.instances, dtype=np.int64).reshape(-1, len(names))
+        tokens = np.array(self.tokens, dtype=np.int64).reshape(-1, 4)
+        columns = {name: instances[:, i] for i, name in enumerate(names)}
+        columns.update(zip(("token_doc", "token_start", "token_length", "token_label"), tokens.T, strict=True))
+        return columns
+
+
+def batch_counts(
+    pairs: Sequence[Pair],
+    rules: SpanRules,
+    metrics: Sequence[str],
+    label: Callable[[Annotation], str] | None = None,
+) -> BatchCounts:
+    """Counts of each metric for each ``(gold, pred)`` pair of annotation lists, and per label."""
+    values, labels = _Codes(), _Codes()
+    properties = {m: rules.property_of(m) for m in metrics if m in _EXACT_PROPERTIES}
+    sides = [_Side(), _Side()]
+    want_tokens = "token" in metrics or label is not None
+    for doc, pair in enumerate(pairs):
+        for side, found in zip(sides, pair, strict=True):
+            _add(side, doc, found, rules, list(properties.values()), label, values, labels, want_tokens)
+    gold, pred = sides[0].columns(list(properties)), sides[1].columns(list(properties))
+    n_docs, n_labels = len(pairs), len(labels.names)
+    counts = BatchCounts()
+    for metric in metrics:
+        if metric == "token":
+            counts.documents[metric] = _token_counts(gold, pred, rules.distinct_tokens, "token_doc", n_docs)
+        elif metric == "instance_relax":
+            counts.documents[metric] = _within(gold, pred, ["doc", "start"], "doc", n_docs, rules.tolerance)
+        else:
+            columns = ["doc", "start", "end"] + ([metric] if metric in properties else [])
+            counts.documents[metric] = _exact(gold, pred, columns, "doc", n_docs)
+    if label is not None:
+        sliced = {
+            "instance_strict": _exact(gold, pred, ["label", "doc", "start", "end"], "label", n_labels),
+            "instance_relax": _within(gold, pred, ["label", "doc", "start"], "label", n_labels, rules.tolerance),
+            "token": _token_counts(gold, pred, rules.distinct_tokens, "token_label", n_labels),
+        }
+        for metric, table in sliced.items():
+            for code, name in enumerate(labels.names):
+                counts.labels[metric, name] = PRF(*(int(n) for n in table[code]))
+    return counts
+
+
+def span_counts(
+    gold: Sequence[Annotation],
+    pred: Sequence[Annotation],
+    rules: SpanRules,
+    metrics: Sequence[str],
+    *,
+    label: Callable[[Annotation], str] | None = None,
+) -> dict[tuple[str, str | None], PRF]:
+    """The counts of each metric for one document: keys ``(metric, None)``, and with ``label``
+    ``(metric, name)`` for ``instance_strict``, ``instance_relax`` and ``token`` restricted to each label."""
+    batch = batch_counts([(gold, pred)], rules, metrics, label)
+    counts: dict[tuple[str, str | None], PRF] = {(metric, None): batch.document(metric, 0) for metric in metrics}
+    counts.update(batch.labels)
+    return counts
+
+
+def _add(side, doc, annotations, rules, properties, label, values, labels, want_tokens) -> None:
+    """Append one document's annotations to a side's rows."""
+    codes = [labels(label(a)) for a in annotations] if label else [0] * len(annotations)
+    if want_tokens:
+        tokenize, tokens = rules.tokenize, side.tokens
+        for annotation, code in zip(annotations, codes, strict=True):
+            tokens.extend([(doc, start, length, code) for start, length in tokenize(annotation)])
+    instances = rules.instances(annotations)
+    if instances is not annotations:
+        codes = [labels(label(a)) for a in instances] if label else [0] * len(instances)
+    for annotation, code in zip(instances, codes, strict=True):
+        row = (doc, annotation.span.start, annotation.span.end, code)
+        side.instances.append(
+            row + tuple(values(compared(annotation)) for compared in properties) if properties else row
+        )
+
+
+def _token_counts(gold, pred, distinct: bool, group: str, n_groups: int) -> np.ndarray:
+    """Exact token matches per document, or per label (tokens then match only within their label).
+
+    ``distinct`` first keeps one row per token (per label when grouping by label).
+    """
+    columns = ["token_doc", "token_start", "token_length"]
+    if group == "token_label":
+        columns.insert(0, group)
+    if distinct:
+        gold, pred = _distinct_rows(gold, columns), _distinct_rows(pred, columns)
+    return _exact(gold, pred, columns, group, n_groups)
+
+
+def _distinct_rows(side: dict[str, np.ndarray], columns: list[str]) -> dict[str, np.ndarray]:
+    keys = _pack([side[c] for c in columns], [side[c] for c in columns])[0]
+    _, first = np.unique(keys, return_index=True)
+    return {c: side[c][first] for c in set(columns)}
+
+
+def _exact(gold, pred, columns: list[str], group: str, n_groups: int) -> np.ndarray:
+    """(n_groups, 3) TP, FP, FN when rows with equal ``columns`` pair off one to one."""
+    gold_keys, pred_keys = _pack([gold[c] for c in columns], [pred[c] for c in columns])
+    keys, inverse = np.unique(np.concatenate([gold_keys, pred_keys]), return_inverse=True)
+    per_key = np.minimum(
+        np.bincount(inverse[: len(gold_keys)], minlength=len(keys)),
+        np.bincount(inverse[len(gold_keys) :], minlength=len(keys)),
+    )
+    key_group = np.empty(len(keys), dtype=np.int64)
+    key_group[inverse] = np.concatenate([gold[group], pred[group]])
+    tp = np.bincount(key_group, weights=per_key, minlength=n_groups).astype(np.int64)
+    n_gold = np.bincount(gold[group], minlength=n_groups)
+    n_pred = np.bincount(pred[group], minlength=n_groups)
+    return np.stack([tp, n_pred - tp, n_gold - tp], axis=1)
+
+
+def _within(gold, pred, columns: list[str], group: str, n_groups: int, tolerance: int) -> np.ndarray:
+    """(n_groups, 3) TP, FP, FN when rows sharing ``columns`` pair off by length within ``tolerance``."""
+    gold_keys, pred_keys = _pack([gold[c] for c in columns], [pred[c] for c in columns])
+    keys, inverse = np.unique(np.concatenate([gold_keys, pred_keys]), return_inverse=True)
+    gold_of, pred_of = inverse[: len(gold_keys)], inverse[len(gold_keys) :]
+    n_gold_key = np.bincount(gold_of, minlength=len(keys))
+    n_pred_key = np.bincount(pred_of, minlength=len(keys))
+    gold_length, pred_length = gold["end"] - gold["start"], pred["end"] - pred["start"]
+    matched = np.zeros(len(keys), dtype=np.int64)
+    single = (n_gold_key == 1) & (n_pred_key == 1)
+    length_of_gold = np.zeros(len(keys), dtype=np.int64)
+    length_of_pred = np.zeros(len(keys), dtype=np.int64)
+    length_of_gold[gold_of] = gold_length
+    length_of_pred[pred_of] = pred_length
+    matched[single] = np.abs(length_of_gold[single] - length_of_pred[single]) <= tolerance
+    crowded = np.flatnonzero((n_gold_key > 0) & (n_pred_key > 0) & ~single)
+    if len(crowded):
+        gold_order, pred_order = np.argsort(gold_of, kind="stable"), np.argsort(pred_of, kind="stable")
+        gold_from = np.searchsorted(gold_of[gold_order], crowded)
+        pred_from = np.searchsorted(pred_of[pred_order], crowded)
+        for key, g, p in zip(crowded, gold_from, pred_from, strict=True):
+            gold_rows = gold_order[g : g + n_gold_key[key]]
+            pred_rows = pred_order[p : p + n_pred_key[key]]
+            matched[key] = _greedy(gold_length[gold_rows], pred_length[pred_rows], tolerance)
+    key_group = np.empty(len(keys), dtype=np.int64)
+    key_group[inverse] = np.concatenate([gold[group], pred[group]])
+    tp = np.bincount(key_group, weights=matched, minlength=n_groups).astype(np.int64)
+    n_gold = np.bincount(gold[group], minlength=n_groups)
+    n_pred = np.bincount(pred[group], minlength=n_groups)
+    return np.stack([tp, n_pred - tp, n_gold - tp], axis=1)
+
+
+def _greedy(gold_lengths: np.ndarray, pred_lengths: np.ndarray, tolerance: int) -> int:
+    """The size of the maximum matching of two length lists within ``tolerance``, walking both sorted."""
+    gold_sorted, pred_sorted = sorted(gold_lengths.tolist()), sorted(pred_lengths.tolist())
+    i = j = matched = 0
+    while i < len(gold_sorted) and j < len(pred_sorted):
+        difference = gold_sorted[i] - pred_sorted[j]
+        if abs(difference) <= tolerance:
+            matched += 1
+            i += 1
+            j += 1
+        elif difference < 0:
+            i += 1
+        else:
+            j += 1
+    return matched
+
+
+def _pack(gold_columns: list[np.ndarray], pred_columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One integer key per row for each side, equal exactly when all columns are equal.
+
+    Columns are non-negative; each gets the radix of its largest value on
+    either side. When the radices do not fit in 63 bits, rows are numbered by
+    a joint sort instead.
+    """
+    radices = [
+        int(max(g.max(initial=0), p.max(initial=0))) + 1 for g, p in zip(gold_columns, pred_columns, strict=True)
+    ]
+    if np.prod([float(r) for r in radices]) < 2**62:
+        keys = []
+        for columns in (gold_columns, pred_columns):
+            key = np.zeros(len(columns[0]), dtype=np.int64)
+            for column, radix in zip(columns, radices, strict=True):
+                key = key * radix + column
+            keys.append(key)
+        return keys[0], keys[1]
+    rows = np.concatenate([np.stack(gold_columns, axis=1), np.stack(pred_columns, axis=1)])
+    _, numbered = np.unique(rows, axis=0, return_inverse=True)
+    numbered = numbered.reshape(-1)
+    return numbered[: len(gold_columns[0])], numbered[len(gold_columns[0]) :]

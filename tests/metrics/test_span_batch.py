@@ -1,0 +1,88 @@
+"""The batch engine computes what the one-document definitions in metrics.spans say."""
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlpbench.metrics.counts import PRF
+from nlpbench.metrics.span_batch import batch_counts
+from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_tokens
+from nlpbench.model import Annotation, Span
+
+SUBTYPES = st.sampled_from(["city", "state", "zip", None])
+
+
+@st.composite
+def annotations(draw):
+    found = []
+    for _ in range(draw(st.integers(0, 6))):
+        start, length = draw(st.integers(0, 12)), draw(st.integers(1, 6))
+        words = draw(st.lists(st.sampled_from(["a", "bb", "c"]), min_size=1, max_size=3))
+        text = " ".join(words)[:length].ljust(length, "x")
+        subtype = draw(SUBTYPES)
+        attributes = {} if subtype is None else {"locationType": subtype}
+        found.append(Annotation("d", Span.of(start, length), "location", text, attributes))
+    return found
+
+
+def label_of(annotation):
+    return annotation.attributes.get("locationType") or "(none)"
+
+
+def oracle(gold, pred, rules, metric):
+    """One document's counts straight from the definitions."""
+    if metric == "token":
+        gold_tokens = [t for a in gold for t in rules.tokenize(a)]
+        pred_tokens = [t for a in pred for t in rules.tokenize(a)]
+        if rules.distinct_tokens:
+            gold_tokens, pred_tokens = set(gold_tokens), set(pred_tokens)
+        matched = sum((Counter(gold_tokens) & Counter(pred_tokens)).values())
+        return PRF(matched, len(pred_tokens) - matched, len(gold_tokens) - matched)
+    return instance_matching(rules.instances(gold), rules.instances(pred), rules, metric).counts
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(annotations(), annotations()), min_size=1, max_size=4),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 3),
+)
+def test_batch_equals_the_definitions(pairs, collapse, distinct, untyped_never_equal, tolerance):
+    rules = SpanRules(
+        tokenize=whitespace_tokens,
+        type_attribute="locationType",
+        collapse_by_start=collapse,
+        distinct_tokens=distinct,
+        untyped_never_equal=untyped_never_equal,
+        tolerance=tolerance,
+    )
+    metrics = ["instance_strict", "instance_relax", "token", "type", "hipaa"]
+    batch = batch_counts(pairs, rules, metrics, label_of)
+    for index, (gold, pred) in enumerate(pairs):
+        for metric in metrics:
+            assert batch.document(metric, index) == oracle(gold, pred, rules, metric), (metric, index)
+    names = {label_of(a) for gold, pred in pairs for a in gold + pred}
+    for name in names:
+        for metric in ("instance_strict", "instance_relax", "token"):
+            expected = PRF()
+            for gold, pred in pairs:
+                # instances are collapsed first, then sliced; tokens come from every annotation
+                keep = rules.instances if metric != "token" else list
+                sliced_gold = [a for a in keep(gold) if label_of(a) == name]
+                sliced_pred = [a for a in keep(pred) if label_of(a) == name]
+                plain = SpanRules(**{**vars_of(rules), "collapse_by_start": False})
+                expected += oracle(sliced_gold, sliced_pred, plain, metric)
+            assert batch.labels[metric, name] == expected, (metric, name)
+
+
+def vars_of(rules: SpanRules) -> dict:
+    return {name: getattr(rules, name) for name in rules.__slots__}
+
+
+def test_an_empty_batch_scores_zero():
+    rules = SpanRules(tokenize=whitespace_tokens, type_attribute="t")
+    batch = batch_counts([([], [])], rules, ["instance_strict", "token"])
+    assert batch.document("instance_strict", 0) == PRF() == batch.document("token", 0)
