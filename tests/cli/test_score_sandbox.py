@@ -90,3 +90,21 @@ def test_i2b2_gold_can_be_scored_directly(cli, tmp_path):
     result = cli("score", "sandbox", "--gold", tmp_path / "xml", "--gold-format", "i2b2",
                  "--pred", tmp_path / "pred.json", "-t", "location", "-f", "json")  # fmt: skip
     assert json.loads(result.stdout)["scores"][0]["f1"] == 1.0
+
+
+def test_annotations_sharing_a_start_are_reported_under_nlpsandbox(cli, tmp_path):
+    annotations = [
+        {"start": 0, "length": 4, "text": "John", "confidence": 90},
+        {"start": 0, "length": 10, "text": "John Smith", "confidence": 90},
+    ]
+    record = {"annotationSource": {"resourceSource": {"name": "n1"}}, "textPersonNameAnnotations": annotations}
+    gold = tmp_path / "g.json"
+    gold.write_text(json.dumps([record]))
+    report = json.loads(cli("score", "sandbox", "--gold", gold, "--pred", gold, "-t", "person_name",
+                            "--profile", "nlpsandbox", "-f", "json").stdout)  # fmt: skip
+    assert report["scores"][0]["tp"] == 1  # one instance per start survives on each side
+    assert "2 annotations share a start with a later one" in report["warnings"][0]
+    standard = json.loads(
+        cli("score", "sandbox", "--gold", gold, "--pred", gold, "-t", "person_name", "-f", "json").stdout
+    )
+    assert standard["scores"][0]["tp"] == 2 and standard["warnings"] == []

@@ -37,6 +37,8 @@ class BatchCounts:
 
     documents: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[tuple[str, str], PRF] = field(default_factory=dict)
+    #: annotations left out of the instance metrics because a later one shares their start
+    collapsed: int = 0
 
     def document(self, metric: str, index: int) -> PRF:
         tp, fp, fn = (int(n) for n in self.documents[metric][index])
@@ -91,7 +93,7 @@ def batch_counts(
             _add(side, doc, found, rules, list(properties.values()), label, values, labels, want_tokens)
     gold, pred = sides[0].columns(list(properties)), sides[1].columns(list(properties))
     n_docs, n_labels = len(pairs), len(labels.names)
-    counts = BatchCounts()
+    counts = BatchCounts(collapsed=sum(len(g) + len(p) for g, p in pairs) - len(gold["doc"]) - len(pred["doc"]))
     for metric in metrics:
         if metric == "token":
             counts.documents[metric] = _token_counts(gold, pred, rules.distinct_tokens, "token_doc", n_docs)

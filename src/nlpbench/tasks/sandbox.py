@@ -107,10 +107,8 @@ class _Run:
         if pred is None:
             self.only_gold.append(doc_id)
         gold, pred = gold or [], pred or []
-        pred_instances = self.rules.instances(pred)
-        self.collapsed += len(gold) - len(self.rules.instances(gold)) + len(pred) - len(pred_instances)
         self.predicted_typed = self.predicted_typed or any(
-            isinstance(v := a.attributes.get(self.phi.type_attribute), str) and v for a in pred_instances
+            isinstance(v := a.attributes.get(self.phi.type_attribute), str) and v for a in self.rules.instances(pred)
         )
         if len(self.errors) < 2 * self.error_limit:
             self._collect_errors(gold, pred)
@@ -133,6 +131,7 @@ class _Run:
                     self.per_document.append({"document": doc_id, "metric": metric, **_count_fields(prf)})
         for key, prf in batch.labels.items():
             self.by_label[key] = self.by_label.get(key, PRF()) + prf
+        self.collapsed += batch.collapsed
         self.pending.clear()
 
     def drop(self, metric: str) -> None:
