@@ -23,32 +23,36 @@ from nlpbench.errors import InputError
 
 def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
     """Yield each item of the JSON array in ``handle`` (positioned at the start of the file)."""
-    if handle.readline().strip() != b"[":
+    first = handle.readline()
+    if first.strip() != b"[":
         handle.seek(0)
         yield from _ijson_items(handle, path)
         return
     decoder = msgspec.json.Decoder(line_type)
+    offset = len(first)  # where the line being read starts
     count, comma = 0, False  # items read so far; whether the last one was followed by a comma
-    while True:
-        offset = handle.tell()
-        line = handle.readline()
+    lines = iter(handle)
+    for line in lines:
         stripped = line.strip()
-        if stripped == b"]" and (count == 0 or not comma) and not handle.read().strip():
+        if stripped == b"]" and (count == 0 or not comma) and not any(rest.strip() for rest in lines):
             return
-        if line and not stripped:
+        if not stripped:
+            offset += len(line)
             continue
-        if not line or (count and not comma):
-            break  # the file ends early, or an item follows one without a comma: let ijson say so
+        if count and not comma:
+            break  # an item follows one without a comma: let ijson say so
         followed = stripped.endswith(b",")
         try:
             item = decoder.decode(stripped[:-1] if followed else stripped)
         except msgspec.DecodeError:
             break
+        offset += len(line)
         comma = followed
         count += 1
         yield item
-    # Hand the rest to ijson behind a stand-in for what was read, so that it
-    # continues the same array and accepts or refuses exactly what it would have.
+    # The file ended early, or a line is not one whole item: hand the rest to
+    # ijson behind a stand-in for what was read, so that it continues the same
+    # array and accepts or refuses exactly what it would have.
     handle.seek(offset)
     prefix = b"[" if count == 0 else b"[0," if comma else b"[0"
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)

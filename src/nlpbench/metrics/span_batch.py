@@ -45,18 +45,11 @@ class BatchCounts:
         return PRF(tp, fp, fn)
 
 
-class _Codes:
-    """Small integer codes for hashable values, shared by both sides of a batch."""
+class _Codes(dict):
+    """Small integer codes for hashable values, shared by both sides of a batch: ``codes[value]``."""
 
-    def __init__(self) -> None:
-        self._codes: dict[Hashable, int] = {}
-        self.names: list[Hashable] = []
-
-    def __call__(self, value: Hashable) -> int:
-        code = self._codes.get(value)
-        if code is None:
-            code = self._codes[value] = len(self.names)
-            self.names.append(value)
+    def __missing__(self, value: Hashable) -> int:
+        code = self[value] = len(self)
         return code
 
 
@@ -92,7 +85,7 @@ def batch_counts(
         for side, found in zip(sides, pair, strict=True):
             _add(side, doc, found, rules, list(properties.values()), label, values, labels, want_tokens)
     gold, pred = sides[0].columns(list(properties)), sides[1].columns(list(properties))
-    n_docs, n_labels = len(pairs), len(labels.names)
+    n_docs, n_labels = len(pairs), len(labels)
     counts = BatchCounts(collapsed=sum(len(g) + len(p) for g, p in pairs) - len(gold["doc"]) - len(pred["doc"]))
     for metric in metrics:
         if metric == "token":
@@ -109,7 +102,7 @@ def batch_counts(
             "token": _token_counts(gold, pred, rules.distinct_tokens, "token_label", n_labels),
         }
         for metric, table in sliced.items():
-            for code, name in enumerate(labels.names):
+            for name, code in labels.items():
                 counts.labels[metric, name] = PRF(*(int(n) for n in table[code]))
     return counts
 
@@ -132,18 +125,19 @@ def span_counts(
 
 def _add(side, doc, annotations, rules, properties, label, values, labels, want_tokens) -> None:
     """Append one document's annotations to a side's rows."""
-    codes = [labels(label(a)) for a in annotations] if label else [0] * len(annotations)
+    codes = [labels[label(a)] for a in annotations] if label else [0] * len(annotations)
     if want_tokens:
         tokenize, tokens = rules.tokenize, side.tokens
         for annotation, code in zip(annotations, codes, strict=True):
             tokens.extend([(doc, start, length, code) for start, length in tokenize(annotation)])
     instances = rules.instances(annotations)
     if instances is not annotations:
-        codes = [labels(label(a)) for a in instances] if label else [0] * len(instances)
+        code_of = dict(zip(map(id, annotations), codes, strict=True))
+        codes = [code_of[id(a)] for a in instances]
     for annotation, code in zip(instances, codes, strict=True):
         row = (doc, annotation.span.start, annotation.span.end, code)
         side.instances.append(
-            row + tuple(values(compared(annotation)) for compared in properties) if properties else row
+            row + tuple(values[compared(annotation)] for compared in properties) if properties else row
         )
 
 

@@ -62,8 +62,13 @@ def _markdown_table(rows: list[Row]) -> list[str]:
 
 
 def to_table(report: Report, width: int | None = None) -> str:
+    """The overall rows, then the rows sliced by label or averaged, then the errors, as plain tables."""
     console = Console(file=io.StringIO(), width=width or 120, force_terminal=False, color_system=None)
-    console.print(_rich_table(f"{report.task} · profile {report.profile}", report.scores))
+    overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
+    sliced = [row for row in report.scores if row not in overall]
+    console.print(_rich_table(f"{report.task} · profile {report.profile}", overall))
+    if sliced:
+        console.print(_rich_table("by label", sliced))
     if report.errors:
         console.print(_rich_table("errors", report.errors))
     return console.file.getvalue()
