@@ -43,4 +43,15 @@ def names(task: str) -> list[str]:
 
 def describe(profile: Profile) -> list[tuple[str, str, str]]:
     """``(field, value, sentence)`` for each documented field of a profile."""
-    return [(f.name, repr(getattr(profile, f.name)), f.metadata["doc"]) for f in fields(profile) if "doc" in f.metadata]
+    return [
+        (f.name, _shown(getattr(profile, f.name)), f.metadata["doc"]) for f in fields(profile) if "doc" in f.metadata
+    ]
+
+
+def _shown(value: object) -> str:
+    """A field value as a person reads it: functions by name, sets sorted."""
+    if callable(value):
+        return getattr(value, "__name__", repr(value))
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(map(str, value))) + "}"
+    return repr(value)
