@@ -75,5 +75,5 @@ def test_cdata_end_marker_inside_the_text_survives(tmp_path):
 def test_types_without_a_category_are_left_out_with_a_warning(tmp_path):
     doc = note()
     doc.annotations.append(doc.annotations[0].__class__("n1", doc.annotations[0].span, "covid_symptom"))
-    with pytest.warns(InputWarning, match="1 annotations have no i2b2 category"):
+    with pytest.warns(InputWarning, match="1 annotations labelled 'covid_symptom' have no i2b2 category: left out"):
         I2B2.write([doc], tmp_path)

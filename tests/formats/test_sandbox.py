@@ -121,5 +121,5 @@ def test_tool_response_round_trip(tmp_path):
 def test_writing_types_without_an_array_warns(tmp_path):
     doc = note()
     doc.annotations.append(doc.annotations[0].__class__("n1", doc.annotations[0].span, "profession", "x"))
-    with pytest.warns(InputWarning, match="no NLP Sandbox array for 1 profession"):
+    with pytest.warns(InputWarning, match="no NLP Sandbox array for 1 profession annotations: left out"):
         formats.get("sandbox").write([doc], tmp_path / "out.json")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -115,46 +116,36 @@ def _annotation(tag: ET.Element, document: Document, path: Path, where: str) -> 
     return Annotation(document.id, span, label, tag.get("text"), attributes, id=tag.get("id"))
 
 
-def to_xml(document: Document) -> str:
-    """The i2b2 XML of a document; annotations without an i2b2 category are left out, with a warning."""
+#: The i2b2 TYPE written for an annotation whose subtype has no i2b2 equivalent.
+_FALLBACK = {"location": "LOCATION-OTHER", "id": "OTHER", "contact": "OTHER", "person_name": "PATIENT"}
+
+
+def to_xml(document: Document, changes: Counter[str] | None = None) -> str:
+    """The i2b2 XML of a document. What cannot be written as it is gets counted in ``changes``:
+    annotations without an i2b2 category (left out), subtypes without an i2b2 TYPE, discontinuous spans."""
     if document.text is None:
         raise InputError("i2b2 XML needs the note text", record=f"document {document.id}")
-    tags, skipped = [], 0
+    changes = Counter() if changes is None else changes
+    tags = []
     for index, annotation in enumerate(document.annotations):
         if annotation.label not in _BY_LABEL:
-            skipped += 1
+            changes[f"annotations labelled {annotation.label!r} have no i2b2 category: left out"] += 1
             continue
         category, attribute, types = _BY_LABEL[annotation.label]
-        reverse = {value: key for key, value in types.items()}
-        subtype = reverse.get(annotation.attributes.get(attribute, "")) if attribute else category
-        if subtype is None:
-            subtype = {"location": "LOCATION-OTHER", "id": "OTHER", "contact": "OTHER", "person_name": "PATIENT"}[
-                annotation.label
-            ]
-            skipped_type = annotation.attributes.get(attribute)
-            warnings.warn(
-                f"document {document.id}: {annotation.label} subtype {skipped_type!r} written as {subtype}",
-                InputWarning,
-                stacklevel=2,
-            )
+        subtype = category
+        if attribute:
+            subtype = {value: key for key, value in types.items()}.get(annotation.attributes.get(attribute))
+            if subtype is None:
+                subtype = _FALLBACK[annotation.label]
+                changes[f"{annotation.label} annotations without an i2b2 {attribute}: written as TYPE={subtype}"] += 1
         if annotation.span.discontinuous:
-            warnings.warn(
-                f"document {document.id}: discontinuous span at {annotation.start} written as one extent",
-                InputWarning,
-                stacklevel=2,
-            )
+            changes["discontinuous annotations: written as one extent"] += 1
         text = document.text[annotation.start : annotation.end]
         tag_id = annotation.id or f"P{index}"
         comment = annotation.attributes.get("comment", "")
         tags.append(
             f'<{category} id={quoteattr(tag_id)} start="{annotation.start}" end="{annotation.end}" '
             f"text={quoteattr(text)} TYPE={quoteattr(subtype)} comment={quoteattr(comment)} />"
-        )
-    if skipped:
-        warnings.warn(
-            f"document {document.id}: {skipped} annotations have no i2b2 category; not written",
-            InputWarning,
-            stacklevel=2,
         )
     body = document.text.replace("]]>", "]]]]><![CDATA[>")
     return (
@@ -167,8 +158,11 @@ def write(documents: Iterable[Document], path: Path) -> None:
     """Write one ``<id>.xml`` per document into the directory ``path``."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
+    changes: Counter[str] = Counter()
     for document in documents:
-        (path / f"{document.id}.xml").write_text(to_xml(document), encoding="utf-8")
+        (path / f"{document.id}.xml").write_text(to_xml(document, changes), encoding="utf-8")
+    for change, count in changes.items():
+        warnings.warn(f"{path}: {count} {change}", InputWarning, stacklevel=2)
 
 
 register("i2b2", "i2b2 2014 de-identification XML (a file or a directory of files)", read, write)

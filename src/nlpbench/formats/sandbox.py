@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -320,44 +321,49 @@ def annotation_json(annotation: Annotation, text: str | None) -> dict[str, Any]:
     return obj
 
 
-def record_json(document: Document) -> dict[str, Any]:
-    """A document's annotations as one data-node annotation record."""
+def record_json(document: Document, left_out: Counter[str] | None = None) -> dict[str, Any]:
+    """A document's annotations as one data-node annotation record.
+
+    Annotations whose label has no NLP Sandbox array are left out and counted
+    by label in ``left_out``.
+    """
     record: dict[str, Any] = {
         "name": document.id,
         "annotationSource": {"resourceSource": {"name": document.id}},
     }
     arrays = {name: [] for name in WRITTEN_ARRAYS}
-    skipped: dict[str, int] = {}
     for annotation in document.annotations:
         if annotation.label in PHI_TYPES:
             arrays.setdefault(annotation.label, []).append(annotation_json(annotation, document.text))
-        else:
-            skipped[annotation.label] = skipped.get(annotation.label, 0) + 1
+        elif left_out is not None:
+            left_out[annotation.label] += 1
     for label, values in arrays.items():
         record[PHI_TYPES[label].array] = values
-    if skipped:
-        listed = ", ".join(f"{n} {label}" for label, n in sorted(skipped.items()))
-        warnings.warn(
-            f"document {document.id}: no NLP Sandbox array for {listed}; not written",
-            InputWarning,
-            stacklevel=2,
-        )
     return record
 
 
+def _warn_left_out(path: Path, left_out: Counter[str]) -> None:
+    if left_out:
+        listed = ", ".join(f"{n} {label}" for label, n in sorted(left_out.items()))
+        warnings.warn(f"{path}: no NLP Sandbox array for {listed} annotations: left out", InputWarning, stacklevel=3)
+
+
 def write(documents: Iterable[Document], path: Path) -> None:
-    """Write a JSON list of annotation records, one record at a time."""
+    """Write a JSON list of annotation records, one record a line."""
+    left_out: Counter[str] = Counter()
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("[")
         for index, document in enumerate(documents):
             handle.write(",\n" if index else "\n")
-            handle.write(json.dumps(record_json(document), ensure_ascii=False))
+            handle.write(json.dumps(record_json(document, left_out), ensure_ascii=False))
         handle.write("\n]\n")
+    _warn_left_out(path, left_out)
 
 
 def write_bundles(documents: Iterable[Document], path: Path) -> None:
     """Write patient bundles; every document needs its text."""
     patients: dict[str, list[dict[str, Any]]] = {}
+    left_out: Counter[str] = Counter()
     for document in documents:
         if document.text is None:
             raise InputError("patient bundles need each note's text", record=f"document {document.id}")
@@ -368,10 +374,11 @@ def write_bundles(documents: Iterable[Document], path: Path) -> None:
             "type": document.metadata.get("noteType", ""),
             "patientId": patient,
         }
-        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document)})
+        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document, left_out)})
     bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
+    _warn_left_out(path, left_out)
 
 
 def write_response(documents: Iterable[Document], path: Path) -> None:
@@ -379,9 +386,11 @@ def write_response(documents: Iterable[Document], path: Path) -> None:
     documents = list(documents)
     if len(documents) != 1:
         raise InputError(f"a tool response holds one note, not {len(documents)}", path)
-    record = record_json(documents[0])
+    left_out: Counter[str] = Counter()
+    record = record_json(documents[0], left_out)
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({k: v for k, v in record.items() if k in BY_ARRAY}, handle, ensure_ascii=False, indent=1)
+    _warn_left_out(path, left_out)
 
 
 register(
