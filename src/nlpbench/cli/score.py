@@ -11,6 +11,8 @@ import typer
 from nlpbench import profiles
 from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, progress
 from nlpbench.model import PHI_TYPES
+from nlpbench.tasks.linking import score_linking
+from nlpbench.tasks.ner import score_ner
 from nlpbench.tasks.sandbox import score_sandbox
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
@@ -62,6 +64,102 @@ def sandbox(
             errors=errors,
             gold_format=gold_format,
             pred_format=pred_format,
+            on_document=tick,
+        )
+    emit(report, fmt, output)
+
+
+@app.command("ner")
+@one_line_errors
+def ner(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted entities."),
+    profile: str = typer.Option("standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('ner'))}."),
+    gold_format: str = typer.Option(
+        "conll", "--gold-format", help="conll, jsonl, any format of `nlpbench formats`, or omin (OMIn CSV)."
+    ),
+    pred_format: str = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold)."),
+    labels: str = typer.Option(
+        None,
+        "--labels",
+        "-l",
+        help="Keep both sides to these labels: conll03, ontonotes, ace05, ace05_nltk, scierc, or LABEL,LABEL,…",
+    ),
+    tokens: Path = typer.Option(
+        None, "--tokens", help="Token source for OMIn mention strings (OMIn test.english.jsonlines)."
+    ),
+    gold_documents_only: bool = typer.Option(
+        False, "--gold-documents-only", help="Ignore predictions for documents the gold does not have."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Named entities as SemEval-2013 scored them: strict, exact, partial and type.
+
+    Each row gives COR, INC, PAR, MIS, SPU, POSSIBLE and ACTUAL with precision
+    = (COR + PAR/2) / ACTUAL and recall = (COR + PAR/2) / POSSIBLE, overall and
+    per label. Profiles: [bold]standard[/] (optimal one-to-one matching),
+    [bold]nervaluate[/] (the PyPI package's greedy one-to-one matching),
+    [bold]trusted-ke[/] (trusted_ke on OMIn; its "weak" is partial, its
+    "strong" exact).
+    """
+    with progress("scoring") as tick:
+        report = score_ner(
+            gold,
+            pred,
+            profile=profile,
+            gold_format=gold_format,
+            pred_format=pred_format,
+            labels=labels,
+            tokens=tokens,
+            gold_documents_only=gold_documents_only,
+            on_document=tick,
+        )
+    emit(report, fmt, output)
+
+
+@app.command("linking")
+@one_line_errors
+def linking(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities with their (mention, QID) choices."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted (mention, QID) links."),
+    profile: str = typer.Option(
+        "standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('linking'))}."
+    ),
+    gold_format: str = typer.Option("omin", "--gold-format", help="omin (nel.csv and tool CSVs) or jsonl."),
+    pred_format: str = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold)."),
+    qid_column: str = typer.Option(
+        "qids", "--qid-column", "-q", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
+    ),
+    ontology: Path = typer.Option(
+        None, "--ontology", help="Local ontology (JSON, see nlpbench.formats.ontology): adds class and jc rows."
+    ),
+    gold_documents_only: bool = typer.Option(
+        False, "--gold-documents-only", help="Ignore predictions for documents the gold does not have."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Entity linking: precision, recall and F1 in the strong, weak and flex modes.
+
+    [bold]strong[/]: exact mention, primary QID; [bold]weak[/]: either mention
+    inside the other, primary QID; [bold]flex[/]: exact mention on the
+    primary, secondary or tertiary span, the QID of that span or of a more
+    specific earlier one. With --ontology, the matched pairs' mean
+    [bold]class[/] and [bold]jc[/] (Jiang–Conrath) similarity, computed
+    locally as KGTK computes them. Profiles: [bold]standard[/] (one-to-one),
+    [bold]trusted-ke[/] (trusted_ke's nel_eval.py).
+    """
+    with progress("scoring") as tick:
+        report = score_linking(
+            gold,
+            pred,
+            profile=profile,
+            gold_format=gold_format,
+            pred_format=pred_format,
+            qid_column=qid_column,
+            ontology=ontology,
+            gold_documents_only=gold_documents_only,
             on_document=tick,
         )
     emit(report, fmt, output)

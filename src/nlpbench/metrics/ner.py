@@ -36,9 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
-
+from nlpbench.metrics.assignment import best_pairs
 from nlpbench.metrics.counts import safe_div
 
 SCHEMES = ("strict", "exact", "partial", "type")
@@ -188,16 +186,14 @@ def _optimal_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str)
     total = SemEval()
     for gold_group, pred_group in _overlap_groups(gold, pred):
         heavy = len(gold_group) + len(pred_group) + 1  # one COR outweighs any number of weaker pairs
-        weights = np.zeros((len(gold_group), len(pred_group)))
-        for i, g in enumerate(gold_group):
-            for j, p in enumerate(pred_group):
-                if g.overlaps(p):
-                    weights[i, j] = heavy if full(g, p) else 1
-        rows, cols = linear_sum_assignment(weights, maximize=True)
-        chosen = weights[rows, cols]
-        cor, weak = int((chosen == heavy).sum()), int((chosen == 1).sum())
-        paired = cor + weak
-        total += SemEval(cor=cor, **{weak_kind: weak}, mis=len(gold_group) - paired, spu=len(pred_group) - paired)
+        pairs = best_pairs(
+            gold_group, pred_group, lambda g, p, w=heavy: (w if full(g, p) else 1) if g.overlaps(p) else 0
+        )
+        cor = sum(1 for *_, w in pairs if w == heavy)
+        weak = len(pairs) - cor
+        total += SemEval(
+            cor=cor, **{weak_kind: weak}, mis=len(gold_group) - len(pairs), spu=len(pred_group) - len(pairs)
+        )
     return total
 
 

@@ -30,6 +30,7 @@ from nlpbench.profiles.ner import LABEL_SETS, NerProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import register
+from nlpbench.tasks.coverage import Coverage, listed
 
 OMIN = "omin"
 #: The one label of an untyped run (``untyped_gold_label`` None and gold without types).
@@ -57,9 +58,8 @@ class _Run:
     untyped: bool = False
     total: NerCounts = field(default_factory=NerCounts)
     per_document: list[Row] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=Coverage)
     unfound: dict[str, list[str]] = field(default_factory=lambda: {"gold": [], "prediction": []})
-    only: dict[str, list[str]] = field(default_factory=lambda: {"gold": [], "prediction": []})
-    ignored: list[str] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)
 
     def score(self, doc_id: str, gold: Sequence[Entity], pred: Sequence[Entity]) -> None:
@@ -95,8 +95,7 @@ def score_ner(
     pred_format = pred_format or gold_format
     if chosen.needs_label_set and labels is None:
         raise InputError(f"the {chosen.name} profile needs --labels (one of {', '.join(LABEL_SETS)})")
-    run = _Run(chosen, label_set(labels))
-    only_gold = gold_documents_only or chosen.gold_documents_only
+    run = _Run(chosen, label_set(labels), coverage=Coverage(gold_documents_only or chosen.gold_documents_only))
     inputs: dict = {"gold": str(gold), "pred": str(pred), "gold_format": gold_format, "pred_format": pred_format}
     with collected_warnings() as warnings:
         if OMIN in (gold_format, pred_format):
@@ -105,11 +104,11 @@ def score_ner(
             if tokens is None:
                 raise InputError("OMIn mentions need --tokens (the token source, test.english.jsonlines)")
             inputs["tokens"] = str(tokens)
-            _score_omin(Path(gold), Path(pred), Path(tokens), run, only_gold, on_document)
+            _score_omin(Path(gold), Path(pred), Path(tokens), run, on_document)
         else:
             gold_docs = formats.get(gold_format).read(Path(gold))
             pred_docs = formats.get(pred_format).read(Path(pred))
-            _score_documents(gold_docs, pred_docs, run, only_gold, on_document)
+            _score_documents(gold_docs, pred_docs, run, on_document)
     inputs["labels"] = labels
     if run.fixes:
         inputs["token_source_fixes"] = run.fixes
@@ -126,13 +125,10 @@ def score_ner(
 # --- documents with spans ----------------------------------------------------------------------------------------
 
 
-def _score_documents(gold_docs, pred_docs, run: _Run, only_gold: bool, on_document) -> None:
+def _score_documents(gold_docs, pred_docs, run: _Run, on_document) -> None:
     for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
-        if gold_doc is None and only_gold:
-            run.ignored.append(doc_id)
+        if not run.coverage.admit(doc_id, gold_doc is not None, pred_doc is not None):
             continue
-        if gold_doc is None or pred_doc is None:
-            run.only["gold" if pred_doc is None else "prediction"].append(doc_id)
         unit_tokens = _shared_tokens(gold_doc, pred_doc)
         gold = _entities(gold_doc, unit_tokens, run, gold=True)
         pred = _entities(pred_doc, unit_tokens, run, gold=False)
@@ -196,19 +192,16 @@ def _label(label: str | None, run: _Run, *, gold: bool) -> str:
 # --- OMIn mention strings ----------------------------------------------------------------------------------------
 
 
-def _score_omin(gold: Path, pred: Path, tokens: Path, run: _Run, only_gold: bool, on_document) -> None:
+def _score_omin(gold: Path, pred: Path, tokens: Path, run: _Run, on_document) -> None:
     gold_docs = list(omin.read_ner(gold))
     pred_docs = omin.read_ner(pred)
     untyped = any(m.label is None for d in gold_docs for m in d.metadata["mentions"])
     run.untyped = untyped and run.profile.untyped_gold_label is None
     wanted = {d.id for d in gold_docs}
-    sources = _token_sources(tokens, wanted, only_gold)
+    sources = _token_sources(tokens, wanted, run.coverage.gold_documents_only)
     for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
-        if gold_doc is None and only_gold:
-            run.ignored.append(doc_id)
+        if not run.coverage.admit(doc_id, gold_doc is not None, pred_doc is not None):
             continue
-        if gold_doc is None or pred_doc is None:
-            run.only["gold" if pred_doc is None else "prediction"].append(doc_id)
         if doc_id not in sources:
             raise InputError(f"document {doc_id} is not in the token source", tokens)
         view = TokenView(_fixed_tokens(doc_id, sources[doc_id], run))
@@ -302,26 +295,14 @@ def _score_rows(run: _Run) -> list[Row]:
     return rows
 
 
-def _listed(items: list[str]) -> str:
-    return ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
-
-
 def _run_warnings(run: _Run) -> list[str]:
-    messages = []
-    for side, items in run.only.items():
-        if items:
-            messages.append(f"{len(items)} documents only in the {side}, scored against nothing: {_listed(items)}")
-    if run.ignored:
-        messages.append(
-            f"{len(run.ignored)} documents only in the prediction were not scored (gold documents only): "
-            f"{_listed(run.ignored)}"
-        )
+    messages = run.coverage.warnings()
     for side, outcome in (("gold", "missed"), ("prediction", "spurious")):
         items = run.unfound[side]
         if items:
             messages.append(
                 f"{len(items)} {side} mentions are not in the tokens of their document and count as {outcome}: "
-                f"{_listed(items)}"
+                f"{listed(items)}"
             )
     if run.untyped:
         messages.append("the gold has no types: entities are compared by boundaries only")
