@@ -13,6 +13,7 @@ from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit
 from nlpbench.model import PHI_TYPES
 from nlpbench.tasks.linking import score_linking
 from nlpbench.tasks.ner import score_ner
+from nlpbench.tasks.relations import score_relations
 from nlpbench.tasks.sandbox import score_sandbox
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
@@ -159,6 +160,55 @@ def linking(
             pred_format=pred_format,
             qid_column=qid_column,
             ontology=ontology,
+            gold_documents_only=gold_documents_only,
+            on_document=tick,
+        )
+    emit(report, fmt, output)
+
+
+@app.command("relations")
+@one_line_errors
+def relations(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold relations."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted relations."),
+    profile: str = typer.Option(
+        "standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('relations'))}."
+    ),
+    gold_format: str = typer.Option(
+        "brat",
+        "--gold-format",
+        help="brat, jsonl or another format of `nlpbench formats`; omin-re (OMIn re.csv) or jsonl-triples.",
+    ),
+    pred_format: str = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold)."),
+    by: str = typer.Option(
+        None, "--by", help="Compare arguments by span or by text (default: span when both sides have spans)."
+    ),
+    types: str = typer.Option(
+        None, "--relation-types", help="Score only these relation types: TYPE,TYPE,… or @FILE (one per line)."
+    ),
+    gold_documents_only: bool = typer.Option(
+        False, "--gold-documents-only", help="Ignore predictions for documents the gold does not have."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Relation extraction: triples scored strict and boundaries, per relation type, micro and macro.
+
+    [bold]strict[/]: head and tail (spans or normalised text) with their
+    entity types and the relation type; [bold]boundaries[/]: head, tail and
+    relation type. Profiles: [bold]standard[/] (every triple counts,
+    fractions), [bold]rebel[/] (REBEL's re_score: sets, percentages, macro
+    over the --relation-types list).
+    """
+    with progress("scoring") as tick:
+        report = score_relations(
+            gold,
+            pred,
+            profile=profile,
+            gold_format=gold_format,
+            pred_format=pred_format,
+            by=by,
+            types=types,
             gold_documents_only=gold_documents_only,
             on_document=tick,
         )
