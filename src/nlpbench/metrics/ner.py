@@ -182,19 +182,22 @@ _FULL_MATCH: dict[str, Callable[[Entity, Entity], bool]] = {
 def _optimal_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str) -> SemEval:
     """One scheme's counts from the assignment that maximises COR, then the other overlapping pairs."""
     full = _FULL_MATCH[scheme]
-    weak_kind = "par" if scheme == "partial" else "inc"
-    total = SemEval()
+    cor = weak = 0
     for gold_group, pred_group in _overlap_groups(gold, pred):
+        if len(gold_group) == 1 and len(pred_group) == 1:  # the common case, without an assignment
+            g, p = gold_group[0], pred_group[0]
+            if g.overlaps(p):
+                cor, weak = (cor + 1, weak) if full(g, p) else (cor, weak + 1)
+            continue
         heavy = len(gold_group) + len(pred_group) + 1  # one COR outweighs any number of weaker pairs
         pairs = best_pairs(
             gold_group, pred_group, lambda g, p, w=heavy: (w if full(g, p) else 1) if g.overlaps(p) else 0
         )
-        cor = sum(1 for *_, w in pairs if w == heavy)
-        weak = len(pairs) - cor
-        total += SemEval(
-            cor=cor, **{weak_kind: weak}, mis=len(gold_group) - len(pairs), spu=len(pred_group) - len(pairs)
-        )
-    return total
+        group_cor = sum(1 for *_, w in pairs if w == heavy)
+        cor, weak = cor + group_cor, weak + len(pairs) - group_cor
+    paired = cor + weak
+    weak_kind = "par" if scheme == "partial" else "inc"
+    return SemEval(cor=cor, **{weak_kind: weak}, mis=len(gold) - paired, spu=len(pred) - paired)
 
 
 def _overlap_groups(gold: Sequence[Entity], pred: Sequence[Entity]) -> list[tuple[list[Entity], list[Entity]]]:
@@ -225,17 +228,20 @@ def match_optimal(gold: Sequence[Entity], pred: Sequence[Entity], labels: Collec
 
 def _sufficient(pred: Entity, gold: Entity, min_overlap_percent: float) -> bool:
     """nervaluate's overlap test: the shared part is at least ``min_overlap_percent`` of the gold entity."""
+    if pred.start >= gold.end or gold.start >= pred.end:
+        return False
     shared = min(pred.end, gold.end) - max(pred.start, gold.start)
-    return shared > 0 and shared / (gold.end - gold.start) * 100.0 >= min_overlap_percent
+    return shared / (gold.end - gold.start) * 100.0 >= min_overlap_percent
 
 
 def _greedy_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str, min_overlap: float) -> SemEval:
     taken: set[int] = set()
     tally = {"cor": 0, "inc": 0, "par": 0, "spu": 0}
+    weak_kind = "par" if scheme == "partial" else "inc"
     for p in pred:
         chosen, kind, closest = None, "spu", None
         for i, g in enumerate(gold):
-            if i in taken:
+            if i in taken or (g.start >= p.end or p.start >= g.end):  # taken, or no overlap at all
                 continue
             overlapping = _sufficient(p, g, min_overlap)
             if scheme == "type":
@@ -247,14 +253,11 @@ def _greedy_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str, 
                 elif g.label != p.label and kind == "spu":
                     chosen, kind = i, "inc"
                 continue
-            exact = g.same_bounds(p) and (scheme != "strict" or g.label == p.label)
-            if scheme == "partial" and not overlapping:
-                continue
-            if exact:
+            if g.start == p.start and g.end == p.end and (scheme != "strict" or g.label == p.label):
                 chosen, kind = i, "cor"
                 break
             if overlapping and kind == "spu":
-                chosen, kind = i, "par" if scheme == "partial" else "inc"
+                chosen, kind = i, weak_kind
         tally[kind] += 1
         if chosen is not None:
             taken.add(chosen)

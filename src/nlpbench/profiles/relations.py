@@ -27,7 +27,11 @@ class RelationProfile(Profile):
         "REBEL's re_score puts a document's triples of one type in a set, so a triple listed twice counts "
         "once; otherwise every listed triple counts.",
     )
-    values: Values = quirk(prf_values, "Precision, recall and F1 from the counts.")
+    values: Values = quirk(
+        prf_values,
+        "How precision, recall and F1 come from the counts: fractions; REBEL gives percentages, 0 unless "
+        "TP > 0, with F1 computed from the two percentages.",
+    )
     macro_over_listed_types: bool = quirk(
         False,
         "REBEL's macro means run over every relation type of its list, types without gold or predicted "
