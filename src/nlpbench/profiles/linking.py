@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from nlpbench.metrics.linking import Counting, count_first_match, count_one_to_one
 from nlpbench.profiles.base import Profile, quirk, register
+from nlpbench.profiles.rounding import significant
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,8 @@ class LinkingProfile(Profile):
     )
 
     def value(self, x: float | None) -> float | None:
-        """A precision, recall, F1 or similarity as this profile reports it."""
-        if x is None or self.significant_digits is None:
-            return x
-        return float(f"{x:.{self.significant_digits}}")
+        """A value as this profile reports it."""
+        return significant(x, self.significant_digits)
 
 
 STANDARD = register(

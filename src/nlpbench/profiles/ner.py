@@ -14,6 +14,7 @@ from types import MappingProxyType
 from nlpbench.metrics.mentions import Locator, locate_first_then_queue, locate_in_order
 from nlpbench.metrics.ner import Entity, Matcher, match_first_overlap, match_greedy, match_optimal, nested_first
 from nlpbench.profiles.base import Profile, quirk, register
+from nlpbench.profiles.rounding import significant
 
 #: trusted_ke's label sets (``ner_semeval.py`` ``type2tags``), in its order.
 LABEL_SETS: dict[str, tuple[str, ...]] = {
@@ -125,10 +126,8 @@ class NerProfile(Profile):
     )
 
     def value(self, x: float) -> float:
-        """A precision, recall or F1 as this profile reports it."""
-        if self.significant_digits is None:
-            return x
-        return float(f"{x:.{self.significant_digits}}")
+        """A value as this profile reports it."""
+        return significant(x, self.significant_digits)
 
 
 STANDARD = register(

@@ -111,7 +111,7 @@ def score_ner(
             _score_documents(gold_docs, pred_docs, run, on_document)
     inputs["labels"] = labels
     if run.fixes:
-        inputs["token_source_fixes"] = run.fixes
+        inputs["token_source_fixes"] = sorted(run.fixes)
     return Report(
         task="ner",
         profile=chosen.name,
