@@ -84,10 +84,10 @@ def test_ner_token_source_fixes_are_reported(vectors):
         tokens=vectors / TOKENS,
     )
     assert report.inputs["token_source_fixes"] == [
-        "19860530030499A: token 7 NEW restored to KNEW",
-        "19860706034879A: token 13 ILOT restored to PILOT",
-        "19920405008919A: token 8 USTY restored to GUSTY",
-        "19980620030289I: tokens replaced by trusted_ke's hard-coded list (25 tokens)",
+        "19860530030499A: token_restorations turned token 7 NEW into KNEW",
+        "19860706034879A: token_restorations turned token 13 ILOT into PILOT",
+        "19920405008919A: token_restorations turned token 8 USTY into GUSTY",
+        "19980620030289I: token_override replaced its tokens (25 tokens)",
     ]
     assert not any("gold mentions are not in the tokens" in w for w in report.warnings)
 

@@ -59,7 +59,9 @@ def counts(row):
 
 def test_trusted_ke(omin):
     report = score(omin, profile="trusted-ke", labels="ace05")
-    assert report.inputs["token_source_fixes"] == ["19860706034879A: token 13 ILOT restored to PILOT"]
+    assert report.inputs["token_source_fixes"] == [
+        "19860706034879A: token_restorations turned token 13 ILOT into PILOT"
+    ]
     # PILOT: gold ORG (dummy), predicted PERSON → PER: same bounds, another type → exact COR.
     # STEVEN'S ENGINE: both merge 's; ORGANIZATION → ORG: exact match. FUEL TANK ×2 → VEHICLE: FUEL TANK (LEFT)
     # contains FUEL TANK, so FUEL TANK comes first in gold and takes both predictions (a single

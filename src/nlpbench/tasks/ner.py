@@ -210,10 +210,7 @@ def _score_omin(gold: Path, pred: Path, tokens: Path, run: _Run, on_document) ->
         for side, doc in (("gold", gold_doc), ("prediction", pred_doc)):
             mentions: list[Mention] = doc.metadata["mentions"] if doc is not None else []
             entities.append(_located(doc_id, mentions, view, placeholders, run, side))
-        try:
-            run.score(doc_id, *entities)
-        except ValueError as error:
-            raise InputError(str(error), tokens, f"document {doc_id}") from None
+        run.score(doc_id, *entities)
         if on_document:
             on_document(doc_id)
 
@@ -230,17 +227,17 @@ def _token_sources(path: Path, wanted: set[str], only_gold: bool) -> dict[str, l
 
 
 def _fixed_tokens(doc_id: str, tokens: list[str], run: _Run) -> list[str]:
-    """The profile's token override and restorations, each applied one recorded in ``run.fixes``."""
+    """The tokens after the profile's ``token_override`` and ``token_restorations``; each change is recorded."""
     override = (run.profile.token_override or {}).get(doc_id)
     if override is not None:
         tokens = list(override)
-        run.fixes.append(f"{doc_id}: tokens replaced by trusted_ke's hard-coded list ({len(tokens)} tokens)")
+        run.fixes.append(f"{doc_id}: token_override replaced its tokens ({len(tokens)} tokens)")
     else:
         tokens = list(tokens)
     for fix in run.profile.token_restorations:
         if fix.doc_id == doc_id and fix.index < len(tokens) and tokens[fix.index] == fix.was:
             tokens[fix.index] = fix.becomes
-            run.fixes.append(f"{doc_id}: token {fix.index} {fix.was} restored to {fix.becomes}")
+            run.fixes.append(f"{doc_id}: token_restorations turned token {fix.index} {fix.was} into {fix.becomes}")
     return tokens
 
 
