@@ -44,7 +44,12 @@ SCHEMES = ("strict", "exact", "partial", "type")
 
 @dataclass(frozen=True, slots=True, order=True)
 class Entity:
-    """A typed mention ``[start, end)``."""
+    """A typed mention ``[start, end)``.
+
+    An empty span overlaps nothing; the ner task gives each mention it cannot
+    locate its own empty span before the document (``start = end < 0``), so
+    that it is missed or spurious and equal to no other entity.
+    """
 
     start: int
     end: int
