@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,6 +22,10 @@ from nlpbench.cli.common import (
     progress,
 )
 from nlpbench.model import PHI_TYPES
+from nlpbench.report import Report
+from nlpbench.tasks.linking import score_linking
+from nlpbench.tasks.ner import score_ner
+from nlpbench.tasks.relations import score_relations
 from nlpbench.tasks.sandbox import score_sandbox
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
@@ -76,3 +82,155 @@ def sandbox(
             on_document=tick,
         )
     emit(report, fmt, output)
+
+
+def profile_option(family: str) -> typer.Option:
+    return typer.Option("standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names(family))}.")
+
+
+PRED_FORMAT_OPTION = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold).")
+GOLD_DOCUMENTS_ONLY_OPTION = typer.Option(
+    False, "--gold-documents-only", help="Ignore predictions for documents the gold does not have."
+)
+
+
+def run_and_emit(score: Callable[..., Report], fmt: OutputFormat, output: Path | None, **arguments: Any) -> None:
+    """Score with a progress count of documents, then print or write the report."""
+    with progress("scoring") as tick:
+        report = score(**arguments, on_document=tick)
+    emit(report, fmt, output)
+
+
+@app.command("ner")
+@one_line_errors
+def ner(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted entities."),
+    profile: str = profile_option("ner"),
+    gold_format: str = typer.Option(
+        "conll", "--gold-format", help="conll, jsonl, any format of `nlpbench formats`, or omin (OMIn CSV)."
+    ),
+    pred_format: str = PRED_FORMAT_OPTION,
+    labels: str = typer.Option(
+        None,
+        "--labels",
+        "-l",
+        help="Keep both sides to these labels: conll03, ontonotes, ace05, ace05_nltk, scierc, or LABEL,LABEL,…",
+    ),
+    tokens: Path = typer.Option(
+        None, "--tokens", help="Token source for OMIn mention strings (OMIn test.english.jsonlines)."
+    ),
+    gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Named entities as SemEval-2013 scored them: strict, exact, partial and type.
+
+    Each row gives COR, INC, PAR, MIS, SPU, POSSIBLE and ACTUAL with precision
+    = (COR + PAR/2) / ACTUAL and recall = (COR + PAR/2) / POSSIBLE, overall and
+    per label. Profiles: [bold]standard[/] (optimal one-to-one matching),
+    [bold]nervaluate[/] (the PyPI package's greedy one-to-one matching),
+    [bold]trusted-ke[/] (trusted_ke on OMIn; its "weak" is partial, its
+    "strong" exact).
+    """
+    run_and_emit(
+        score_ner,
+        fmt,
+        output,
+        gold=gold,
+        pred=pred,
+        profile=profile,
+        gold_format=gold_format,
+        pred_format=pred_format,
+        labels=labels,
+        tokens=tokens,
+        gold_documents_only=gold_documents_only,
+    )
+
+
+@app.command("linking")
+@one_line_errors
+def linking(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities with their (mention, QID) choices."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted (mention, QID) links."),
+    profile: str = profile_option("linking"),
+    gold_format: str = typer.Option("omin", "--gold-format", help="omin (nel.csv and tool CSVs) or jsonl."),
+    pred_format: str = PRED_FORMAT_OPTION,
+    qid_column: str = typer.Option(
+        "qids", "--qid-column", "-q", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
+    ),
+    ontology: Path = typer.Option(
+        None, "--ontology", help="Local ontology (JSON, see nlpbench.formats.ontology): adds class and jc rows."
+    ),
+    gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Entity linking: precision, recall and F1 in the strong, weak and flex modes.
+
+    [bold]strong[/]: exact mention, primary QID; [bold]weak[/]: either mention
+    inside the other, primary QID; [bold]flex[/]: exact mention on the
+    primary, secondary or tertiary span, the QID of that span or of a more
+    specific earlier one. With --ontology, the matched pairs' mean
+    [bold]class[/] and [bold]jc[/] (Jiang–Conrath) similarity, computed
+    locally as KGTK computes them. Profiles: [bold]standard[/] (one-to-one),
+    [bold]trusted-ke[/] (trusted_ke's nel_eval.py).
+    """
+    run_and_emit(
+        score_linking,
+        fmt,
+        output,
+        gold=gold,
+        pred=pred,
+        profile=profile,
+        gold_format=gold_format,
+        pred_format=pred_format,
+        qid_column=qid_column,
+        ontology=ontology,
+        gold_documents_only=gold_documents_only,
+    )
+
+
+@app.command("relations")
+@one_line_errors
+def relations(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold relations."),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted relations."),
+    profile: str = profile_option("relations"),
+    gold_format: str = typer.Option(
+        "brat",
+        "--gold-format",
+        help="brat, jsonl or another format of `nlpbench formats`; omin-re (OMIn re.csv) or jsonl-triples.",
+    ),
+    pred_format: str = PRED_FORMAT_OPTION,
+    by: str = typer.Option(
+        None, "--by", help="Compare arguments by span or by text (default: span when both sides have spans)."
+    ),
+    types: str = typer.Option(
+        None, "--relation-types", help="Score only these relation types: TYPE,TYPE,… or @FILE (one per line)."
+    ),
+    gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Relation extraction: triples scored strict and boundaries, per relation type, micro and macro.
+
+    [bold]strict[/]: head and tail (spans or normalised text) with their
+    entity types and the relation type; [bold]boundaries[/]: head, tail and
+    relation type. Profiles: [bold]standard[/] (every triple counts,
+    fractions), [bold]rebel[/] (REBEL's re_score: sets, percentages, macro
+    over the --relation-types list).
+    """
+    run_and_emit(
+        score_relations,
+        fmt,
+        output,
+        gold=gold,
+        pred=pred,
+        profile=profile,
+        gold_format=gold_format,
+        pred_format=pred_format,
+        by=by,
+        types=types,
+        gold_documents_only=gold_documents_only,
+    )

@@ -65,7 +65,7 @@ def names() -> list[str]:
 
 def _load_all() -> None:
     """Import every format module so that each registers itself."""
-    from nlpbench.formats import bioc, brat, conll, i2b2, sandbox  # noqa: F401
+    from nlpbench.formats import bioc, brat, conll, i2b2, jsonl, sandbox  # noqa: F401
 
 
 def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator[Document]:

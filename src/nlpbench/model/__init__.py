@@ -2,18 +2,30 @@
 
 from nlpbench.model.align import pair_documents
 from nlpbench.model.document import Annotation, Document, Link, Relation
+from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
+from nlpbench.model.ontology import Ontology, OntologyNode
 from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type
 from nlpbench.model.span import Span
+from nlpbench.model.triple import Argument, Triple, UnknownArgument, triples_of
 
 __all__ = [
     "HIPAA_LOCATION",
     "PHI_TYPES",
     "Annotation",
+    "Argument",
     "Document",
+    "GoldEntity",
     "Link",
+    "LinkedMention",
+    "Mention",
+    "Ontology",
+    "OntologyNode",
     "PhiType",
     "Relation",
     "Span",
+    "Triple",
+    "UnknownArgument",
     "pair_documents",
     "phi_type",
+    "triples_of",
 ]

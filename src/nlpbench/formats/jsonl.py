@@ -1,0 +1,252 @@
+"""JSON Lines: one JSON object per line, one document per object.
+
+Entities and relations (format ``jsonl``)::
+
+    {"id": "d1", "text": "John lives in Paris.",
+     "entities": [{"start": 0, "end": 4, "label": "PER"}, {"id": "p", "start": 14, "end": 19, "label": "LOC"}],
+     "relations": [{"head": 0, "tail": "p", "label": "lives_in"}]}
+
+``start`` and ``end`` are character offsets into ``text`` (end exclusive).
+Instead of ``text`` a line may give ``tokens`` (a list of strings); then
+``start`` and ``end`` are token indices (end exclusive), the text is the
+tokens joined by single blanks and the token offsets are kept in
+``metadata["tokens"]``, so that entities are compared in tokens. An entity
+may carry an ``id`` (else its index, as a string, is its id) and its
+``text``, which must be what the span covers. A relation names its head and
+tail by entity index or id.
+
+Surface triples (:func:`read_triples`), for relations known by their words only::
+
+    {"id": "d1", "triples": [{"head": "John", "head_type": "PER", "label": "lives_in", "tail": "Paris"}]}
+
+Entity links (:func:`read_gold_links`, :func:`read_predicted_links`)::
+
+    {"id": "d1", "entities": [{"mention": "FORCED LANDING", "qid": "Q1975745",
+                               "alternatives": [{"mention": "LANDING", "qid": "Q844947"}]}]}
+
+A gold entity lists its primary link and, optionally, alternatives from the
+most to the least specific (``qid`` may be null); a prediction gives one
+``mention`` and ``qid`` per entity and no alternatives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from nlpbench.errors import InputError
+from nlpbench.formats import register
+from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
+
+
+def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file."""
+    path = Path(path)
+    seen: set[str] = set()
+    number = 0
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"line {number}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise InputError(f"bad JSON: {error.msg} at column {error.colno}", path, where) from None
+                if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
+                    raise InputError("each line must be an object with a string id", path, where)
+                if record["id"] in seen:
+                    raise InputError(f"document {record['id']!r} appears twice", path, where)
+                seen.add(record["id"])
+                yield where, record
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason})", path, f"line {number + 1}") from None
+
+
+def _list(record: dict[str, Any], key: str, path: Path, where: str) -> list[Any]:
+    value = record.get(key, [])
+    if not isinstance(value, list):
+        raise InputError(f"{key} must be a list", path, where)
+    return value
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def tokens_document(doc_id: str, tokens: list[str]) -> Document:
+    """A document made of tokens: text = tokens joined by single blanks, ``metadata["tokens"]`` their offsets."""
+    offsets, position = [], 0
+    for token in tokens:
+        offsets.append((position, position + len(token)))
+        position += len(token) + 1
+    return Document(doc_id, " ".join(tokens), metadata={"tokens": offsets})
+
+
+def _document(record: dict[str, Any], path: Path, where: str) -> Document:
+    has_text, has_tokens = "text" in record, "tokens" in record
+    if has_text == has_tokens:
+        raise InputError("give either text or tokens", path, where)
+    if has_text:
+        if not isinstance(record["text"], str):
+            raise InputError("text must be a string", path, where)
+        return Document(record["id"], record["text"])
+    tokens = record["tokens"]
+    if not isinstance(tokens, list) or not all(isinstance(t, str) and t and not t.isspace() for t in tokens):
+        raise InputError("tokens must be a list of non-blank strings", path, where)
+    return tokens_document(record["id"], tokens)
+
+
+def _entity(entity: object, index: int, document: Document, path: Path, where: str) -> Annotation:
+    name = f"entity {index}"
+    if not isinstance(entity, dict):
+        raise InputError(f"{name} must be an object", path, where)
+    start, end, label = entity.get("start"), entity.get("end"), entity.get("label")
+    if not (_integer(start) and _integer(end)) or not isinstance(label, str) or not label:
+        raise InputError(f"{name} needs integer start and end and a label", path, where)
+    tokens = document.metadata.get("tokens")
+    limit = len(tokens) if tokens is not None else len(document.text or "")
+    if not 0 <= start < end <= limit:
+        unit = "tokens" if tokens is not None else "characters"
+        raise InputError(f"{name} at {start}-{end} is empty or outside the document ({limit} {unit})", path, where)
+    if tokens is not None:
+        start, end = tokens[start][0], tokens[end - 1][1]
+    identifier = entity.get("id", str(index))
+    if not isinstance(identifier, str):
+        raise InputError(f"{name}: id must be a string", path, where)
+    text = entity.get("text")
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"{name}: text must be a string", path, where)
+    return Annotation(document.id, Span(start, end), label, text, id=identifier)
+
+
+def _relation(relation: object, index: int, ids: list[str], path: Path, where: str) -> Relation:
+    name = f"relation {index}"
+    if not isinstance(relation, dict) or not isinstance(relation.get("label"), str) or not relation["label"]:
+        raise InputError(f"{name} must be an object with head, tail and label", path, where)
+    ends = []
+    for role in ("head", "tail"):
+        ref = relation.get(role)
+        if _integer(ref) and 0 <= ref < len(ids):
+            ends.append(ids[ref])
+        elif isinstance(ref, str) and ref in ids:
+            ends.append(ref)
+        else:
+            raise InputError(f"{name}: {role} {ref!r} is no entity index or id", path, where)
+    return Relation(relation["label"], ends[0], ends[1], id=relation.get("id"))
+
+
+def read(path: Path) -> Iterator[Document]:
+    """Documents with their entities and relations, checked against their text."""
+    path = Path(path)
+    for where, record in records(path):
+        document = _document(record, path, where)
+        entities = _list(record, "entities", path, where)
+        document.annotations = [_entity(e, i, document, path, where) for i, e in enumerate(entities)]
+        ids = [a.id or "" for a in document.annotations]
+        if len(set(ids)) != len(ids):
+            raise InputError("two entities share an id", path, where)
+        relations = _list(record, "relations", path, where)
+        document.relations = [_relation(r, i, ids, path, where) for i, r in enumerate(relations)]
+        problem = document.span_problem()
+        if problem:
+            raise InputError(problem, path, where)
+        yield document
+
+
+def to_record(document: Document) -> dict[str, Any]:
+    """The JSON object of a document: tokens and token indices when it has tokens every entity fits, else text."""
+    if document.text is None:
+        raise InputError("JSONL needs the document text", record=f"document {document.id}")
+    tokens = document.metadata.get("tokens")
+    start_index = {s: i for i, (s, _) in enumerate(tokens or [])}
+    end_index = {e: i + 1 for i, (_, e) in enumerate(tokens or [])}
+    in_tokens = tokens is not None and all(a.start in start_index and a.end in end_index for a in document.annotations)
+    record: dict[str, Any] = {"id": document.id}
+    if in_tokens:
+        record["tokens"] = [document.text[s:e] for s, e in tokens]
+    else:
+        record["text"] = document.text
+    index = {a.id: i for i, a in enumerate(document.annotations) if a.id is not None}
+    record["entities"] = [
+        {
+            "start": start_index[a.start] if in_tokens else a.start,
+            "end": end_index[a.end] if in_tokens else a.end,
+            "label": a.label,
+        }
+        for a in document.annotations
+    ]
+    if document.relations:
+        record["relations"] = []
+        for relation in document.relations:
+            if relation.head not in index or relation.tail not in index:
+                raise InputError(f"relation {relation.label} names an unknown entity", record=f"document {document.id}")
+            record["relations"].append(
+                {"head": index[relation.head], "tail": index[relation.tail], "label": relation.label}
+            )
+    return record
+
+
+def write(documents: Iterable[Document], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for document in documents:
+            handle.write(json.dumps(to_record(document), ensure_ascii=False) + "\n")
+
+
+def _string(value: object, allow_none: bool = False) -> bool:
+    return (allow_none and value is None) or (isinstance(value, str) and bool(value.strip()))
+
+
+def read_triples(path: Path) -> Iterator[Triple]:
+    """Surface triples (``head``, ``label``, ``tail`` and optional ``head_type``, ``tail_type``) in file order."""
+    path = Path(path)
+    for where, record in records(path):
+        for index, triple in enumerate(_list(record, "triples", path, where)):
+            if not isinstance(triple, dict) or not all(_string(triple.get(k)) for k in ("head", "label", "tail")):
+                raise InputError(f"triple {index} needs head, label and tail strings", path, where)
+            if not all(_string(triple.get(k), allow_none=True) for k in ("head_type", "tail_type")):
+                raise InputError(f"triple {index}: head_type and tail_type must be strings", path, where)
+            yield Triple(
+                record["id"],
+                triple["label"],
+                Argument(None, triple["head"], triple.get("head_type")),
+                Argument(None, triple["tail"], triple.get("tail_type")),
+            )
+
+
+def _link(value: object, name: str, path: Path, where: str, *, gold: bool) -> tuple[str, str | None]:
+    if not isinstance(value, dict) or not _string(value.get("mention")) or not _string(value.get("qid"), gold):
+        wanted = "a mention and a qid (or null)" if gold else "a mention and a qid"
+        raise InputError(f"{name} needs {wanted}", path, where)
+    return value["mention"], value.get("qid")
+
+
+def read_gold_links(path: Path) -> Iterator[GoldEntity]:
+    """Gold entities: each its primary (mention, qid) and its alternatives, in file order."""
+    path = Path(path)
+    for where, record in records(path):
+        for index, entity in enumerate(_list(record, "entities", path, where)):
+            name = f"entity {index}"
+            choices = [_link(entity, name, path, where, gold=True)]
+            alternatives = entity.get("alternatives", []) if isinstance(entity, dict) else []
+            if not isinstance(alternatives, list):
+                raise InputError(f"{name}: alternatives must be a list", path, where)
+            choices += [_link(a, f"{name} alternative {i}", path, where, gold=True) for i, a in enumerate(alternatives)]
+            yield GoldEntity(record["id"], tuple(choices))
+
+
+def read_predicted_links(path: Path) -> Iterator[LinkedMention]:
+    """A system's links: one (mention, qid) per entity, in file order."""
+    path = Path(path)
+    for where, record in records(path):
+        for index, entity in enumerate(_list(record, "entities", path, where)):
+            mention, qid = _link(entity, f"entity {index}", path, where, gold=False)
+            yield LinkedMention(record["id"], mention, qid or "")
+
+
+register(
+    "jsonl", "JSON Lines: text or tokens, entities {start, end, label}, relations {head, tail, label}", read, write
+)

@@ -1,0 +1,10 @@
+"""How parity profiles round what they report, as the official scorers print it."""
+
+from __future__ import annotations
+
+
+def significant(value: float | None, digits: int | None) -> float | None:
+    """``value`` with ``digits`` significant digits, as Python's format ``.{digits}`` prints it; unchanged for None."""
+    if value is None or digits is None:
+        return value
+    return float(f"{value:.{digits}}")

@@ -1,0 +1,129 @@
+import json
+
+import pytest
+
+from nlpbench import formats
+from nlpbench.errors import InputError
+from nlpbench.formats import jsonl
+from tests.formats.helpers import note
+
+
+def write(tmp_path, *records, name="in.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_text_entities_and_relations(tmp_path):
+    path = write(
+        tmp_path,
+        {
+            "id": "d1",
+            "text": "John lives in Paris.",
+            "entities": [{"start": 0, "end": 4, "label": "PER"}, {"id": "p", "start": 14, "end": 19, "label": "LOC"}],
+            "relations": [{"head": 0, "tail": "p", "label": "lives_in"}],
+        },
+    )
+    (doc,) = formats.get("jsonl").read(path)
+    assert [(a.id, doc.text[a.start : a.end], a.label) for a in doc.annotations] == [
+        ("0", "John", "PER"),
+        ("p", "Paris", "LOC"),
+    ]
+    assert [(r.label, r.head, r.tail) for r in doc.relations] == [("lives_in", "0", "p")]
+    assert "tokens" not in doc.metadata
+
+
+def test_tokens_become_text_with_token_offsets(tmp_path):
+    path = write(
+        tmp_path,
+        {"id": "d", "tokens": ["Dr.", "Lee", "saw", "him"], "entities": [{"start": 0, "end": 2, "label": "PER"}]},
+    )
+    (doc,) = formats.get("jsonl").read(path)
+    assert doc.text == "Dr. Lee saw him"
+    assert doc.metadata["tokens"][:2] == [(0, 3), (4, 7)]
+    assert doc.annotations[0].span.covered_text(doc.text) == "Dr. Lee"
+
+
+def test_round_trip_keeps_tokens_or_text(tmp_path):
+    original = note()
+    target = tmp_path / "out.jsonl"
+    formats.get("jsonl").write([original], target)
+    (back,) = formats.get("jsonl").read(target)
+    assert [(a.span, a.label) for a in back.annotations] == [(a.span, a.label) for a in original.annotations]
+    tokens = write(
+        tmp_path,
+        {"id": "d", "tokens": ["a", "b", "c"], "entities": [{"start": 1, "end": 3, "label": "X"}]},
+        name="t.jsonl",
+    )
+    formats.get("jsonl").write(formats.get("jsonl").read(tokens), target)
+    assert json.loads(target.read_text()) == {
+        "id": "d",
+        "tokens": ["a", "b", "c"],
+        "entities": [{"start": 1, "end": 3, "label": "X"}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"text": "x"}, "line 1: each line must be an object with a string id"),
+        ({"id": "d", "text": "x", "tokens": ["x"]}, "give either text or tokens"),
+        (
+            {"id": "d", "text": "abc", "entities": [{"start": 2, "end": 5, "label": "X"}]},
+            "entity 0 at 2-5 is empty or outside",
+        ),
+        (
+            {"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1}]},
+            "entity 0 needs integer start and end and a label",
+        ),
+        (
+            {"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1, "label": "X", "text": "b"}]},
+            "text 'b' differs",
+        ),
+        (
+            {"id": "d", "text": "abc", "relations": [{"head": 0, "tail": 1, "label": "r"}]},
+            "relation 0: head 0 is no entity",
+        ),
+    ],
+)
+def test_bad_records_name_file_line_and_problem(tmp_path, record, message):
+    path = write(tmp_path, record)
+    with pytest.raises(InputError, match=message) as caught:
+        list(formats.get("jsonl").read(path))
+    assert str(caught.value).startswith(f"{path}: line 1: ")
+
+
+def test_bad_json_and_repeated_ids(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "a", "text": ""}\n{"id": \n')
+    with pytest.raises(InputError, match="line 2: bad JSON"):
+        list(formats.get("jsonl").read(path))
+    path = write(tmp_path, {"id": "a", "text": ""}, {"id": "a", "text": ""})
+    with pytest.raises(InputError, match="line 2: document 'a' appears twice"):
+        list(formats.get("jsonl").read(path))
+
+
+def test_triples_and_links(tmp_path):
+    path = write(
+        tmp_path,
+        {"id": "d", "triples": [{"head": "Aircraft", "label": "struck", "tail": "Tree", "tail_type": "Obstacle"}]},
+    )
+    (triple,) = jsonl.read_triples(path)
+    assert (triple.head.text, triple.label, triple.tail.text, triple.head.label, triple.tail.label) == (
+        "Aircraft", "struck", "Tree", None, "Obstacle",
+    )  # fmt: skip
+    gold = write(
+        tmp_path,
+        {
+            "id": "d",
+            "entities": [
+                {"mention": "FORCED LANDING", "qid": "Q1", "alternatives": [{"mention": "LANDING", "qid": None}]}
+            ],
+        },
+        name="gold.jsonl",
+    )
+    (entity,) = jsonl.read_gold_links(gold)
+    assert entity.choices == (("FORCED LANDING", "Q1"), ("LANDING", None))
+    pred = write(tmp_path, {"id": "d", "entities": [{"mention": "LANDING", "qid": None}]}, name="pred.jsonl")
+    with pytest.raises(InputError, match="entity 0 needs a mention and a qid"):
+        list(jsonl.read_predicted_links(pred))
