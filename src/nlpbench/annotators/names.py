@@ -1,0 +1,265 @@
+"""Person names: titles, credentials, role cues, "Last, First", lexicon pairs, and repeats.
+
+Evidence, strongest first:
+
+1. a title before capitalised words (``Dr.``, ``Mrs.``, ``Nurse``) — 95;
+2. a credential after them (``, MD``, ``RN``, ``PA-C``) — 93;
+3. a role or relation cue before them (``seen by``, ``Attending:``,
+   ``PCP``, ``daughter``, ``Patient:``) — 88;
+4. ``Last, First`` with both parts in the Census name lists — 80;
+5. a first name from the lists followed by a surname from the lists
+   (``John A. Smith``) — 76, or by an unknown capitalised word — 64;
+6. a word of a name found by 1–5 seen again elsewhere in the note — 78.
+
+Titles (``Dr.``) and credentials (``MD``) are outside the span; a
+possessive ``'s`` is too. Names that are also ordinary words (Will, Hope,
+Brown), drug names and eponyms need 1–3. Negatives: an eponym before a
+clinical head noun (``Parkinson's disease``, ``Foley catheter``) and a drug
+name (``Allegra 180 mg``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from nlpbench.annotators.locations import SPECIALTIES, STATES, places
+from nlpbench.annotators.rules import Candidate, alternation, preceding, words
+
+_NAME = r"(?:(?:Mc|Mac|O'|O’|D'|D’)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)*|[A-Z]{2,}(?:[-'’][A-Z]{2,})*)"
+_PART = rf"(?:{_NAME}|[A-Z]\.)"
+_PARTICLE = r"(?:van|von|de|del|della|da|di|du|le|la|bin|ibn|al)"
+_SEQ = rf"{_PART}(?:[ \t]+(?:{_PARTICLE}[ \t]+)?{_PART}|,[ \t]*{_NAME}(?=[ \t]*(?:[A-Z]\.?)?[^\w,]|$)){{0,3}}"
+_TOKEN = re.compile(rf"{_NAME}|[A-Z]\.|{_PARTICLE}\b")
+_TITLE = re.compile(
+    r"\b(?P<title>Dr|Drs|DR|Mr|MR|Mrs|MRS|Ms|MS|Miss|MISS|Mx|Prof|PROF|Professor|Doctor|Nurse|Sister|Rev|Fr)"
+    rf"(?:\.[ \t]*|[ \t]+)(?P<seq>{_SEQ})"
+)
+_CREDENTIAL = re.compile(
+    r",?[ \t]+(?P<cred>M\.D\.|MD|D\.O\.|DO|R\.N\.|RN|NP|PA-C|PA|Ph\.D\.|PhD|MBBS|FACS|FACP|DNP|CNM|CRNA|LPN|"
+    r"PharmD|MSW|LCSW|LICSW|DDS|DMD|APRN|FNP|FNP-BC|ANP|MPH|RPh|CNS|PsyD|PT|DPT|OTR|RD|CCC-SLP)(?![\w-])"
+)
+_ROLE = re.compile(
+    r"\b(?P<cue>(?i:seen by|seen with|evaluated by|examined by|discussed with|spoke with|spoke to|d/w|referred by|"
+    r"referring physician|referring provider|attending physician|attending|resident|intern|fellow|pcp|"
+    r"primary care physician|primary care provider|primary care|surgeon|dictated by|signed by|"
+    r"electronically signed by|cosigned by|co-signed by|reviewed by|transcribed by|cc|c\.c\.|provider|physician|"
+    r"nurse|patient name|patient|pt name|pt|name|emergency contact|contact|nok|next of kin|daughter|son|wife|"
+    r"husband|mother|father|sister|brother|friend|partner|spouse|caregiver|guardian|accompanied by|"
+    r"consultant|consulting physician|oncologist|cardiologist|surgeon|radiologist|pathologist|therapist|"
+    r"interpreted by|read by|performed by|ordered by|requested by|dear|to|from|by|with))"
+    rf"\b[ \t]*[:\-]?[ \t]*(?P<seq>{_SEQ})"
+)
+#: Cues after which the first word must be a listed name (``by Tuesday``, ``Patient Active Problem List``).
+_WEAK_CUES = {
+    "by", "with", "to", "from", "dear", "pt", "pt name", "name", "patient", "patient name", "contact", "cc",
+    "provider", "physician", "nurse", "resident", "fellow", "intern", "c.c.",
+}  # fmt: skip
+_LAST_FIRST = re.compile(rf"\b(?P<last>{_NAME}),[ \t]*(?P<first>{_NAME})(?:[ \t]+(?P<middle>[A-Z]\.?|{_NAME}))?\b")
+_CAP_RUN = re.compile(rf"{_PART}(?:[ \t]+{_PART})+")
+_EPONYM_HEADS = (
+    "disease", "syndrome", "sign", "signs", "test", "maneuver", "manoeuvre", "reflex", "phenomenon", "palsy",
+    "lymphoma", "sarcoma", "tumor", "tumour", "score", "scale", "criteria", "classification", "procedure",
+    "operation", "fracture", "ulcer", "esophagus", "node", "nodes", "catheter", "tube", "monitor", "position",
+    "triad", "law", "cyst", "disorder", "anomaly", "ratio", "stain", "repair", "fundoplication", "pouch",
+    "diverticulum", "ring", "solution", "exam", "examination", "grade", "stage", "angle", "approach", "incision",
+    "point", "line", "body", "bodies", "cell", "cells", "space", "duct", "gland", "bag", "drain", "forceps",
+    "clamp", "retractor", "dementia", "thyroiditis", "ileitis", "encephalopathy", "aneurysm", "block",
+    "ultrasound", "study", "studies", "coma", "chorea", "deformity", "contracture", "neuroma", "tear", "lesion",
+    "malformation", "type", "tremor", "type",
+)  # fmt: skip
+_DOSE_AFTER = re.compile(
+    r"\s*(?:\d|(?:XR|XL|ER|SR|CR|HCT|ODT)\b|\(|(?:tablet|tab|capsule|cap|po|iv|im|sq|sc|daily|bid|tid|qid|prn|qhs)\b)",
+    re.IGNORECASE,
+)
+_STREET_BEFORE = re.compile(r"\d+\s+(?:[A-Z][a-z]+\.?\s+){1,3}$")
+
+
+@cache
+def _lexicons() -> dict[str, frozenset[str]]:
+    place_words = frozenset(s.lower() for s in STATES) | frozenset(w.lower() for s in SPECIALTIES for w in s.split())
+    return {
+        "first": words("first_names"),
+        "last": words("last_names"),
+        "ambiguous": words("ambiguous_names"),
+        "stop": words("capitalised_words") | place_words,
+        "drugs": words("drugs"),
+        "eponyms": words("eponyms"),
+    }
+
+
+@cache
+def _negative_patterns() -> tuple[re.Pattern, re.Pattern]:
+    lex = _lexicons()
+    eponym = re.compile(
+        rf"\b(?i:{alternation(lex['eponyms'])})(?:['’]s?)?(?:[ -](?i:{alternation(lex['eponyms'])})(?:['’]s?)?)?"
+        rf"[ -](?i:{alternation(_EPONYM_HEADS)})\b"
+    )
+    drug = re.compile(rf"\b(?i:{alternation(lex['drugs'])})\b")
+    return eponym, drug
+
+
+def find(text: str) -> list[Candidate]:
+    """Person-name candidates and the eponym and drug negatives."""
+    found = _negatives(text)
+    strong: list[Candidate] = []
+    for m in _TITLE.finditer(text):
+        if m.group("title") in ("Dr", "DR") and _STREET_BEFORE.search(preceding(text, m.start(), 40)):
+            continue  # "12 Elm Dr. Boston": a street, not a doctor
+        span = _accept(text, m.start("seq"), m.group("seq"), first_strict=False)
+        if span:
+            strong.append(Candidate(*span, "person_name", 95, claim=(m.start(), span[1])))
+    for m in _CREDENTIAL.finditer(text):
+        if re.match(r"\s+\d{5}", text[m.end() :]):
+            continue  # "Baltimore, MD 21201"
+        span = _before(text, m.start())
+        if span:
+            strong.append(Candidate(*span, "person_name", 93, claim=(span[0], m.end())))
+    for m in _ROLE.finditer(text):
+        weak = m.group("cue").lower() in _WEAK_CUES
+        span = _accept(text, m.start("seq"), m.group("seq"), first_strict=weak)
+        if span:
+            strong.append(Candidate(*span, "person_name", 80 if weak else 88))
+    for m in _LAST_FIRST.finditer(text):
+        if _is_last(m.group("last")) and _is_first(m.group("first")):
+            end = m.end("middle") if m.group("middle") and _namelike(m.group("middle")) else m.end("first")
+            strong.append(Candidate(m.start(), end, "person_name", 80))
+    strong.extend(_pairs(text))
+    found.extend(strong)
+    found.extend(_repeats(text, strong))
+    return found
+
+
+def _negatives(text: str) -> list[Candidate]:
+    eponym, drug = _negative_patterns()
+    found = [Candidate(m.start(), m.end(), None, 97) for m in eponym.finditer(text)]
+    for m in drug.finditer(text):
+        dosed = bool(_DOSE_AFTER.match(text, m.end()))
+        found.append(Candidate(m.start(), m.end(), None, 97 if dosed else 85))
+    return found
+
+
+def _clean(token: str) -> str:
+    return re.sub(r"['’]s$", "", token).lower()
+
+
+def _is_first(token: str) -> bool:
+    lex = _lexicons()
+    word = _clean(token)
+    return word in lex["first"] and word not in lex["ambiguous"] and word not in lex["stop"]
+
+
+def _is_last(token: str) -> bool:
+    lex = _lexicons()
+    word = _clean(token)
+    return word in lex["last"] and word not in lex["ambiguous"] and word not in lex["stop"]
+
+
+def _known(token: str) -> bool:
+    lex = _lexicons()
+    word = _clean(token)
+    return word in lex["first"] or word in lex["last"]
+
+
+def _namelike(token: str) -> bool:
+    """Could be part of a name next to stronger evidence: an initial, a listed name, or an unknown capitalised word."""
+    if re.fullmatch(r"[A-Z]\.?", token):
+        return True
+    lex = _lexicons()
+    word = _clean(token)
+    if token.isupper() and len(token) <= 4 and not _known(token):
+        return False  # an abbreviation: MRN, DOB, ICU
+    return word not in lex["stop"] and word not in lex["drugs"] and (_known(token) or word not in lex["ambiguous"])
+
+
+def _accept(text: str, start: int, seq: str, *, first_strict: bool) -> tuple[int, int] | None:
+    """The name at the front of ``seq`` (found at ``start``): name-like tokens until the first that is not.
+
+    With ``first_strict`` the first word must be a listed first name, or a listed surname that is not a place.
+    """
+    end = None
+    tokens = list(_TOKEN.finditer(seq))
+    for index, token in enumerate(tokens):
+        word = token.group()
+        if re.fullmatch(_PARTICLE, word):
+            continue
+        if index == 0 and first_strict and not (_is_first(word) or (_is_last(word) and not _is_place(word))):
+            return None
+        if not _namelike(word) or (index == 0 and len(tokens) == 1 and word.endswith(".")):
+            break
+        end = start + token.end() - (2 if re.search(r"['’]s$", word) else 0)
+    if end is None:
+        return None
+    return start, end
+
+
+_TAIL = re.compile(rf"(?:{_PART}[ \t]+){{0,3}}{_PART}$|{_NAME},[ \t]*{_NAME}(?:[ \t]+[A-Z]\.?)?$")
+
+
+def _before(text: str, end: int) -> tuple[int, int] | None:
+    """The name that ends at ``end`` (a credential follows): name-like tokens going left, on the same line."""
+    line = preceding(text, end, 60)
+    m = _TAIL.search(line)
+    if m is None:
+        return None
+    start = None
+    for token in reversed(list(re.finditer(_PART, m.group()))):
+        if not _namelike(token.group()):
+            break
+        start = end - len(line) + m.start() + token.start()
+    return None if start is None else (start, end)
+
+
+def _is_place(token: str) -> bool:
+    return _clean(token) in places()[0]
+
+
+def _pairs(text: str) -> list[Candidate]:
+    """First name + (initial) + surname from the lists, or first name + an unknown capitalised word."""
+    found = []
+    lex = _lexicons()
+    for run in _CAP_RUN.finditer(text):
+        tokens = list(re.finditer(_PART, run.group()))
+        i = 0
+        while i < len(tokens) - 1:
+            first = tokens[i].group()
+            if not _is_first(first):
+                i += 1
+                continue
+            j = i + 1
+            while j < len(tokens) - 1 and _middle(tokens[j].group()):
+                j += 1
+            last = tokens[j].group()
+            confidence = None
+            if _is_last(last):
+                confidence = 76
+            elif not _known(last) and _clean(last) not in lex["stop"] and _clean(last) not in lex["drugs"]:
+                confidence = 64 if _clean(last) not in lex["ambiguous"] else None
+            if confidence is not None and last.isupper() == first.isupper():
+                end = run.start() + tokens[j].end() - (2 if re.search(r"['’]s$", last) else 0)
+                found.append(Candidate(run.start() + tokens[i].start(), end, "person_name", confidence))
+                i = j + 1
+            else:
+                i += 1
+    return found
+
+
+def _middle(token: str) -> bool:
+    return bool(re.fullmatch(r"[A-Z]\.?", token)) or _is_first(token)
+
+
+def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
+    """Other occurrences of the words of names found with good evidence."""
+    lex = _lexicons()
+    seen = set()
+    for candidate in strong:
+        if candidate.confidence >= 76:
+            for token in _TOKEN.finditer(text, candidate.start, candidate.end):
+                word = token.group()
+                if len(word) > 2 and word.lower() not in lex["stop"] and not word.endswith("."):
+                    plain = re.sub(r"['’]s$", "", word)
+                    seen.update((plain, plain.upper(), plain.title()))
+    if not seen:
+        return []
+    pattern = re.compile(rf"\b(?:{alternation(seen)})\b(?!['’]s\s+(?i:{alternation(_EPONYM_HEADS)}))")
+    return [Candidate(m.start(), m.end(), "person_name", 78) for m in pattern.finditer(text)]
