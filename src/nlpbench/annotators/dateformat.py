@@ -39,8 +39,8 @@ def render(value: date, fmt: str) -> tuple[str, str]:
     """The text of ``value`` written in ``fmt``, and the format as the text shows it.
 
     A one-letter number token (``M``, ``D``) that renders two digits comes back
-    as its two-letter form, so that the returned format is the one an
-    annotator reading the text would give.
+    as its two-letter form, and ``MMM`` of May as ``MMMM``, so that the
+    returned format is the one an annotator reading the text would give.
     """
     pieces: list[str] = []
     shown: list[str] = []
@@ -51,7 +51,11 @@ def render(value: date, fmt: str) -> tuple[str, str]:
         token = match.group()
         text = _token_text(value, token)
         pieces.append(text)
-        shown.append(token * 2 if token in ("M", "D") and len(text) == 2 else token)
+        if token in ("M", "D") and len(text) == 2:
+            token *= 2
+        elif token == "MMM" and text == MONTHS[value.month - 1]:
+            token = "MMMM"  # May
+        shown.append(token)
         position = match.end()
     pieces.append(fmt[position:])
     shown.append(fmt[position:])

@@ -140,7 +140,7 @@ def _month_number(name: str) -> int:
 
 
 def _day_ok(day: str, month: int) -> bool:
-    number = int(day.rstrip("stndrh"))
+    number = int(day.lower().rstrip("stndrh"))
     return 1 <= number <= _MONTH_DAYS[month - 1]
 
 

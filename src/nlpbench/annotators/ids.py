@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from nlpbench.annotators.rules import Candidate, alternation
+from nlpbench.annotators.rules import Candidate, alternation, first_words, matches_at_words
 
 _NUMBER_WORDS = r"(?P<numword>\s*(?:(?:number|num|no|nbr|id)\b\.?|#))?"
 #: Cues that name an identifier on their own; other cue words need "number", "#" or ":" after them.
@@ -60,6 +60,7 @@ _CUED = re.compile(
     r"(?P<value>(?=[A-Z0-9-]*\d)[A-Z0-9](?:[A-Z0-9-]*[A-Z0-9])?)(?![\w-])",
     re.IGNORECASE,
 )
+_CUE_STARTS = first_words(_CUE_TYPE)
 _SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
 _SSN_SPACED = re.compile(
     r"(?<![\w-])(?:ssn|social security(?: number)?)\s*[:#]?\s*(?P<value>\d{3} \d{2} \d{4})\b", re.IGNORECASE
@@ -72,7 +73,7 @@ _LONG = re.compile(r"(?<![\w.,/-])(?=[A-Z0-9-]*\d{4})(?=[A-Z0-9-]{6,})[A-Z0-9]+(
 def find(text: str) -> list[Candidate]:
     """Identifier candidates, typed by cue where there is one."""
     found: list[Candidate] = []
-    for m in _CUED.finditer(text):
+    for m in matches_at_words(_CUED, text, _CUE_STARTS):
         value = m.group("value")
         if len(value) >= 3 and not value.isalpha():
             cue = m.group("cue").lower()

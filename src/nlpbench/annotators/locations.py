@@ -61,10 +61,9 @@ SPECIALTIES = (
 )  # fmt: skip
 _CAP = r"(?:[A-Z][a-z]+(?:['’-][A-Za-z]+)*|[A-Z]{2,}(?:['’-][A-Z]+)*|[A-Z]\.)"
 _CONNECT = r"(?:\s+(?:of|and|the|for|&|at|on)\b)*\s+"
-_HOSPITAL = re.compile(
-    rf"(?:(?:St\.?|Saint|ST\.?|SAINT)\s+)?(?:{_CAP}(?:'s)?{_CONNECT}){{0,5}}(?i:(?P<head>{alternation(_HOSPITAL_HEADS)}))\b"
-    rf"(?:\s+(?:of|for|at)\s+(?:the\s+)?{_CAP}(?:\s+{_CAP}){{0,3}})?"
-)
+_HOSPITAL_HEAD = re.compile(rf"\b(?i:{alternation(_HOSPITAL_HEADS)})\b")
+_HOSPITAL_BODY = re.compile(rf"(?:(?:St\.?|Saint|ST\.?|SAINT)\s+)?(?:{_CAP}(?:'s)?{_CONNECT}){{1,5}}$")
+_HOSPITAL_OF = re.compile(rf"\s+(?:of|for|at)\s+(?:the\s+)?{_CAP}(?:\s+{_CAP}){{0,3}}")
 _DEPARTMENT = re.compile(
     rf"\b(?:Department|Dept\.?|Division|DEPARTMENT|DIVISION)\s+of\s+(?:the\s+)?{_CAP}(?:(?:\s+|\s+and\s+|\s*&\s*){_CAP}){{0,3}}"
     rf"|\b(?:{alternation(SPECIALTIES)})(?:\s+(?:{alternation(SPECIALTIES)}))?\s+"
@@ -80,22 +79,19 @@ _STREET = re.compile(
 )
 _STATE_ABBR = alternation(STATES.values())
 _STATE_NAME = alternation(STATES)
-_CITY_STATE = re.compile(
-    rf"(?P<city>{_CAP}(?:[ -]{_CAP}){{0,3}}),\s*(?P<state>{_STATE_NAME}|{_STATE_ABBR}|[A-Z]\.[A-Z]\.)\b"
-    r"(?:,?\s+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-]))?"
-    rf"|(?P<city2>{_CAP}(?:[ -]{_CAP}){{0,3}})\s+(?P<state2>{_STATE_ABBR})\s+(?P<zip2>\d{{5}}(?:-\d{{4}})?)(?![\w-])"
-    rf"|\b(?P<state3>{_STATE_ABBR}),?\s+(?P<zip3>\d{{5}}(?:-\d{{4}})?)(?![\w-])"
-)
+_STATE = re.compile(rf"\b(?:{_STATE_NAME}|{_STATE_ABBR})\b")
+_CITY_BEFORE = re.compile(rf"(?P<city>{_CAP}(?:[ -]{_CAP}){{0,3}})(?P<comma>,)?[ \t]*\n?[ \t]*$")
+_ZIP_AFTER = re.compile(r",?\s+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])")
 _ZIP_CUE = re.compile(r"\b(?:zip|zip code|postal code|zipcode)\s*:?\s*(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])", re.I)
 _ROOM = re.compile(
     r"\b(?:Room|Rm\.?|Bed|Bay|Cubicle|ROOM|RM\.?|BED|room|rm\.?|bed)\s*(?:#|no\.?|number)?\s*"
     r"(?P<room>[A-Z]?\d{1,4}[A-Za-z]?(?:-[A-Z0-9]{1,4})?)(?![\w-])"
 )
-_ORGANIZATION = re.compile(
-    rf"(?:{_CAP}(?:,?\s+(?:and|&)\s+|-|,?\s+)){{1,4}}"
-    r"(?:Inc\.?|LLC|L\.L\.C\.|Corp\.?|Corporation|Company|Co\.|Ltd\.?|Group|Associates|Partners|PLC|LLP|"
+_ORGANIZATION_HEAD = re.compile(
+    r"\b(?:Inc\.?|LLC|L\.L\.C\.|Corp\.?|Corporation|Company|Co\.|Ltd\.?|Group|Associates|Partners|PLC|LLP|"
     r"Industries|Enterprises|Holdings|Systems|Solutions|Technologies|and Sons)(?![\w])"
 )
+_ORGANIZATION_BODY = re.compile(rf"(?:{_CAP}(?:,?\s+(?:and|&)\s+|-|,?\s+)){{1,4}}$")
 _EMPLOYER = re.compile(
     r"\b(?:works|worked|working|employed|retired)\s+(?:at|for|by|from)\s+(?:the\s+)?"
     rf"(?P<org>{_CAP}(?:\s+(?:{_CAP}|&|and))*)"
@@ -123,7 +119,7 @@ def _ambiguous() -> frozenset[str]:
 def find(text: str) -> list[Candidate]:
     """Location candidates, each with its ``locationType``."""
     found: list[Candidate] = []
-    for m in _HOSPITAL.finditer(text):
+    for m in _HOSPITAL_HEAD.finditer(text):
         found.extend(_hospital(text, m))
     for m in _DEPARTMENT.finditer(text):
         found.append(Candidate(m.start(), m.end(), "location", 88, "department"))
@@ -134,8 +130,11 @@ def find(text: str) -> list[Candidate]:
         found.append(Candidate(m.start("zip"), m.end("zip"), "location", 92, "zip"))
     for m in _ROOM.finditer(text):
         found.append(Candidate(m.start("room"), m.end("room"), "location", 86, "room", (m.start(), m.end())))
-    for m in _ORGANIZATION.finditer(text):
-        start, end = _trimmed(text, m.start(), m.end())
+    for head in _ORGANIZATION_HEAD.finditer(text):
+        m = _ORGANIZATION_BODY.search(text, max(0, head.start() - 60), head.start())
+        if m is None:
+            continue
+        start, end = _trimmed(text, m.start(), head.end())
         if end > start:
             found.append(Candidate(start, end, "location", 80, "organization"))
     for m in _EMPLOYER.finditer(text):
@@ -154,37 +153,47 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _hospital(text: str, m: re.Match) -> list[Candidate]:
-    start, end = _trimmed(text, m.start(), m.end())
-    body = text[start : m.start("head")].strip()
-    if not body and m.end() == m.end("head"):
+def _hospital(text: str, head: re.Match) -> list[Candidate]:
+    """Capitalised words before a hospital head, and ``of …`` after it."""
+    window = max(0, head.start() - 80)
+    body = _HOSPITAL_BODY.search(text, window, head.start())
+    after = _HOSPITAL_OF.match(text, head.end())
+    end = after.end() if after else head.end()
+    if body is None and after is None:
         return []  # "the Hospital", "Clinic" alone
+    start, end = _trimmed(text, body.start() if body else head.start(), end)
+    before = re.findall(r"[A-Za-z]+", text[start : head.start()])
+    if not before and after is None:
+        return []
     specialty = set(SPECIALTIES)
-    words_before = re.findall(r"[A-Za-z]+", body)
-    if words_before and all(w in specialty or w.title() in specialty or w in ("and",) for w in words_before):
+    if before and all(w in specialty or w.title() in specialty or w == "and" for w in before):
         return [Candidate(start, end, "location", 86, "department")]
     return [Candidate(start, end, "location", 90, "hospital")]
 
 
 def _city_state_zip(text: str) -> list[Candidate]:
+    """``City, ST 12345``, ``City, State``, ``City ST 12345`` and ``ST 12345``."""
     found = []
     suffixes = words("street_suffixes")
-    for m in _CITY_STATE.finditer(text):
-        for city, state, zip_code in (("city", "state", "zip"), ("city2", "state2", "zip2"), (None, "state3", "zip3")):
-            if m.group(state) is None:
-                continue
-            if city is not None:
-                start, end = _trimmed(text, m.start(city), m.end(city))
-                tail = text[start:end].split()
-                # "12 Elm St Boston MA": the city starts after the street suffix
-                for index, word in enumerate(tail):
-                    if word.strip(".,").lower() in suffixes and index < len(tail) - 1:
-                        start = text.index(tail[index + 1], start)
-                if end > start:
-                    found.append(Candidate(start, end, "location", 88, "city"))
-            found.append(Candidate(m.start(state), m.end(state), "location", 92, "state"))
-            if m.group(zip_code):
-                found.append(Candidate(m.start(zip_code), m.end(zip_code), "location", 95, "zip"))
+    for state in _STATE.finditer(text):
+        zip_code = _ZIP_AFTER.match(text, state.end())
+        city = _CITY_BEFORE.search(text, max(0, state.start() - 60), state.start())
+        if city and not (city.group("comma") or zip_code):
+            city = None
+        if city is None and zip_code is None:
+            continue
+        if city is not None:
+            start, end = _trimmed(text, city.start("city"), city.end("city"))
+            tail = text[start:end].split()
+            # "12 Elm St Boston MA": the city starts after the street suffix
+            for index, word in enumerate(tail[:-1]):
+                if word.strip(".,").lower() in suffixes:
+                    start = text.index(tail[index + 1], start)
+            if end > start:
+                found.append(Candidate(start, end, "location", 88, "city"))
+        found.append(Candidate(state.start(), state.end(), "location", 92, "state"))
+        if zip_code:
+            found.append(Candidate(zip_code.start("zip"), zip_code.end("zip"), "location", 95, "zip"))
     return found
 
 

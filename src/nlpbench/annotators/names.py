@@ -24,7 +24,15 @@ import re
 from functools import cache
 
 from nlpbench.annotators.locations import SPECIALTIES, STATES, places
-from nlpbench.annotators.rules import Candidate, alternation, preceding, words
+from nlpbench.annotators.rules import (
+    Candidate,
+    alternation,
+    first_words,
+    matches_at_words,
+    preceding,
+    word_tokens,
+    words,
+)
 
 _NAME = r"(?:(?:Mc|Mac|O'|O’|D'|D’)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)*|[A-Z]{2,}(?:[-'’][A-Z]{2,})*)"
 _PART = rf"(?:{_NAME}|[A-Z]\.)"
@@ -39,18 +47,87 @@ _CREDENTIAL = re.compile(
     r",?[ \t]+(?P<cred>M\.D\.|MD|D\.O\.|DO|R\.N\.|RN|NP|PA-C|PA|Ph\.D\.|PhD|MBBS|FACS|FACP|DNP|CNM|CRNA|LPN|"
     r"PharmD|MSW|LCSW|LICSW|DDS|DMD|APRN|FNP|FNP-BC|ANP|MPH|RPh|CNS|PsyD|PT|DPT|OTR|RD|CCC-SLP)(?![\w-])"
 )
+_ROLE_CUES = [
+    "seen by",
+    "seen with",
+    "evaluated by",
+    "examined by",
+    "discussed with",
+    "spoke with",
+    "spoke to",
+    "d/w",
+    "referred by",
+    "referring physician",
+    "referring provider",
+    "attending physician",
+    "attending",
+    "resident",
+    "intern",
+    "fellow",
+    "pcp",
+    "primary care physician",
+    "primary care provider",
+    "primary care",
+    "surgeon",
+    "dictated by",
+    "signed by",
+    "electronically signed by",
+    "cosigned by",
+    "co-signed by",
+    "reviewed by",
+    "transcribed by",
+    "cc",
+    "c.c.",
+    "provider",
+    "physician",
+    "nurse",
+    "patient name",
+    "patient",
+    "pt name",
+    "pt",
+    "name",
+    "emergency contact",
+    "contact",
+    "nok",
+    "next of kin",
+    "daughter",
+    "son",
+    "wife",
+    "husband",
+    "mother",
+    "father",
+    "sister",
+    "brother",
+    "friend",
+    "partner",
+    "spouse",
+    "caregiver",
+    "guardian",
+    "accompanied by",
+    "consultant",
+    "consulting physician",
+    "oncologist",
+    "cardiologist",
+    "radiologist",
+    "pathologist",
+    "therapist",
+    "interpreted by",
+    "read by",
+    "performed by",
+    "ordered by",
+    "requested by",
+    "dear",
+    "to",
+    "from",
+    "by",
+    "with",
+]
 _ROLE = re.compile(
-    r"\b(?P<cue>(?i:seen by|seen with|evaluated by|examined by|discussed with|spoke with|spoke to|d/w|referred by|"
-    r"referring physician|referring provider|attending physician|attending|resident|intern|fellow|pcp|"
-    r"primary care physician|primary care provider|primary care|surgeon|dictated by|signed by|"
-    r"electronically signed by|cosigned by|co-signed by|reviewed by|transcribed by|cc|c\.c\.|provider|physician|"
-    r"nurse|patient name|patient|pt name|pt|name|emergency contact|contact|nok|next of kin|daughter|son|wife|"
-    r"husband|mother|father|sister|brother|friend|partner|spouse|caregiver|guardian|accompanied by|"
-    r"consultant|consulting physician|oncologist|cardiologist|surgeon|radiologist|pathologist|therapist|"
-    r"interpreted by|read by|performed by|ordered by|requested by|dear|to|from|by|with))"
+    rf"\b(?P<cue>(?i:{alternation(_ROLE_CUES)}))"
     rf"\b[ \t]*[:\-]?[ \t]*(?P<seq>{_SEQ})"
 )
 #: Cues after which the first word must be a listed name (``by Tuesday``, ``Patient Active Problem List``).
+_ROLE_STARTS = first_words(_ROLE_CUES)
 _WEAK_CUES = {
     "by", "with", "to", "from", "dear", "pt", "pt name", "name", "patient", "patient name", "contact", "cc",
     "provider", "physician", "nurse", "resident", "fellow", "intern", "c.c.",
@@ -68,6 +145,7 @@ _EPONYM_HEADS = (
     "ultrasound", "study", "studies", "coma", "chorea", "deformity", "contracture", "neuroma", "tear", "lesion",
     "malformation", "type", "tremor", "type",
 )  # fmt: skip
+_HEADS = frozenset(_EPONYM_HEADS)
 _DOSE_AFTER = re.compile(
     r"\s*(?:\d|(?:XR|XL|ER|SR|CR|HCT|ODT)\b|\(|(?:tablet|tab|capsule|cap|po|iv|im|sq|sc|daily|bid|tid|qid|prn|qhs)\b)",
     re.IGNORECASE,
@@ -88,17 +166,6 @@ def _lexicons() -> dict[str, frozenset[str]]:
     }
 
 
-@cache
-def _negative_patterns() -> tuple[re.Pattern, re.Pattern]:
-    lex = _lexicons()
-    eponym = re.compile(
-        rf"\b(?i:{alternation(lex['eponyms'])})(?:['’]s?)?(?:[ -](?i:{alternation(lex['eponyms'])})(?:['’]s?)?)?"
-        rf"[ -](?i:{alternation(_EPONYM_HEADS)})\b"
-    )
-    drug = re.compile(rf"\b(?i:{alternation(lex['drugs'])})\b")
-    return eponym, drug
-
-
 def find(text: str) -> list[Candidate]:
     """Person-name candidates and the eponym and drug negatives."""
     found = _negatives(text)
@@ -115,7 +182,7 @@ def find(text: str) -> list[Candidate]:
         span = _before(text, m.start())
         if span:
             strong.append(Candidate(*span, "person_name", 93, claim=(span[0], m.end())))
-    for m in _ROLE.finditer(text):
+    for m in matches_at_words(_ROLE, text, _ROLE_STARTS):
         weak = m.group("cue").lower() in _WEAK_CUES
         span = _accept(text, m.start("seq"), m.group("seq"), first_strict=weak)
         if span:
@@ -131,11 +198,22 @@ def find(text: str) -> list[Candidate]:
 
 
 def _negatives(text: str) -> list[Candidate]:
-    eponym, drug = _negative_patterns()
-    found = [Candidate(m.start(), m.end(), None, 97) for m in eponym.finditer(text)]
-    for m in drug.finditer(text):
-        dosed = bool(_DOSE_AFTER.match(text, m.end()))
-        found.append(Candidate(m.start(), m.end(), None, 97 if dosed else 85))
+    lex = _lexicons()
+    heads = _HEADS
+    found = []
+    tokens = word_tokens(text)
+    for index, (start, end, word) in enumerate(tokens):
+        lower = word.lower()
+        if lower in lex["drugs"]:
+            dosed = bool(_DOSE_AFTER.match(text, end))
+            found.append(Candidate(start, end, None, 97 if dosed else 85))
+        stem = re.sub(r"['’]s?$", "", lower)
+        if stem in lex["eponyms"]:
+            # "Parkinson's disease", "Guillain-Barre syndrome", "Foley catheter": up to two more words to a head
+            for ahead in tokens[index + 1 : index + 3]:
+                if ahead[2].lower() in heads:
+                    found.append(Candidate(start, ahead[1], None, 97))
+                    break
     return found
 
 
@@ -249,17 +327,21 @@ def _middle(token: str) -> bool:
 
 
 def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
-    """Other occurrences of the words of names found with good evidence."""
+    """Other occurrences of the words of names found with good evidence (not before an eponym's head noun)."""
     lex = _lexicons()
     seen = set()
     for candidate in strong:
         if candidate.confidence >= 76:
             for token in _TOKEN.finditer(text, candidate.start, candidate.end):
-                word = token.group()
+                word = re.sub(r"['’]s$", "", token.group())
                 if len(word) > 2 and word.lower() not in lex["stop"] and not word.endswith("."):
-                    plain = re.sub(r"['’]s$", "", word)
-                    seen.update((plain, plain.upper(), plain.title()))
-    if not seen:
-        return []
-    pattern = re.compile(rf"\b(?:{alternation(seen)})\b(?!['’]s\s+(?i:{alternation(_EPONYM_HEADS)}))")
-    return [Candidate(m.start(), m.end(), "person_name", 78) for m in pattern.finditer(text)]
+                    seen.add(word.lower())
+    found = []
+    tokens = word_tokens(text)
+    for index, (start, _, word) in enumerate(tokens):
+        plain = re.sub(r"['’]s$", "", word)
+        if plain.lower() in seen and word[0].isupper() and (plain.istitle() or plain.isupper() or "-" in plain):
+            after = tokens[index + 1][2].lower() if index + 1 < len(tokens) else ""
+            if not (plain != word and after in _HEADS):
+                found.append(Candidate(start, start + len(plain), "person_name", 78))
+    return found

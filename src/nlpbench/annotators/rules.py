@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from nlpbench.model import Annotation, Span, phi_type
@@ -84,6 +84,32 @@ def words(name: str) -> frozenset[str]:
     """A word list of ``lexicons/`` (see its LICENSES.md), one entry a line, lower-cased."""
     content = (resources.files("nlpbench.annotators") / "lexicons" / f"{name}.txt").read_text(encoding="utf-8")
     return frozenset(line.strip().lower() for line in content.splitlines() if line.strip())
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
+
+
+@lru_cache(maxsize=4)
+def word_tokens(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, word)`` of every word of letters (with inner apostrophes and hyphens), cached per text."""
+    return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+
+
+def first_words(phrases: Iterable[str]) -> frozenset[str]:
+    """The lower-cased first word of each phrase, to find where a cue may start."""
+    return frozenset(_WORD.match(p).group().lower() for p in phrases if _WORD.match(p))
+
+
+def matches_at_words(pattern: re.Pattern, text: str, starts: frozenset[str]) -> list[re.Match]:
+    """Matches of ``pattern`` tried only where a word in ``starts`` begins (much faster than a full scan)."""
+    found, end = [], 0
+    for start, _, word in word_tokens(text):
+        if start >= end and word.lower() in starts:
+            m = pattern.match(text, start)
+            if m:
+                found.append(m)
+                end = m.end()
+    return found
 
 
 def alternation(values: Iterable[str]) -> str:
