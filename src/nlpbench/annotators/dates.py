@@ -183,9 +183,14 @@ def _weekdays_alone(text: str) -> list[Candidate]:
     return found
 
 
+_VERSION = re.compile(r"\b(?:v|version|ver|release)\.?\s*$", re.IGNORECASE)
+
+
 def _numeric(text: str) -> list[Candidate]:
     found = []
     for m in _NUMERIC.finditer(text):
+        if _VERSION.search(preceding(text, m.start(), 12)):
+            continue
         a, b, sep = int(m.group("a")), int(m.group("b")), m.group("s")
         month_first = 1 <= a <= 12 and 1 <= b <= _MONTH_DAYS[a - 1]
         day_first = 1 <= b <= 12 and 1 <= a <= _MONTH_DAYS[b - 1]

@@ -63,7 +63,7 @@ _CAP = r"(?:[A-Z][a-z]+(?:['’-][A-Za-z]+)*|[A-Z]{2,}(?:['’-][A-Z]+)*|[A-Z]\.
 _CONNECT = r"(?:\s+(?:of|and|the|for|&|at|on)\b)*\s+"
 _HOSPITAL_HEAD = re.compile(rf"\b(?i:{alternation(_HOSPITAL_HEADS)})\b")
 _HOSPITAL_BODY = re.compile(rf"(?:(?:St\.?|Saint|ST\.?|SAINT)\s+)?(?:{_CAP}(?:'s)?{_CONNECT}){{1,5}}$")
-_HOSPITAL_OF = re.compile(rf"\s+(?:of|for|at)\s+(?:the\s+)?{_CAP}(?:\s+{_CAP}){{0,3}}")
+_HOSPITAL_OF = re.compile(rf"\s+(?:of|for|at)\s+(?:the\s+)?{_CAP}(?:{_CONNECT}{_CAP}){{0,3}}")
 _DEPARTMENT = re.compile(
     rf"\b(?:Department|Dept\.?|Division|DEPARTMENT|DIVISION)\s+of\s+(?:the\s+)?{_CAP}(?:(?:\s+|\s+and\s+|\s*&\s*){_CAP}){{0,3}}"
     rf"|\b(?:{alternation(SPECIALTIES)})(?:\s+(?:{alternation(SPECIALTIES)}))?\s+"
@@ -161,7 +161,7 @@ def _hospital(text: str, head: re.Match) -> list[Candidate]:
     end = after.end() if after else head.end()
     if body is None and after is None:
         return []  # "the Hospital", "Clinic" alone
-    start, end = _trimmed(text, body.start() if body else head.start(), end)
+    start = _trimmed(text, body.start(), head.start())[0] if body else head.start()
     before = re.findall(r"[A-Za-z]+", text[start : head.start()])
     if not before and after is None:
         return []
@@ -220,7 +220,7 @@ def _lexicon_places(text: str) -> list[Candidate]:
                     or (j - i == 1 and name.lower() in ambiguous)
                 )
                 if not unsure or cued:
-                    base = {"state": 80, "country": 80, "city": 64}[subtype]
+                    base = {"state": 72, "country": 72, "city": 64}[subtype]
                     found.append(Candidate(start, end, "location", base + (12 if cued else 0), subtype))
                 i = j - 1
                 break

@@ -265,6 +265,8 @@ def _accept(text: str, start: int, seq: str, *, first_strict: bool) -> tuple[int
             return None
         if not _namelike(word) or (index == 0 and len(tokens) == 1 and word.endswith(".")):
             break
+        if index > 1 and word.isupper() and len(word) > 1 and not _known(word):
+            break  # capitals going on past a name: "MRS. PATRICIA KOWALSKI ARRIVED"
         end = start + token.end() - (2 if re.search(r"['’]s$", word) else 0)
     if end is None:
         return None
@@ -337,9 +339,12 @@ def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
                 if len(word) > 2 and word.lower() not in lex["stop"] and not word.endswith("."):
                     seen.add(word.lower())
     found = []
+    covered = sorted((c.start, c.end) for c in strong)
     tokens = word_tokens(text)
     for index, (start, _, word) in enumerate(tokens):
         plain = re.sub(r"['’]s$", "", word)
+        if any(s <= start < e for s, e in covered):
+            continue
         if plain.lower() in seen and word[0].isupper() and (plain.istitle() or plain.isupper() or "-" in plain):
             after = tokens[index + 1][2].lower() if index + 1 < len(tokens) else ""
             if not (plain != word and after in _HEADS):
