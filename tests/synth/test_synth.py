@@ -1,13 +1,16 @@
 """Synthetic notes: determinism, valid gold, every format, the shipped dataset, the CLI."""
 
+import json
 from collections import Counter
 from datetime import date
+from importlib import resources
+from importlib.metadata import version
 
 import pytest
 
 from nlpbench import formats
 from nlpbench.annotators.dateformat import render
-from nlpbench.synth import dump, generate
+from nlpbench.synth import EMBEDDED_NOTES, EMBEDDED_SEED, dump, embedded, embedded_header, generate
 from nlpbench.synth.templates import NOTE_TYPES
 from tests.formats.helpers import spans_and_types
 
@@ -95,3 +98,39 @@ def _spans(document, name):
     if dropped:  # i2b2 XML has no dateFormat; brat attribute values cannot hold spaces
         return sorted((parts, label, tuple(kv for kv in typed if not dropped(*kv))) for parts, label, typed in kept)
     return kept
+
+
+def test_embedded_dataset_is_shipped_and_reproducible():
+    documents = embedded()
+    header = embedded_header()
+    assert len(documents) == EMBEDDED_NOTES >= 300
+    assert header == {"seed": EMBEDDED_SEED, "notes": EMBEDDED_NOTES, "faker": header["faker"]}
+    assert all(d.span_problem() is None for d in documents)
+    if header["faker"] != version("faker"):
+        pytest.skip(f"Faker {version('faker')} installed; the dataset was made with Faker {header['faker']}")
+    shipped = (resources.files("nlpbench.synth") / "data" / "embedded.jsonl.gz").read_bytes()
+    assert dump(generate(EMBEDDED_NOTES, EMBEDDED_SEED), EMBEDDED_SEED, EMBEDDED_NOTES) == shipped
+
+
+def test_cli_writes_the_same_file_for_the_same_seed(cli, tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    result = cli("synth", "--notes", "6", "--seed", "5", "--format", "sandbox-bundles", first)
+    assert result.exit_code == 0, result.output
+    assert "wrote 6 notes" in result.stdout and "profession and age annotations left out" in result.stdout
+    cli("synth", "--notes", "6", "--seed", "5", second)
+    assert first.read_bytes() == second.read_bytes()
+    bundles = json.loads(first.read_text())["patient_bundles"]
+    assert sum(len(b["note_bundles"]) for b in bundles) == 6
+
+
+def test_cli_i2b2_keeps_profession_and_age_and_embedded_writes_300(cli, tmp_path):
+    result = cli("synth", "-n", "3", "-s", "1", "-f", "i2b2", tmp_path / "xml")
+    assert result.exit_code == 0 and "age" in result.stdout
+    assert len(list((tmp_path / "xml").glob("*.xml"))) == 3
+    result = cli("synth", "--embedded", tmp_path / "embedded.json")
+    assert result.exit_code == 0 and f"wrote {EMBEDDED_NOTES} notes" in result.stdout
+
+
+def test_cli_bad_format_is_one_line_error(cli, tmp_path):
+    result = cli("synth", "-f", "nope", tmp_path / "x")
+    assert result.exit_code == 2 and "unknown format 'nope'" in result.stderr
