@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from nlpbench.annotators.dateformat import literal
-from nlpbench.annotators.rules import UNIT, Candidate, following, preceding
+from nlpbench.annotators.rules import UNIT, Candidate, following, matches_at_words, preceding
 
 _MONTH = (
     r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -67,6 +67,58 @@ _NEGATIVES = (
     # ratios and doses with a unit: 5/325 mg, 1/2 tablet, 0.5-1 mg
     re.compile(r"(?<![\w/])\d+(?:\.\d+)?(?:[/-]\d+(?:\.\d+)?)+" + UNIT.pattern),
 )
+_MONTH_WORDS = frozenset(
+    [
+        "jan",
+        "january",
+        "feb",
+        "february",
+        "mar",
+        "march",
+        "apr",
+        "april",
+        "may",
+        "jun",
+        "june",
+        "jul",
+        "july",
+        "aug",
+        "august",
+        "sep",
+        "sept",
+        "september",
+        "oct",
+        "october",
+        "nov",
+        "november",
+        "dec",
+        "december",
+    ]
+)
+_WEEKDAY_WORDS = frozenset(
+    [
+        "mon",
+        "monday",
+        "tue",
+        "tues",
+        "tuesday",
+        "wed",
+        "wednesday",
+        "thu",
+        "thur",
+        "thurs",
+        "thursday",
+        "fri",
+        "friday",
+        "sat",
+        "saturday",
+        "sun",
+        "sunday",
+    ]
+)
+_SEASON_WORDS = frozenset({"spring", "summer", "fall", "autumn", "winter"})
+_HOLIDAY_WORDS = frozenset({"christmas", "thanksgiving", "easter", "new", "memorial", "labor", "independence",
+                            "veterans", "veteran's", "halloween", "fourth"})  # fmt: skip
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _FULL_MONTHS = {
     "january", "february", "march", "april", "may", "june", "july",
@@ -78,23 +130,24 @@ _AMBIGUOUS = {"may", "march", "mar", "jan", "jun", "aug", "sat", "sun", "wed"}
 def find(text: str) -> list[Candidate]:
     """Date candidates and the negatives that keep numbers in doses, pressures and scores from being dates."""
     found: list[Candidate] = [Candidate(m.start(), m.end(), None, 96) for p in _NEGATIVES for m in p.finditer(text)]
-    for pattern, confidence in ((_MONTH_FIRST, 94), (_DAY_FIRST, 94)):
-        for m in pattern.finditer(text):
+    month_first = matches_at_words(_MONTH_FIRST, text, _MONTH_WORDS | _WEEKDAY_WORDS)
+    for matches, confidence in ((month_first, 94), (_DAY_FIRST.finditer(text), 94)):
+        for m in matches:
             if _day_ok(m.group("day"), _month_number(m.group("mon"))) and _not_quantity(text, m.end()):
                 year = m.groupdict().get("year") or m.groupdict().get("year2")
                 if year is None and not _capitalised(m.group("mon")):
                     continue
                 found.append(_date(m, text, confidence - (8 if year is None else 0)))
-    for m in _MONTH_YEAR.finditer(text):
+    for m in matches_at_words(_MONTH_YEAR, text, _MONTH_WORDS):
         if _not_quantity(text, m.end()) and (_capitalised(m.group("mon")) or m.group("year")[0] != "'"):
             found.append(_date(m, text, 90))
     found.extend(_months_alone(text))
     found.extend(_weekdays_alone(text))
     found.extend(_numeric(text))
     found.extend(_years(text))
-    for m in _SEASON.finditer(text):
+    for m in matches_at_words(_SEASON, text, _SEASON_WORDS):
         found.append(_date(m, text, 88))
-    for m in _HOLIDAY.finditer(text):
+    for m in matches_at_words(_HOLIDAY, text, _HOLIDAY_WORDS):
         found.append(_date(m, text, 80))
     return found
 
@@ -159,7 +212,7 @@ def _cued(text: str, start: int) -> bool:
 def _months_alone(text: str) -> list[Candidate]:
     """A capitalised month name on its own; May, March and abbreviations need a cue before them."""
     found = []
-    for m in _MONTH_ALONE.finditer(text):
+    for m in matches_at_words(_MONTH_ALONE, text, _MONTH_WORDS):
         word = m.group("mon").lower()
         if not _capitalised(m.group("mon")):
             continue
@@ -173,7 +226,7 @@ def _months_alone(text: str) -> list[Candidate]:
 
 def _weekdays_alone(text: str) -> list[Candidate]:
     found = []
-    for m in _WEEKDAY_ALONE.finditer(text):
+    for m in matches_at_words(_WEEKDAY_ALONE, text, _WEEKDAY_WORDS):
         word = m.group("wd")
         full = word.lower().endswith("day")
         if full and (_capitalised(word) or _cued(text, m.start())):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from nlpbench.annotators.rules import Candidate, alternation, preceding, words
+from nlpbench.annotators.rules import Candidate, alternation, first_words, matches_at_words, preceding, words
 
 STATES = {
     "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA", "Colorado": "CO",
@@ -96,6 +96,12 @@ _EMPLOYER = re.compile(
     r"\b(?:works|worked|working|employed|retired)\s+(?:at|for|by|from)\s+(?:the\s+)?"
     rf"(?P<org>{_CAP}(?:\s+(?:{_CAP}|&|and))*)"
 )
+_HOSPITAL_STARTS = first_words(_HOSPITAL_HEADS)
+_ZIP_STARTS = frozenset({"zip", "zipcode", "postal"})
+_ROOM_STARTS = frozenset({"room", "rm", "bed", "bay", "cubicle"})
+_STATE_STARTS = first_words(STATES) | frozenset(abbreviation.lower() for abbreviation in STATES.values())
+_DEPARTMENT_STARTS = first_words(("department", "dept", "division", *SPECIALTIES))
+_EMPLOYER_STARTS = frozenset({"works", "worked", "working", "employed", "retired"})
 _PLACE_CUE = re.compile(
     r"\b(?:in|from|to|near|at|of|visiting|visited|outside|around|lives in|resides in|born in|moved to|"
     r"native of|emigrated from|immigrated from|traveled to|travelled to|returned from|trip to|home in)\s+$",
@@ -119,16 +125,16 @@ def _ambiguous() -> frozenset[str]:
 def find(text: str) -> list[Candidate]:
     """Location candidates, each with its ``locationType``."""
     found: list[Candidate] = []
-    for m in _HOSPITAL_HEAD.finditer(text):
+    for m in matches_at_words(_HOSPITAL_HEAD, text, _HOSPITAL_STARTS):
         found.extend(_hospital(text, m))
-    for m in _DEPARTMENT.finditer(text):
+    for m in matches_at_words(_DEPARTMENT, text, _DEPARTMENT_STARTS):
         found.append(Candidate(m.start(), m.end(), "location", 88, "department"))
     for m in _STREET.finditer(text):
         found.append(Candidate(m.start(), m.end(), "location", 92, "street"))
     found.extend(_city_state_zip(text))
-    for m in _ZIP_CUE.finditer(text):
+    for m in matches_at_words(_ZIP_CUE, text, _ZIP_STARTS):
         found.append(Candidate(m.start("zip"), m.end("zip"), "location", 92, "zip"))
-    for m in _ROOM.finditer(text):
+    for m in matches_at_words(_ROOM, text, _ROOM_STARTS):
         found.append(Candidate(m.start("room"), m.end("room"), "location", 86, "room", (m.start(), m.end())))
     for head in _ORGANIZATION_HEAD.finditer(text):
         m = _ORGANIZATION_BODY.search(text, max(0, head.start() - 60), head.start())
@@ -137,7 +143,7 @@ def find(text: str) -> list[Candidate]:
         start, end = _trimmed(text, m.start(), head.end())
         if end > start:
             found.append(Candidate(start, end, "location", 80, "organization"))
-    for m in _EMPLOYER.finditer(text):
+    for m in matches_at_words(_EMPLOYER, text, _EMPLOYER_STARTS):
         found.append(Candidate(m.start("org"), m.end("org"), "location", 70, "organization"))
     found.extend(_lexicon_places(text))
     return found
@@ -175,7 +181,7 @@ def _city_state_zip(text: str) -> list[Candidate]:
     """``City, ST 12345``, ``City, State``, ``City ST 12345`` and ``ST 12345``."""
     found = []
     suffixes = words("street_suffixes")
-    for state in _STATE.finditer(text):
+    for state in matches_at_words(_STATE, text, _STATE_STARTS):
         zip_code = _ZIP_AFTER.match(text, state.end())
         city = _CITY_BEFORE.search(text, max(0, state.start() - 60), state.start())
         if city and not (city.group("comma") or zip_code):

@@ -30,6 +30,7 @@ from nlpbench.annotators.rules import (
     first_words,
     matches_at_words,
     preceding,
+    without_possessive,
     word_tokens,
     words,
 )
@@ -207,7 +208,7 @@ def _negatives(text: str) -> list[Candidate]:
         if lower in lex["drugs"]:
             dosed = bool(_DOSE_AFTER.match(text, end))
             found.append(Candidate(start, end, None, 97 if dosed else 85))
-        stem = re.sub(r"['’]s?$", "", lower)
+        stem = without_possessive(lower).rstrip("'’")
         if stem in lex["eponyms"]:
             # "Parkinson's disease", "Guillain-Barre syndrome", "Foley catheter": up to two more words to a head
             for ahead in tokens[index + 1 : index + 3]:
@@ -339,12 +340,14 @@ def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
                 if len(word) > 2 and word.lower() not in lex["stop"] and not word.endswith("."):
                     seen.add(word.lower())
     found = []
-    covered = sorted((c.start, c.end) for c in strong)
+    covered = bytearray(len(text) + 1)
+    for candidate in strong:
+        covered[candidate.start : candidate.end] = b"\x01" * (candidate.end - candidate.start)
     tokens = word_tokens(text)
     for index, (start, _, word) in enumerate(tokens):
-        plain = re.sub(r"['’]s$", "", word)
-        if any(s <= start < e for s, e in covered):
+        if covered[start]:
             continue
+        plain = without_possessive(word)
         if plain.lower() in seen and word[0].isupper() and (plain.istitle() or plain.isupper() or "-" in plain):
             after = tokens[index + 1][2].lower() if index + 1 < len(tokens) else ""
             if not (plain != word and after in _HEADS):

@@ -19,6 +19,7 @@ silences what it overlaps, and a phone number beats a date read inside it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,12 +53,15 @@ def resolve(candidates: Iterable[Candidate]) -> list[Candidate]:
     """
     ranked = sorted(candidates, key=lambda c: (-c.confidence, -(c.end - c.start), c.start, c.end, c.label or ""))
     kept: list[Candidate] = []
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the kept extents, disjoint, sorted by start
+    ends: list[int] = []
     for candidate in ranked:
         start, end = candidate.extent
-        if end <= start or any(start < e and s < end for s, e in taken):
+        index = bisect.bisect_right(starts, start)
+        if end <= start or (index and ends[index - 1] > start) or (index < len(starts) and starts[index] < end):
             continue
-        taken.append((start, end))
+        starts.insert(index, start)
+        ends.insert(index, end)
         kept.append(candidate)
     return sorted((c for c in kept if c.label is not None), key=lambda c: (c.start, c.end, c.label))
 
@@ -93,6 +97,11 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 def word_tokens(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, word)`` of every word of letters (with inner apostrophes and hyphens), cached per text."""
     return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+
+
+def without_possessive(word: str) -> str:
+    """``Smith's`` → ``Smith``."""
+    return word[:-2] if word.endswith(("'s", "’s")) else word
 
 
 def first_words(phrases: Iterable[str]) -> frozenset[str]:
