@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from nlpbench.annotators.locations import SPECIALTIES, STATES, places
+from nlpbench.annotators.locations import SPECIALTIES, places
 from nlpbench.annotators.rules import (
     Candidate,
     alternation,
@@ -38,7 +38,8 @@ from nlpbench.annotators.rules import (
 _NAME = r"(?:(?:Mc|Mac|O'|O’|D'|D’)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)*|[A-Z]{2,}(?:[-'’][A-Z]{2,})*)"
 _PART = rf"(?:{_NAME}|[A-Z]\.)"
 _PARTICLE = r"(?:van|von|de|del|della|da|di|du|le|la|bin|ibn|al)"
-_SEQ = rf"{_PART}(?:[ \t]+(?:{_PARTICLE}[ \t]+)?{_PART}|,[ \t]*{_NAME}(?=[ \t]*(?:[A-Z]\.?)?[^\w,]|$)){{0,3}}"
+#: A name after a cue: "Last, First M." or up to four parts joined by single spaces (more is a column gap).
+_SEQ = rf"(?:{_NAME}, ?{_NAME}(?: {_PART})?(?![\w-])|{_PART}(?: (?:{_PARTICLE} )?{_PART}){{0,3}})"
 _TOKEN = re.compile(rf"{_NAME}|[A-Z]\.|{_PARTICLE}\b")
 _TITLE = re.compile(
     r"\b(?P<title>Dr|Drs|DR|Mr|MR|Mrs|MRS|Ms|MS|Miss|MISS|Mx|Prof|PROF|Professor|Doctor|Nurse|Sister|Rev|Fr)"
@@ -95,6 +96,14 @@ _ROLE_CUES = [
     "son",
     "wife",
     "husband",
+    "niece",
+    "nephew",
+    "grandson",
+    "granddaughter",
+    "aunt",
+    "uncle",
+    "cousin",
+    "re",
     "mother",
     "father",
     "sister",
@@ -131,9 +140,9 @@ _ROLE = re.compile(
 _ROLE_STARTS = first_words(_ROLE_CUES)
 _WEAK_CUES = {
     "by", "with", "to", "from", "dear", "pt", "pt name", "name", "patient", "patient name", "contact", "cc",
-    "provider", "physician", "nurse", "resident", "fellow", "intern", "c.c.",
+    "provider", "physician", "nurse", "resident", "fellow", "intern", "c.c.", "re",
 }  # fmt: skip
-_LAST_FIRST = re.compile(rf"\b(?P<last>{_NAME}),[ \t]*(?P<first>{_NAME})(?:[ \t]+(?P<middle>[A-Z]\.?|{_NAME}))?\b")
+_LAST_FIRST = re.compile(rf"\b(?P<last>{_NAME}), ?(?P<first>{_NAME})(?: (?P<middle>[A-Z]\.?|{_NAME}))?\b(?! and\b| &)")
 _CAP_RUN = re.compile(rf"{_PART}(?:[ \t]+{_PART})+")
 _EPONYM_HEADS = (
     "disease", "syndrome", "sign", "signs", "test", "maneuver", "manoeuvre", "reflex", "phenomenon", "palsy",
@@ -154,14 +163,18 @@ _DOSE_AFTER = re.compile(
 _STREET_BEFORE = re.compile(r"\d+\s+(?:[A-Z][a-z]+\.?\s+){1,3}$")
 
 
+#: Words that begin place names far more often than people's names ("North James", "Lake Jessica").
+_PLACE_PREFIXES = frozenset({"north", "south", "east", "west", "lake", "port", "new", "fort", "mount", "saint"})
+
+
 @cache
 def _lexicons() -> dict[str, frozenset[str]]:
-    place_words = frozenset(s.lower() for s in STATES) | frozenset(w.lower() for s in SPECIALTIES for w in s.split())
+    place_words = frozenset(w.lower() for s in SPECIALTIES for w in s.split())
     return {
         "first": words("first_names"),
         "last": words("last_names"),
         "ambiguous": words("ambiguous_names"),
-        "stop": words("capitalised_words") | place_words,
+        "stop": words("capitalised_words") | place_words | _PLACE_PREFIXES,
         "drugs": words("drugs"),
         "eponyms": words("eponyms"),
     }
@@ -262,19 +275,26 @@ def _accept(text: str, start: int, seq: str, *, first_strict: bool) -> tuple[int
         word = token.group()
         if re.fullmatch(_PARTICLE, word):
             continue
-        if index == 0 and first_strict and not (_is_first(word) or (_is_last(word) and not _is_place(word))):
+        comma_form = "," in seq
+        if (
+            index == 0
+            and first_strict
+            and not comma_form
+            and not (_is_first(word) or (_is_last(word) and not _is_place(word)))
+        ):
             return None
         if not _namelike(word) or (index == 0 and len(tokens) == 1 and word.endswith(".")):
             break
-        if index > 1 and word.isupper() and len(word) > 1 and not _known(word):
-            break  # capitals going on past a name: "MRS. PATRICIA KOWALSKI ARRIVED"
+        given_before = all(_is_first(t.group()) for t in tokens[:index])
+        if index > 0 and word.isupper() and len(word) > 1 and not _known(word) and not (given_before and index == 1):
+            break  # capitals going on past a name: "DR. PORTER FOUND", "MRS. PATRICIA KOWALSKI ARRIVED"
         end = start + token.end() - (2 if re.search(r"['’]s$", word) else 0)
     if end is None:
         return None
     return start, end
 
 
-_TAIL = re.compile(rf"(?:{_PART}[ \t]+){{0,3}}{_PART}$|{_NAME},[ \t]*{_NAME}(?:[ \t]+[A-Z]\.?)?$")
+_TAIL = re.compile(rf"(?:{_PART} ){{0,3}}{_PART}$|{_NAME}, ?{_NAME}(?: [A-Z]\.?)?$")
 
 
 def _before(text: str, end: int) -> tuple[int, int] | None:
@@ -314,6 +334,8 @@ def _pairs(text: str) -> list[Candidate]:
             confidence = None
             if _is_last(last):
                 confidence = 76
+            elif _known(last) and _clean(last) in lex["last"] and _clean(last) not in lex["stop"] and last[0].isupper():
+                confidence = 70  # a surname that is also a word: "Sarah Brown", "Wendy W. Brown"
             elif not _known(last) and _clean(last) not in lex["stop"] and _clean(last) not in lex["drugs"]:
                 confidence = 64 if _clean(last) not in lex["ambiguous"] else None
             if confidence is not None and last.isupper() == first.isupper():
@@ -351,5 +373,7 @@ def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
         if plain.lower() in seen and word[0].isupper() and (plain.istitle() or plain.isupper() or "-" in plain):
             after = tokens[index + 1][2].lower() if index + 1 < len(tokens) else ""
             if not (plain != word and after in _HEADS):
+                if found and text[found[-1].end : start] == " ":  # "Ulrich Kraushaar" seen again: one name
+                    start = found.pop().start
                 found.append(Candidate(start, start + len(plain), "person_name", 78))
     return found
