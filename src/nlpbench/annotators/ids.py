@@ -26,7 +26,8 @@ _STRONG = {
 CUES: dict[str, tuple[str, ...]] = {
     "medical_record": (
         "mrn", "mr#", "mr #", "mr no", "medical record", "med rec", "med. rec.", "unit no", "unit number",
-        "unit #", "hospital number", "hospital no", "chart", "chart #", "record #", "patient id", "pt id",
+        "unit #", "hospital number", "hospital no", "chart", "chart #", "record #", "record number", "record no",
+        "patient number", "patient id", "pt id",
         "emr", "history number",
     ),
     "ssn": ("ssn", "ss#", "social security", "soc sec"),
@@ -56,7 +57,7 @@ CUES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _CUE_TYPE = {cue: id_type for id_type, cues in CUES.items() for cue in cues}
 _CUED = re.compile(
-    rf"(?<![\w/-])(?P<cue>{alternation(_CUE_TYPE)}){_NUMBER_WORDS}\s*(?P<sep>is|of|on file is|[:#=])?\s*(?:#\s*)?"
+    rf"(?<![\w/-])(?P<cue>{alternation(_CUE_TYPE)}){_NUMBER_WORDS}\s*(?P<sep>is|of|on file is|[:#=(])?\s*(?:#\s*)?"
     r"(?P<value>(?=[A-Z0-9-]*\d)[A-Z0-9](?:[A-Z0-9-]*[A-Z0-9])?)(?![\w-])",
     re.IGNORECASE,
 )
@@ -77,7 +78,7 @@ def find(text: str) -> list[Candidate]:
         value = m.group("value")
         if len(value) >= 3 and not value.isalpha():
             cue = m.group("cue").lower()
-            explicit = cue in _STRONG or m.group("numword") or m.group("sep") in (":", "#", "=")
+            explicit = cue in _STRONG or m.group("numword") or m.group("sep") in (":", "#", "=", "(")
             confidence = (96 if len(value) >= 4 else 88) if explicit else 78
             id_type = _CUE_TYPE[cue]
             found.append(Candidate(m.start("value"), m.end("value"), "id", confidence, id_type, (m.start(), m.end())))

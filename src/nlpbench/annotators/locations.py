@@ -60,19 +60,20 @@ SPECIALTIES = (
     "Thoracic", "Plastic Surgery", "Breast", "Spine", "Pain", "Heart", "Stroke", "Memory", "Primary Care",
 )  # fmt: skip
 _CAP = r"(?:[A-Z][a-z]+(?:['’-][A-Za-z]+)*|[A-Z]{2,}(?:['’-][A-Z]+)*|[A-Z]\.)"
-_CONNECT = r"(?:\s+(?:of|and|the|for|&|at|on)\b)*\s+"
-_HOSPITAL_HEAD = re.compile(rf"\b(?i:{alternation(_HOSPITAL_HEADS)})\b")
+_CONNECT = r"(?:[ \t]+(?:of|and|the|for|&|OF|AND|THE)\b)*\s+"
+_HOSPITAL_HEAD = re.compile(rf"\b(?i:{alternation(_HOSPITAL_HEADS).replace(chr(92) + ' ', chr(92) + 's+')})\b")
 _HOSPITAL_BODY = re.compile(rf"(?:(?:St\.?|Saint|ST\.?|SAINT)\s+)?(?:{_CAP}(?:'s)?{_CONNECT}){{1,5}}$")
-_HOSPITAL_OF = re.compile(rf"\s+(?:of|for|at)\s+(?:the\s+)?{_CAP}(?:{_CONNECT}{_CAP}){{0,3}}")
+_HOSPITAL_OF = re.compile(rf"[ \t]+(?:of|for|OF|FOR)[ \t]+(?:(?:the|THE)[ \t]+)?{_CAP}(?:{_CONNECT}{_CAP}){{0,3}}")
 _DEPARTMENT = re.compile(
-    rf"\b(?:Department|Dept\.?|Division|DEPARTMENT|DIVISION)\s+of\s+(?:the\s+)?{_CAP}(?:(?:\s+|\s+and\s+|\s*&\s*){_CAP}){{0,3}}"
-    rf"|\b(?:{alternation(SPECIALTIES)})(?:\s+(?:{alternation(SPECIALTIES)}))?\s+"
-    r"(?:Department|Dept\.?|Unit|Service|Clinic|Ward|Floor|Division|Center|Institute)\b",
+    rf"\b(?:Department|Dept\.?|Division|DEPARTMENT|DIVISION)[ \t]+(?:of|OF)[ \t]+(?:(?:the|THE)[ \t]+)?{_CAP}"
+    rf"(?:(?:[ \t]+|[ \t]+(?:and|AND)[ \t]+|[ \t]*&[ \t]*){_CAP}){{0,3}}"
+    rf"|\b(?=[A-Z])(?i:(?:{alternation(SPECIALTIES)})(?:[ \t]+(?:{alternation(SPECIALTIES)}))?[ \t]+"
+    r"(?:Department|Dept\.?|Unit|Service|Clinic|Ward|Floor|Division|Center|Institute))\b",
 )
 _SUFFIX = alternation(words("street_suffixes"))
 _STREET = re.compile(
-    rf"(?<![\w#-])\d{{1,6}}[A-Z]?(?:-\d+)?\s+(?:(?:[NSEW]|North|South|East|West|N\.|S\.|E\.|W\.)\s+)?"
-    rf"(?:(?:\d+(?:st|nd|rd|th)|{_CAP})\s+){{1,4}}(?i:{_SUFFIX})\b\.?"
+    rf"(?<![\w#-])\d{{1,6}}[A-Z]?(?:-\d+)?[ \t]+(?:(?:[NSEW]|North|South|East|West|N\.|S\.|E\.|W\.)[ \t]+)?"
+    rf"(?:(?:\d+(?:st|nd|rd|th)|{_CAP})[ \t]+){{1,4}}(?i:{_SUFFIX})\b\.?"
     rf"(?:\s+(?:[NSEW]|NE|NW|SE|SW)\b\.?)?"
     r"(?:,?\s+(?i:Apt\.?|Apartment|Suite|Ste\.?|Unit|Fl\.?|Floor|Bldg\.?|Building|#)\s*#?\s*[A-Z0-9-]{1,6}\b)?"
     r"|\b(?i:P\.?\s?O\.?\s+Box|Post Office Box)\s+\d{1,6}\b",
@@ -88,13 +89,13 @@ _ROOM = re.compile(
     r"(?P<room>[A-Z]?\d{1,4}[A-Za-z]?(?:-[A-Z0-9]{1,4})?)(?![\w-])"
 )
 _ORGANIZATION_HEAD = re.compile(
-    r"\b(?:Inc\.?|LLC|L\.L\.C\.|Corp\.?|Corporation|Company|Co\.|Ltd\.?|Group|Associates|Partners|PLC|LLP|"
+    r"\b(?:Inc\.?|LLC|L\.L\.C\.|Corp\.?|Corporation|Company|Co\.|Ltd|Associates|Partners|PLC|LLP|"
     r"Industries|Enterprises|Holdings|Systems|Solutions|Technologies|and Sons)(?![\w])"
 )
 _ORGANIZATION_BODY = re.compile(rf"(?:{_CAP}(?:,?\s+(?:and|&)\s+|-|,?\s+)){{1,4}}$")
 _EMPLOYER = re.compile(
-    r"\b(?:works|worked|working|employed|retired)\s+(?:at|for|by|from)\s+(?:the\s+)?"
-    rf"(?P<org>{_CAP}(?:\s+(?:{_CAP}|&|and))*)"
+    r"\b(?i:works|worked|working|employed|retired)\b[^.\n]{0,40}?[ \t](?i:at|for|by|from)[ \t]+(?:the[ \t]+)?"
+    rf"(?P<org>{_CAP}(?:(?:,? (?:and|AND|&) |, | |-){_CAP}){{0,3}})"
 )
 _HOSPITAL_STARTS = first_words(_HOSPITAL_HEADS)
 _ZIP_STARTS = frozenset({"zip", "zipcode", "postal"})
@@ -107,7 +108,8 @@ _PLACE_CUE = re.compile(
     r"native of|emigrated from|immigrated from|traveled to|travelled to|returned from|trip to|home in)\s+$",
     re.IGNORECASE,
 )
-_CAP_RUN = re.compile(r"\b[A-Z][a-z]+(?:['.-][A-Za-z]+)*(?:\s+[A-Z][a-z]+(?:['.-][A-Za-z]+)*)*")
+_CAP_WORD = r"(?:St\.|[A-Z][a-z]+(?:['-][A-Za-z]+)*|[A-Z]{2,}(?:['-][A-Z]+)*)"
+_CAP_RUN = re.compile(rf"\b{_CAP_WORD}(?: {_CAP_WORD})*")
 
 
 @cache
@@ -159,6 +161,50 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+_BREAKS = frozenset({"at", "from", "to", "in", "on", "with", "by", "near", "into", "for"})
+
+
+#: Words of hospital names that are ordinary words elsewhere: they do not end the name's beginning.
+_HOSPITAL_WORDS = frozenset(
+    [
+        "general",
+        "medical",
+        "memorial",
+        "community",
+        "regional",
+        "university",
+        "county",
+        "children's",
+        "state",
+        "veterans",
+        "affairs",
+        "family",
+        "cancer",
+        "care",
+        "health",
+        "heart",
+        "women's",
+        "mercy",
+        "saints",
+        "saint",
+        "st",
+    ]
+)
+
+
+def _after_last_stop(text: str, start: int, end: int) -> int:
+    """Where the name before a head begins: after the last ordinary word (``SECOND OPINION AT``, ``Transferred``)."""
+    stop = words("capitalised_words")
+    begin = start
+    for m in re.finditer(r"[A-Za-z'’.-]+", text[start:end]):
+        word = m.group().lower().strip(".")
+        if (word in stop or word in _BREAKS) and word not in _HOSPITAL_WORDS:
+            begin = start + m.end()
+    while begin < end and text[begin].isspace():
+        begin += 1
+    return begin
+
+
 def _hospital(text: str, head: re.Match) -> list[Candidate]:
     """Capitalised words before a hospital head, and ``of …`` after it."""
     window = max(0, head.start() - 80)
@@ -167,7 +213,7 @@ def _hospital(text: str, head: re.Match) -> list[Candidate]:
     end = after.end() if after else head.end()
     if body is None and after is None:
         return []  # "the Hospital", "Clinic" alone
-    start = _trimmed(text, body.start(), head.start())[0] if body else head.start()
+    start = _after_last_stop(text, body.start(), head.start()) if body else head.start()
     before = re.findall(r"[A-Za-z]+", text[start : head.start()])
     if not before and after is None:
         return []
@@ -193,7 +239,7 @@ def _city_state_zip(text: str) -> list[Candidate]:
             tail = text[start:end].split()
             # "12 Elm St Boston MA": the city starts after the street suffix
             for index, word in enumerate(tail[:-1]):
-                if word.strip(".,").lower() in suffixes:
+                if index and word.strip(".,").lower() in suffixes:
                     start = text.index(tail[index + 1], start)
             if end > start:
                 found.append(Candidate(start, end, "location", 88, "city"))

@@ -289,8 +289,8 @@ def _accept(text: str, start: int, seq: str, *, first_strict: bool) -> tuple[int
         if index > 0 and word.isupper() and len(word) > 1 and not _known(word) and not (given_before and index == 1):
             break  # capitals going on past a name: "DR. PORTER FOUND", "MRS. PATRICIA KOWALSKI ARRIVED"
         end = start + token.end() - (2 if re.search(r"['’]s$", word) else 0)
-    if end is None:
-        return None
+    if end is None or (first_strict and _is_place(text[start:end])):
+        return None  # "closer to Ann Arbor"
     return start, end
 
 

@@ -437,7 +437,13 @@ def pathology_report(v: Values) -> Note:
     _problems(n)
     n.heading("Diagnosis")
     b.line("See microscopic description. Reviewed at intradepartmental conference on {d}.", d=v.date(v.day(forward=2)))
-    b.line("Specimen ID {s}; block retained in the archive of {dep}.", s=v.identifier("bio_id"), dep=v.department())
+    b.line(
+        v.choice((
+            "Specimen {a}; identity confirmed by fingerprint ID {s}. Block retained in the archive of {dep}.",
+            "Block retained in the archive of {dep} (specimen {a}); biometric ID {s} verified at collection.",
+        )),
+        a=v.identifier("id_number"), s=v.identifier("bio_id"), dep=v.department(),
+    )  # fmt: skip
     _vitals_and_labs(n)
     _signature(n, "Pathologist")
     return n

@@ -54,7 +54,7 @@ COUNTRIES = (
     "Mexico", "Canada", "Guatemala", "El Salvador", "Honduras", "Haiti", "Dominican Republic", "Brazil", "Peru",
     "Colombia", "Ireland", "Italy", "Germany", "Poland", "Ukraine", "Russia", "Greece", "Portugal", "Nigeria",
     "Ghana", "Kenya", "Ethiopia", "Somalia", "Egypt", "India", "Pakistan", "Bangladesh", "Vietnam", "Cambodia",
-    "the Philippines", "China", "Korea", "Japan", "Thailand", "Iran", "Iraq", "Syria", "Lebanon", "Cape Verde",
+    "Philippines", "China", "Korea", "Japan", "Thailand", "Iran", "Iraq", "Syria", "Lebanon", "Cape Verde",
 )  # fmt: skip
 SPECIALTIES = (
     "Cardiology", "Oncology", "Neurology", "Nephrology", "Gastroenterology", "Pulmonology", "Rheumatology",
