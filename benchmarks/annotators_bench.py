@@ -8,7 +8,7 @@ Datasets:
 - ``deidgate``: the 15 synthetic snippets of the PyPI package deidgate 0.1.0 (MIT). They list PHI
   values without offsets; each value is found in its text by string search (from the end of the
   previous value of the note, else from the start). ``geo`` becomes ``location`` without a subtype,
-  ``photo`` and ``other`` are left out (and counted);
+  ``other`` (a study code) an ``id`` of type ``other``, and ``photo`` (a file name) is left out (and counted);
 - ``i2b2``: the 5 i2b2 2014 notes inside the PyPI package philter-lite 0.6.0, read from the installed
   package. They come from a corpus under a data use agreement: only numbers are printed, and nothing
   is copied.
@@ -42,7 +42,7 @@ DEIDGATE_TYPES = {
     "phone": ("contact", "phone"), "email": ("contact", "email"), "ssn": ("id", "ssn"), "geo": ("location", None),
     "url": ("contact", "url"), "ip": ("contact", "ip_address"), "device": ("id", "device"),
     "account": ("id", "account"), "health_plan": ("id", "health_plan"), "license": ("id", "license"),
-    "vehicle": ("id", "vehicle"), "fax": ("contact", "fax"), "biometric": ("id", "bio_id"),
+    "vehicle": ("id", "vehicle"), "fax": ("contact", "fax"), "biometric": ("id", "bio_id"), "other": ("id", "other"),
 }  # fmt: skip
 
 
@@ -104,7 +104,7 @@ def score(documents: list[Document], names: list[str], folder: Path) -> list[dic
                 {
                     "annotator": name,
                     "type": label,
-                    "gold": token["tp"] + token["fn"],
+                    "gold": metrics["instance_strict"]["tp"] + metrics["instance_strict"]["fn"],
                     "instance_strict": metrics["instance_strict"]["f1"],
                     "instance_relax": metrics["instance_relax"]["f1"],
                     "token_p": token["precision"],

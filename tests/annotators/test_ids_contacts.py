@@ -10,6 +10,8 @@ from tests.annotators.helpers import found
         ("Medical Record Number 00-12-345", [("00-12-345", "medical_record")]),
         ("SSN 123-45-6789", [("123-45-6789", "ssn")]),
         ("Social security number: 123 45 6789", [("123 45 6789", "ssn")]),
+        ("SSN as written on the intake form: 402 19 8877.", [("402 19 8877", "ssn")]),
+        ("Labeled with the medical record number (MR4824056).", [("MR4824056", "medical_record")]),
         ("Acct #: 99812345", [("99812345", "account")]),
         ("Member ID: XGH123456789", [("XGH123456789", "health_plan")]),
         ("DEA # AB1234563", [("AB1234563", "license")]),
@@ -38,6 +40,7 @@ def test_identifiers_typed_by_their_cue(text, ids):
         ),
         ("Visit www.example.com.", [("www.example.com", "url")]),
         ("Last reachable at 10.34.201.7 today.", [("10.34.201.7", "ip_address")]),
+        ("It was last reachable at 10.34.201.7.", [("10.34.201.7", "ip_address")]),
     ],
 )
 def test_contacts_with_their_type(text, contacts):

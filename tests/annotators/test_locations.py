@@ -27,6 +27,14 @@ from tests.annotators.helpers import found
         ("She moved from Guatemala to Texas in the fall.", [("Guatemala", "country"), ("Texas", "state")]),
         ("He was visiting Seattle last week.", [("Seattle", "city")]),
         ("Works at Acme Widgets Inc. as a welder.", [("Acme Widgets Inc.", "organization")]),
+        ("Works as a welder at Morales, Marks and Moore.", [("Morales, Marks and Moore", "organization")]),
+        (
+            "She resides in Tulare County; the ZIP on the chart is 93291.",
+            [("Tulare County", "other"), ("93291", "zip")],
+        ),
+        ("AN OUTSIDE ECHO FROM JARVIS CLINIC DATED 06/18/2026.", [("JARVIS CLINIC", "hospital")]),
+        ("SHE LIVES IN HONOLULU, HAWAII.", [("HONOLULU", "city"), ("HAWAII", "state")]),
+        ("Transferred from Boston General Hospital.", [("Boston General Hospital", "hospital")]),
     ],
 )
 def test_locations_with_their_type(text, locations):

@@ -17,6 +17,11 @@ from tests.annotators.helpers import texts
         ("Sarah Jones is a 67-year-old woman. Jones reports dyspnea.", ["Sarah Jones", "Jones"]),
         ("Mr. Ngata was seen by J. Smith.", ["Ngata", "J. Smith"]),
         ("MRS. PATRICIA KOWALSKI ARRIVED BY EMS.", ["PATRICIA KOWALSKI"]),
+        ("DR. PORTER FOUND TWO POLYPS.", ["PORTER"]),
+        ("Consult requested for patient Reyes-Villalobos today.", ["Reyes-Villalobos"]),
+        ("Dictated by: Dawn Chapman   Dictated: 3/26/2020", ["Dawn Chapman"]),
+        ("RE: PATBERG, SUZANNE   DOB: 1/2/1950", ["PATBERG, SUZANNE"]),
+        ("Her niece, Wendy W. Brown, can be reached.", ["Wendy W. Brown"]),
     ],
 )
 def test_names_from_titles_roles_credentials_lexicons(text, names):
@@ -33,6 +38,8 @@ def test_names_from_titles_roles_credentials_lexicons(text, names):
         "Patient Active Problem List reviewed. Discharge Medications below.",
         "Hodgkin lymphoma in remission; Gleason score 3+4=7.",
         "Will follow up. Hope this helps.",
+        "The family prefers a facility closer to Ann Arbor.",
+        "Works at Buchanan, Martin and Garcia.",
     ],
 )
 def test_no_names_in_eponyms_drugs_or_ordinary_words(text):

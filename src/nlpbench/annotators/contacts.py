@@ -37,7 +37,7 @@ _URL = re.compile(
     r"|(?<![\w@.-])(?:[a-z0-9-]+\.)+(?:com|org|net|edu|gov|io|us|info|health|example)(?:/[^\s<>\"']*)?(?![\w@])",
     re.IGNORECASE,
 )
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])", re.IGNORECASE)
 _VERSION_CUE = re.compile(r"\b(?:v|version|ver)\.?\s*$", re.IGNORECASE)
 

@@ -63,8 +63,9 @@ _CUED = re.compile(
 )
 _CUE_STARTS = first_words(_CUE_TYPE)
 _SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
+#: A spaced SSN: "123 45 6789" with "SSN" or "social security" earlier on its line.
 _SSN_SPACED = re.compile(
-    r"(?<![\w-])(?:ssn|social security(?: number)?)\s*[:#]?\s*(?P<value>\d{3} \d{2} \d{4})\b", re.IGNORECASE
+    r"\b(?:ssn|social security)\b[^\n\d]{0,40}?(?P<value>(?<![\w-])\d{3} \d{2} \d{4})(?![\w-])", re.IGNORECASE
 )
 _VIN = re.compile(r"(?<![\w-])(?=(?:[A-HJ-NPR-Z]*\d){3})(?=(?:\d*[A-HJ-NPR-Z]){3})[A-HJ-NPR-Z0-9]{17}(?![\w-])")
 _ACCESSION = re.compile(r"(?<![\w-])[A-Z]{1,3}-?\d{2}-\d{3,7}(?![\w-])")

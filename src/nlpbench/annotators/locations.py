@@ -83,7 +83,10 @@ _STATE_NAME = alternation(STATES)
 _STATE = re.compile(rf"\b(?:{_STATE_NAME}|{_STATE_ABBR})\b")
 _CITY_BEFORE = re.compile(rf"(?P<city>{_CAP}(?:[ -]{_CAP}){{0,3}})(?P<comma>,)?[ \t]*\n?[ \t]*$")
 _ZIP_AFTER = re.compile(r",?\s+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])")
-_ZIP_CUE = re.compile(r"\b(?:zip|zip code|postal code|zipcode)\s*:?\s*(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])", re.I)
+_ZIP_CUE = re.compile(
+    r"\b(?:zip|zip code|postal code|zipcode)\b[^\n\d]{0,25}?(?P<zip>(?<![\w-])\d{5}(?:-\d{4})?)(?![\w-])", re.I
+)
+_COUNTY = re.compile(rf"{_CAP}(?: {_CAP})?[ \t]+(?:County|Parish|Borough|COUNTY|PARISH)\b")
 _ROOM = re.compile(
     r"\b(?:Room|Rm\.?|Bed|Bay|Cubicle|ROOM|RM\.?|BED|room|rm\.?|bed)\s*(?:#|no\.?|number)?\s*"
     r"(?P<room>[A-Z]?\d{1,4}[A-Za-z]?(?:-[A-Z0-9]{1,4})?)(?![\w-])"
@@ -136,6 +139,10 @@ def find(text: str) -> list[Candidate]:
     found.extend(_city_state_zip(text))
     for m in matches_at_words(_ZIP_CUE, text, _ZIP_STARTS):
         found.append(Candidate(m.start("zip"), m.end("zip"), "location", 92, "zip"))
+    for m in _COUNTY.finditer(text):
+        start = _after_last_stop(text, m.start(), m.end())
+        if m.end() - start > 7:
+            found.append(Candidate(start, m.end(), "location", 85, "other"))
     for m in matches_at_words(_ROOM, text, _ROOM_STARTS):
         found.append(Candidate(m.start("room"), m.end("room"), "location", 86, "room", (m.start(), m.end())))
     for head in _ORGANIZATION_HEAD.finditer(text):

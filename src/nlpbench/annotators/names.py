@@ -242,9 +242,10 @@ def _is_first(token: str) -> bool:
 
 
 def _is_last(token: str) -> bool:
+    """A listed surname that is not also a word; each part of a double-barrelled name counts."""
     lex = _lexicons()
-    word = _clean(token)
-    return word in lex["last"] and word not in lex["ambiguous"] and word not in lex["stop"]
+    parts = _clean(token).split("-")
+    return all(p in lex["last"] and p not in lex["ambiguous"] and p not in lex["stop"] for p in parts)
 
 
 def _known(token: str) -> bool:
@@ -286,7 +287,9 @@ def _accept(text: str, start: int, seq: str, *, first_strict: bool) -> tuple[int
         if not _namelike(word) or (index == 0 and len(tokens) == 1 and word.endswith(".")):
             break
         given_before = all(_is_first(t.group()) for t in tokens[:index])
-        if index > 0 and word.isupper() and len(word) > 1 and not _known(word) and not (given_before and index == 1):
+        ordinary = _clean(word) in _lexicons()["ambiguous"]
+        unknown = not _known(word) and not (given_before and index == 1)
+        if index > 0 and word.isupper() and len(word) > 1 and (ordinary or unknown):
             break  # capitals going on past a name: "DR. PORTER FOUND", "MRS. PATRICIA KOWALSKI ARRIVED"
         end = start + token.end() - (2 if re.search(r"['’]s$", word) else 0)
     if end is None or (first_strict and _is_place(text[start:end])):
