@@ -17,6 +17,7 @@ from datetime import date, timedelta
 from faker import Faker
 
 from nlpbench.annotators.dateformat import render
+from nlpbench.annotators.locations import STATES
 from nlpbench.synth.builder import Phi
 
 LOCALES = ("en_US", "en_US", "en_US", "en_US", "en_GB", "es_MX", "it_IT", "fr_FR", "de_DE", "en_IN")
@@ -39,17 +40,10 @@ CITIES = (
     ("Baton Rouge", "LA"), ("Wichita", "KS"), ("Fargo", "ND"), ("Sioux Falls", "SD"), ("Billings", "MT"),
     ("Cheyenne", "WY"), ("Lexington", "KY"), ("Columbia", "MO"), ("St. Louis", "MO"), ("Fort Wayne", "IN"),
 )  # fmt: skip
+#: The states of those cities, abbreviation → name, in the order the cities list them.
 STATE_NAMES = {
-    "MA": "Massachusetts", "IL": "Illinois", "WA": "Washington", "OR": "Oregon", "CA": "California",
-    "AZ": "Arizona", "CO": "Colorado", "TX": "Texas", "OK": "Oklahoma", "NE": "Nebraska", "IA": "Iowa",
-    "WI": "Wisconsin", "MN": "Minnesota", "MI": "Michigan", "OH": "Ohio", "KY": "Kentucky", "TN": "Tennessee",
-    "AL": "Alabama", "GA": "Georgia", "FL": "Florida", "SC": "South Carolina", "NC": "North Carolina",
-    "VA": "Virginia", "MD": "Maryland", "DE": "Delaware", "NJ": "New Jersey", "NY": "New York",
-    "CT": "Connecticut", "RI": "Rhode Island", "VT": "Vermont", "NH": "New Hampshire", "ME": "Maine",
-    "PA": "Pennsylvania", "UT": "Utah", "ID": "Idaho", "NV": "Nevada", "NM": "New Mexico", "AK": "Alaska",
-    "HI": "Hawaii", "AR": "Arkansas", "MS": "Mississippi", "LA": "Louisiana", "KS": "Kansas",
-    "ND": "North Dakota", "SD": "South Dakota", "MT": "Montana", "WY": "Wyoming", "MO": "Missouri", "IN": "Indiana",
-}  # fmt: skip
+    abbr: name for abbr in dict.fromkeys(state for _, state in CITIES) for name, a in STATES.items() if a == abbr
+}
 COUNTRIES = (
     "Mexico", "Canada", "Guatemala", "El Salvador", "Honduras", "Haiti", "Dominican Republic", "Brazil", "Peru",
     "Colombia", "Ireland", "Italy", "Germany", "Poland", "Ukraine", "Russia", "Greece", "Portugal", "Nigeria",
