@@ -45,3 +45,7 @@ class Annotator(ABC):
 
 
 REGISTRY: Registry[Callable[[], Annotator]] = Registry("annotator")
+
+
+# The baseline annotators register themselves; their word lists load on first use.
+from nlpbench.annotators import baseline  # noqa: E402, F401

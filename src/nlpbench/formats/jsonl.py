@@ -6,7 +6,8 @@ Entities and relations (format ``jsonl``)::
      "entities": [{"start": 0, "end": 4, "label": "PER"}, {"id": "p", "start": 14, "end": 19, "label": "LOC"}],
      "relations": [{"head": 0, "tail": "p", "label": "lives_in"}]}
 
-``start`` and ``end`` are character offsets into ``text`` (end exclusive).
+``start`` and ``end`` are character offsets into ``text`` (end exclusive); an
+entity may also carry ``attributes`` (an object, e.g. ``{"locationType": "city"}``).
 Instead of ``text`` a line may give ``tokens`` (a list of strings); then
 ``start`` and ``end`` are token indices (end exclusive), the text is the
 tokens joined by single blanks and the token offsets are kept in
@@ -32,11 +33,13 @@ most to the least specific (``qid`` may be null); a prediction gives one
 from __future__ import annotations
 
 import json
+import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from nlpbench.errors import InputError
+from nlpbench.errors import InputError, InputWarning
 from nlpbench.formats import register
 from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
 
@@ -120,7 +123,10 @@ def _entity(entity: object, index: int, document: Document, path: Path, where: s
     text = entity.get("text")
     if text is not None and not isinstance(text, str):
         raise InputError(f"{name}: text must be a string", path, where)
-    return Annotation(document.id, Span(start, end), label, text, id=identifier)
+    attributes = entity.get("attributes", {})
+    if not isinstance(attributes, dict):
+        raise InputError(f"{name}: attributes must be an object", path, where)
+    return Annotation(document.id, Span(start, end), label, text, attributes, id=identifier)
 
 
 def _relation(relation: object, index: int, ids: list[str], path: Path, where: str) -> Relation:
@@ -157,8 +163,10 @@ def read(path: Path) -> Iterator[Document]:
         yield document
 
 
-def to_record(document: Document) -> dict[str, Any]:
-    """The JSON object of a document: tokens and token indices when it has tokens every entity fits, else text."""
+def to_record(document: Document, left_out: Counter[str] | None = None) -> dict[str, Any]:
+    """The JSON object of a document: tokens and token indices when it has tokens every entity fits, else text.
+
+    What a line cannot hold as it is (discontinuous spans) is counted in ``left_out``."""
     if document.text is None:
         raise InputError("JSONL needs the document text", record=f"document {document.id}")
     tokens = document.metadata.get("tokens")
@@ -171,14 +179,18 @@ def to_record(document: Document) -> dict[str, Any]:
     else:
         record["text"] = document.text
     index = {a.id: i for i, a in enumerate(document.annotations) if a.id is not None}
-    record["entities"] = [
-        {
-            "start": start_index[a.start] if in_tokens else a.start,
-            "end": end_index[a.end] if in_tokens else a.end,
-            "label": a.label,
+    record["entities"] = []
+    for annotation in document.annotations:
+        entity = {
+            "start": start_index[annotation.start] if in_tokens else annotation.start,
+            "end": end_index[annotation.end] if in_tokens else annotation.end,
+            "label": annotation.label,
         }
-        for a in document.annotations
-    ]
+        if annotation.attributes:
+            entity["attributes"] = annotation.attributes
+        if annotation.span.discontinuous and left_out is not None:
+            left_out["discontinuous annotations written as one extent"] += 1
+        record["entities"].append(entity)
     if document.relations:
         record["relations"] = []
         for relation in document.relations:
@@ -191,9 +203,12 @@ def to_record(document: Document) -> dict[str, Any]:
 
 
 def write(documents: Iterable[Document], path: Path) -> None:
+    left_out: Counter[str] = Counter()
     with open(path, "w", encoding="utf-8") as handle:
         for document in documents:
-            handle.write(json.dumps(to_record(document), ensure_ascii=False) + "\n")
+            handle.write(json.dumps(to_record(document, left_out), ensure_ascii=False) + "\n")
+    for what, count in left_out.items():
+        warnings.warn(f"{path}: {count} {what}", InputWarning, stacklevel=2)
 
 
 def _string(value: object, allow_none: bool = False) -> bool:
