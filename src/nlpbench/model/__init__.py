@@ -1,6 +1,7 @@
 """The one data model every reader produces and every metric consumes."""
 
 from nlpbench.model.align import pair_documents
+from nlpbench.model.coref import Cluster, CorefDocument, Mention, mention_problem, span_of
 from nlpbench.model.document import Annotation, Document, Link, Relation
 from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type
 from nlpbench.model.span import Span
@@ -9,11 +10,16 @@ __all__ = [
     "HIPAA_LOCATION",
     "PHI_TYPES",
     "Annotation",
+    "Cluster",
+    "CorefDocument",
     "Document",
     "Link",
+    "Mention",
     "PhiType",
     "Relation",
     "Span",
+    "mention_problem",
     "pair_documents",
     "phi_type",
+    "span_of",
 ]
