@@ -7,13 +7,15 @@ so they produce :class:`~nlpbench.model.CorefDocument` and are listed in
 **CoNLL-2012** (``conll2012``), read the way the reference scorer v8.01 reads
 it:
 
-- a document runs from ``#begin document KEY`` to the next line containing
-  ``#end document``; its id is everything after ``begin document `` (so
+- a document runs from ``#begin document KEY`` to the next line whose first
+  field starts with ``#`` and that contains ``#end document`` (v8.01 accepts
+  that text anywhere in a line); its id is everything after ``begin document `` (so
   ``(nw/xinhua/00/chtb_0009); part 000`` is one id, trailing spaces
   included): every part is a document of its own;
 - blank and whitespace-only lines end sentences and are not tokens; every
   other line inside a document is a token, numbered from 0 over the whole
-  document; the word is the fourth column when a line has five or more;
+  document, a line starting with ``#`` included, as v8.01 reads it (with a
+  warning); the word is the fourth column when a line has five or more;
 - the coreference cell is the last column: ``_`` or ``-`` mean nothing,
   otherwise its ``|``-separated or concatenated parts are taken in four passes,
   as v8.01 does: double antecedents ``(N+M)`` are discarded, then every
@@ -64,6 +66,7 @@ _DOUBLE_ANTECEDENT = re.compile(r"\((\d+\+\d)\)")
 _SINGLE = re.compile(r"\((\d+)\)")
 _OPEN = re.compile(r"\((\d+)")
 _CLOSE = re.compile(r"(\d+)\)")
+_ONE_PART = re.compile(r"(\()?(\d+)(\))?")
 _NO_WORD = "_"
 
 
@@ -75,13 +78,23 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
     path = Path(path)
     seen: dict[str, int] = {}
     document: _ConllDocument | None = None
-    outside = 0
+    outside = number = 0
     with _open_text(path) as lines:
-        number = 0
-        for number, raw in enumerate(lines, start=1):
-            line = raw.rstrip("\n")
+        for number, line in enumerate(lines, start=1):
+            if document is not None:
+                columns = line.split()
+                if not columns:
+                    document.end_sentence()
+                    continue
+                if columns[0][0] != "#":  # a token: the common case, kept short
+                    document.words.append(columns[3] if len(columns) > 4 else _NO_WORD)
+                    cell = columns[-1]
+                    if cell != "-" and cell != "_" and ("(" in cell or ")" in cell):
+                        document.parse(cell, number)
+                    document.tokens += 1
+                    continue
+            begin = _BEGIN.match(line.rstrip("\r\n"))
             if document is None:
-                begin = _BEGIN.match(line.rstrip("\r"))
                 if begin:
                     document = _ConllDocument(path, begin[1], number)
                     if document.key in seen:
@@ -93,19 +106,20 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
                     seen[document.key] = number
                 elif line.strip():
                     outside += 1
-            elif _BEGIN.match(line.rstrip("\r")):
+            elif begin:
                 raise InputError(
                     f"the document begun at line {document.begun} has no #end document before this line begins another",
                     path,
                     f"document {document.key}, line {number}",
                 )
-            elif "end document" in line and _END.search(line):
+            elif _END.search(line):
                 yield document.finish(number)
                 document = None
-            elif line.strip():
-                document.add(line, number)
             else:
-                document.end_sentence()
+                document.hash_lines += 1
+                document.words.append(_NO_WORD)
+                document.parse(line.split()[-1], number)
+                document.tokens += 1
     if document is not None:
         raise InputError(
             f"the document begun at line {document.begun} has no #end document",
@@ -123,50 +137,64 @@ class _ConllDocument:
     path: Path
     key: str
     begun: int
-    sentences: list[list[str]] = field(default_factory=lambda: [[]])
+    sentences: list[list[str]] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)  # of the sentence being read
     chains: dict[str, list[Mention]] = field(default_factory=dict)  # in order of first appearance
     open: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # chain -> [(token, line)]
     tokens: int = 0
     hash_lines: int = 0
     discarded: int = 0
 
-    def add(self, line: str, number: int) -> None:
-        columns = line.split()
-        self.sentences[-1].append(columns[3] if len(columns) >= 5 else _NO_WORD)
-        if line.startswith("#"):
-            self.hash_lines += 1
-        cell = columns[-1]
-        if cell != "_" and ("(" in cell or ")" in cell):
-            self._parse(cell, number)
-        self.tokens += 1
-
-    def _parse(self, cell: str, number: int) -> None:
-        token = self.tokens
+    def parse(self, cell: str, number: int) -> None:
+        """Read the coreference cell of token ``self.tokens`` (line ``number``)."""
+        if cell == "_":
+            return
+        simple = _ONE_PART.fullmatch(cell)
+        if simple:  # "(N)", "(N" or "N)": what the four passes below would find
+            opening, chain, closing = simple.groups()
+            if opening and closing:
+                self._single(chain)
+            elif opening:
+                self._open(chain, number)
+            elif closing:
+                self._close(chain, number)
+            return
         discarded, cell = _take_all(_DOUBLE_ANTECEDENT, cell)
         self.discarded += len(discarded)
         singles, cell = _take_all(_SINGLE, cell)
         for chain in singles:
-            self.chains.setdefault(chain, []).append((token, token))
+            self._single(chain)
         opens, cell = _take_all(_OPEN, cell)
         for chain in opens:
-            self.chains.setdefault(chain, [])
-            self.open.setdefault(chain, []).append((token, number))
+            self._open(chain, number)
         closes, cell = _take_all(_CLOSE, cell)
         for chain in closes:
-            self.chains.setdefault(chain, [])
-            pending = self.open.get(chain)
-            if not pending:
-                raise InputError(
-                    f"chain {chain} closes a mention at token {token} that was never opened",
-                    self.path,
-                    f"document {self.key}, line {number}",
-                )
-            start, _ = pending.pop()
-            self.chains[chain].append((start, token))
+            self._close(chain, number)
+
+    def _single(self, chain: str) -> None:
+        self.chains.setdefault(chain, []).append((self.tokens, self.tokens))
+
+    def _open(self, chain: str, number: int) -> None:
+        self.chains.setdefault(chain, [])
+        self.open.setdefault(chain, []).append((self.tokens, number))
+
+    def _close(self, chain: str, number: int) -> None:
+        """End the most recently opened mention of the chain at this token."""
+        self.chains.setdefault(chain, [])
+        pending = self.open.get(chain)
+        if not pending:
+            raise InputError(
+                f"chain {chain} closes a mention at token {self.tokens} that was never opened",
+                self.path,
+                f"document {self.key}, line {number}",
+            )
+        start, _ = pending.pop()
+        self.chains[chain].append((start, self.tokens))
 
     def end_sentence(self) -> None:
-        if self.sentences[-1]:
-            self.sentences.append([])
+        if self.words:
+            self.sentences.append(self.words)
+            self.words = []
 
     def finish(self, number: int) -> CorefDocument:
         for chain, pending in self.open.items():
@@ -191,7 +219,8 @@ class _ConllDocument:
                 InputWarning,
                 stacklevel=3,
             )
-        sentences = tuple(tuple(sentence) for sentence in self.sentences if sentence)
+        self.end_sentence()
+        sentences = tuple(tuple(sentence) for sentence in self.sentences)
         clusters = tuple(Cluster(tuple(mentions), chain) for chain, mentions in self.chains.items() if mentions)
         return CorefDocument(self.key, clusters, sentences)
 

@@ -45,18 +45,26 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
+from dataclasses import dataclass, fields
 
 from nlpbench.metrics.counts import safe_div
 
 Clusters = Sequence[Sequence[Hashable]]
 
 
+class _Summable:
+    """Counts that add field by field, so that documents sum into a corpus."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return type(self)(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+
 @dataclass(frozen=True, slots=True)
-class CorefCounts:
+class CorefCounts(_Summable):
     """Recall and precision as numerator/denominator pairs, summed over documents.
 
     recall = recall_num / recall_den, precision = precision_num / precision_den,
@@ -67,14 +75,6 @@ class CorefCounts:
     recall_den: float = 0
     precision_num: float = 0
     precision_den: float = 0
-
-    def __add__(self, other: CorefCounts) -> CorefCounts:
-        return CorefCounts(
-            self.recall_num + other.recall_num,
-            self.recall_den + other.recall_den,
-            self.precision_num + other.precision_num,
-            self.precision_den + other.precision_den,
-        )
 
     @property
     def recall(self) -> float:
@@ -95,7 +95,7 @@ def f1(recall: float, precision: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class BlancCounts:
+class BlancCounts(_Summable):
     """The link counts of BLANC: |Ck ∩ Cr|, |Ck|, |Cr| and |Nk ∩ Nr|, |Nk|, |Nr|, summed over documents."""
 
     coref_common: int = 0
@@ -104,16 +104,6 @@ class BlancCounts:
     noncoref_common: int = 0
     noncoref_key: int = 0
     noncoref_response: int = 0
-
-    def __add__(self, other: BlancCounts) -> BlancCounts:
-        return BlancCounts(
-            self.coref_common + other.coref_common,
-            self.coref_key + other.coref_key,
-            self.coref_response + other.coref_response,
-            self.noncoref_common + other.noncoref_common,
-            self.noncoref_key + other.noncoref_key,
-            self.noncoref_response + other.noncoref_response,
-        )
 
     @property
     def coref(self) -> CorefCounts:
@@ -187,7 +177,7 @@ def muc(key: Clusters, response: Clusters) -> CorefCounts:
     where = _last_cluster(key)
     common = 0
     for cluster in response:
-        groups = Counter(where[m] for m in cluster if m in where)
+        groups = groups_in(cluster, where)
         common += sum(groups.values()) - len(groups)
     return CorefCounts(common, _links(key), common, _links(response))
 
@@ -247,7 +237,7 @@ def blanc(key: Clusters, response: Clusters) -> BlancCounts:
     by_key: Counter[int] = Counter()
     coref_common = common_mentions = within_response = 0
     for cluster in response:
-        groups = Counter(where[m] for m in cluster if m in where)
+        groups = groups_in(cluster, where)
         by_key.update(groups)
         coref_common += sum(n * (n - 1) // 2 for n in groups.values())
         shared = sum(groups.values())
@@ -290,7 +280,7 @@ def _lea_side(entities: Clusters, others: Clusters) -> tuple[float, int]:
             index = where.get(entity[0])
             resolved, links = int(index is not None and len(others[index]) == 1), 1.0
         else:
-            groups = Counter(where[m] for m in entity if m in where)
+            groups = groups_in(entity, where)
             resolved, links = sum(n * (n - 1) // 2 for n in groups.values()), size * (size - 1) / 2
         score += resolved / links * size
         importance += size
@@ -375,6 +365,16 @@ def _last_cluster(clusters: Clusters) -> dict[Hashable, int]:
     return {mention: index for index, cluster in enumerate(clusters) for mention in cluster}
 
 
+def groups_in(cluster: Sequence[Hashable], where: dict[Hashable, int]) -> dict[int, int]:
+    """How many of the cluster's mentions (by position) each other-side cluster holds, per ``where``."""
+    counts: dict[int, int] = {}
+    for mention in cluster:
+        index = where.get(mention)
+        if index is not None:
+            counts[index] = counts.get(index, 0) + 1
+    return counts
+
+
 def _links(clusters: Clusters) -> int:
     return sum(len(c) - 1 for c in clusters if c)
 
@@ -434,6 +434,9 @@ def _alignment(key: Clusters, response: Clusters, phi: Callable[[int, int, int],
                 common[i, j] += 1
     if not common:
         return 0.0
+    import numpy as np  # imported here: the command line starts faster for every other task
+    from scipy.optimize import linear_sum_assignment
+
     rows = sorted({i for i, _ in common})
     columns = sorted({j for _, j in common})
     row_at = {i: n for n, i in enumerate(rows)}
