@@ -96,6 +96,7 @@ def score_coref(
         "remove_singletons": remove_singletons,
         "remove_nested": remove_nested,
     }
+    inputs.update({k: v for k, v in (("id_column", id_column), ("clusters_column", clusters_column)) if v is not None})
     return Report(
         task="coref",
         profile=chosen.name,
