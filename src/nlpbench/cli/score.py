@@ -23,6 +23,7 @@ from nlpbench.cli.common import (
 )
 from nlpbench.model import PHI_TYPES
 from nlpbench.report import Report
+from nlpbench.tasks.coref import score_coref
 from nlpbench.tasks.linking import score_linking
 from nlpbench.tasks.ner import score_ner
 from nlpbench.tasks.relations import score_relations
@@ -233,4 +234,57 @@ def relations(
         by=by,
         types=types,
         gold_documents_only=gold_documents_only,
+    )
+
+
+@app.command("coref")
+@one_line_errors
+def coref(
+    key: Path = typer.Option(..., "--key", "-k", help="Gold clusters (CoNLL-2012 unless --key-format)."),
+    response: Path = typer.Option(..., "--response", "-r", help="System clusters (the key's format unless told)."),
+    profile: str = profile_option("coref"),
+    key_format: str = typer.Option("conll2012", "--key-format", help="Format of --key: conll2012, jsonl, omin-csv."),
+    response_format: str = typer.Option(
+        None, "--response-format", help="Format of --response (default: --key-format)."
+    ),
+    remove_singletons: bool = typer.Option(
+        False, "--remove-singletons", help="Score without clusters of one mention, on both sides."
+    ),
+    remove_nested: bool = typer.Option(
+        False,
+        "--remove-nested",
+        help="Drop each mention that lies inside another mention of its own cluster, on both sides.",
+    ),
+    id_column: str = typer.Option(
+        None, "--id-column", help="omin-csv response: the document id column (found by name otherwise: c5_id, c5, …)."
+    ),
+    clusters_column: str = typer.Option(
+        None, "--clusters-column", help="omin-csv response: the clusters column (found by name otherwise: corefs, …)."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    r"""Coreference: mention identification, MUC, B³, CEAFm, CEAFe, BLANC, LEA and the CoNLL score.
+
+    Profiles: [bold]standard[/] (the published definitions on clean clusters),
+    [bold]conll2012[/] (the reference Perl scorer v8.01 and its LEA branch exactly),
+    [bold]e2e[/] (e2e-coref / corefeval, the OMIn / trusted_ke scorer). Formats:
+    CoNLL-2012 (coreference in the last column, every part a document), e2e
+    jsonlines (doc_key, clusters of inclusive \[start, end]; a response's
+    predicted_clusters are read when present), omin-csv (an id column and
+    Python-literal cluster lists). Counts are summed over the key's documents.
+    """
+    run_and_emit(
+        score_coref,
+        fmt,
+        output,
+        key=key,
+        response=response,
+        profile=profile,
+        key_format=key_format,
+        response_format=response_format,
+        remove_singletons=remove_singletons,
+        remove_nested=remove_nested,
+        id_column=id_column,
+        clusters_column=clusters_column,
     )

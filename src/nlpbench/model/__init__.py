@@ -1,6 +1,7 @@
 """The one data model every reader produces and every metric consumes."""
 
 from nlpbench.model.align import pair_documents
+from nlpbench.model.coref import Cluster, CorefDocument, CorefMention, mention_problem, span_of
 from nlpbench.model.document import Annotation, Document, Link, Relation
 from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
 from nlpbench.model.ontology import Ontology, OntologyNode
@@ -13,6 +14,9 @@ __all__ = [
     "PHI_TYPES",
     "Annotation",
     "Argument",
+    "Cluster",
+    "CorefDocument",
+    "CorefMention",
     "Document",
     "GoldEntity",
     "Link",
@@ -25,7 +29,9 @@ __all__ = [
     "Span",
     "Triple",
     "UnknownArgument",
+    "mention_problem",
     "pair_documents",
     "phi_type",
+    "span_of",
     "triples_of",
 ]

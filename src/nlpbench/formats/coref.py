@@ -1,0 +1,567 @@
+"""Coreference files: CoNLL-2012 columns, e2e jsonlines and OMIn CSV cluster lists.
+
+These formats hold token-indexed clusters, not character-offset annotations,
+so they produce :class:`~nlpbench.model.CorefDocument` and are listed in
+:data:`FORMATS` rather than in the format registry of :mod:`nlpbench.formats`.
+
+**CoNLL-2012** (``conll2012``), read the way the reference scorer v8.01 reads
+it:
+
+- a document runs from ``#begin document KEY`` to the next line whose first
+  field starts with ``#`` and that contains ``#end document`` (v8.01 accepts
+  that text anywhere in a line); its id is everything after ``begin document `` (so
+  ``(nw/xinhua/00/chtb_0009); part 000`` is one id, trailing spaces
+  included): every part is a document of its own;
+- blank and whitespace-only lines end sentences and are not tokens; every
+  other line inside a document is a token, numbered from 0 over the whole
+  document, a line starting with ``#`` included, as v8.01 reads it (with a
+  warning); the word is the fourth column when a line has five or more;
+- the coreference cell is the last column: ``_`` or ``-`` mean nothing,
+  otherwise its ``|``-separated or concatenated parts are taken in four passes,
+  as v8.01 does: double antecedents ``(N+M)`` are discarded, then every
+  one-token mention ``(N)``, then every opening ``(N``, then every closing
+  ``N)``; a closing ends the most recently opened mention of the same chain,
+  so nested mentions of one chain close last-opened first;
+- chains are ordered by first appearance and their mentions by where they
+  end; chain ids are compared as written (``01`` is not ``1``).
+
+A mention that never closes, a closing without an opening, a document without
+``#end document`` and a document key used twice are errors naming the file,
+the document and the line.
+
+**e2e jsonlines** (``jsonl``): one JSON object per line with ``doc_key``,
+``clusters`` (lists of inclusive ``[start, end]`` token indices) and,
+optionally, ``sentences`` (lists of tokens). A response file that also has
+``predicted_clusters`` (the output of e2e-coref, s2e-coref and their
+descendants, whose ``clusters`` echo the gold) is read from that field.
+
+**OMIn CSV** (``omin-csv``): one row per document, an id column and a column
+of Python-literal cluster lists ``[[[start, end], …], …]``. The columns are
+found by name: the id in ``id``, ``c5_id``, ``c5``, ``c5_unique_id`` or
+``doc_key``, the clusters in ``coreferences``, ``corefs`` or ``clusters``
+(OMIn's gold ``cr.csv`` and every tool output of trusted_ke), unless named.
+When an id repeats, the first row is used, as trusted_ke does.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import itertools
+import json
+import re
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nlpbench.errors import InputError, InputWarning
+from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
+
+_BEGIN = re.compile(r"^#\s*begin document (.*?)$")
+_END = re.compile(r"#\s*end document")
+_DOUBLE_ANTECEDENT = re.compile(r"\((\d+\+\d)\)")
+_SINGLE = re.compile(r"\((\d+)\)")
+_OPEN = re.compile(r"\((\d+)")
+_CLOSE = re.compile(r"(\d+)\)")
+_ONE_PART = re.compile(r"(\()?(\d+)(\))?")
+_NO_WORD = "_"
+
+
+# ---------------------------------------------------------------- CoNLL-2012
+
+
+def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
+    """The documents of a CoNLL-2012 file, one at a time, in file order."""
+    path = Path(path)
+    seen: dict[str, int] = {}
+    document: _ConllDocument | None = None
+    outside = number = 0
+    with _open_text(path) as lines:
+        for number, line in enumerate(lines, start=1):
+            if document is not None:
+                columns = line.split()
+                if not columns:
+                    document.end_sentence()
+                    continue
+                if columns[0][0] != "#":  # a token: the common case, kept short
+                    document.words.append(columns[3] if len(columns) > 4 else _NO_WORD)
+                    cell = columns[-1]
+                    if cell != "-" and cell != "_" and ("(" in cell or ")" in cell):
+                        document.parse(cell, number)
+                    document.tokens += 1
+                    continue
+            begin = _BEGIN.match(line.rstrip("\r\n"))
+            if document is None:
+                if begin:
+                    document = _ConllDocument(path, begin[1], number)
+                    if document.key in seen:
+                        raise InputError(
+                            f"the document is begun a second time (first at line {seen[document.key]})",
+                            path,
+                            f"document {document.key}, line {number}",
+                        )
+                    seen[document.key] = number
+                elif line.strip():
+                    outside += 1
+            elif begin:
+                raise InputError(
+                    f"the document begun at line {document.begun} has no #end document before this line begins another",
+                    path,
+                    f"document {document.key}, line {number}",
+                )
+            elif _END.search(line):
+                yield document.finish(number)
+                document = None
+            else:
+                document.hash_lines += 1
+                document.words.append(_NO_WORD)
+                document.parse(line.split()[-1], number)
+                document.tokens += 1
+    if document is not None:
+        raise InputError(
+            f"the document begun at line {document.begun} has no #end document",
+            path,
+            f"document {document.key}, line {number}",
+        )
+    if outside:
+        warnings.warn(f"{path}: lines outside any document, ignored: {outside}", InputWarning, stacklevel=2)
+
+
+@dataclass
+class _ConllDocument:
+    """One CoNLL-2012 document being read: its tokens, its chains and the mentions still open."""
+
+    path: Path
+    key: str
+    begun: int
+    sentences: list[list[str]] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)  # of the sentence being read
+    chains: dict[str, list[CorefMention]] = field(default_factory=dict)  # in order of first appearance
+    open: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # chain -> [(token, line)]
+    tokens: int = 0
+    hash_lines: int = 0
+    discarded: int = 0
+
+    def parse(self, cell: str, number: int) -> None:
+        """Read the coreference cell of token ``self.tokens`` (line ``number``)."""
+        if cell == "_":
+            return
+        simple = _ONE_PART.fullmatch(cell)
+        if simple:  # "(N)", "(N" or "N)": what the four passes below would find
+            opening, chain, closing = simple.groups()
+            if opening and closing:
+                self._single(chain)
+            elif opening:
+                self._open(chain, number)
+            elif closing:
+                self._close(chain, number)
+            return
+        discarded, cell = _take_all(_DOUBLE_ANTECEDENT, cell)
+        self.discarded += len(discarded)
+        singles, cell = _take_all(_SINGLE, cell)
+        for chain in singles:
+            self._single(chain)
+        opens, cell = _take_all(_OPEN, cell)
+        for chain in opens:
+            self._open(chain, number)
+        closes, cell = _take_all(_CLOSE, cell)
+        for chain in closes:
+            self._close(chain, number)
+
+    def _single(self, chain: str) -> None:
+        self.chains.setdefault(chain, []).append((self.tokens, self.tokens))
+
+    def _open(self, chain: str, number: int) -> None:
+        self.chains.setdefault(chain, [])
+        self.open.setdefault(chain, []).append((self.tokens, number))
+
+    def _close(self, chain: str, number: int) -> None:
+        """End the most recently opened mention of the chain at this token."""
+        self.chains.setdefault(chain, [])
+        pending = self.open.get(chain)
+        if not pending:
+            raise InputError(
+                f"chain {chain} closes a mention at token {self.tokens} that was never opened",
+                self.path,
+                f"document {self.key}, line {number}",
+            )
+        start, _ = pending.pop()
+        self.chains[chain].append((start, self.tokens))
+
+    def end_sentence(self) -> None:
+        if self.words:
+            self.sentences.append(self.words)
+            self.words = []
+
+    def finish(self, number: int) -> CorefDocument:
+        for chain, pending in self.open.items():
+            if pending:
+                token, line = pending[-1]
+                raise InputError(
+                    f"chain {chain} opens a mention at token {token} (line {line}) that never closes",
+                    self.path,
+                    f"document {self.key}, line {number}",
+                )
+        if self.hash_lines:
+            warnings.warn(
+                f"{self.path}: document {self.key}: lines starting with # read as tokens, as the reference scorer "
+                f"reads them: {self.hash_lines}",
+                InputWarning,
+                stacklevel=3,
+            )
+        if self.discarded:
+            warnings.warn(
+                f"{self.path}: document {self.key}: double antecedents (N+M) discarded, as the reference scorer "
+                f"discards them: {self.discarded}",
+                InputWarning,
+                stacklevel=3,
+            )
+        self.end_sentence()
+        sentences = tuple(tuple(sentence) for sentence in self.sentences)
+        clusters = tuple(Cluster(tuple(mentions), chain) for chain, mentions in self.chains.items() if mentions)
+        return CorefDocument(self.key, clusters, sentences)
+
+
+def _take_all(pattern: re.Pattern[str], cell: str) -> tuple[list[str], str]:
+    """Remove the first match of ``pattern`` from ``cell`` until none is left, as Perl's ``while (s///)`` does.
+
+    Returns the captured chain ids in the order removed, and what is left.
+    """
+    found = []
+    while match := pattern.search(cell):
+        found.append(match[1])
+        cell = cell[: match.start()] + cell[match.end() :]
+    return found, cell
+
+
+def write_conll2012(documents: Iterable[CorefDocument], path: Path | str) -> None:
+    """Write documents as CoNLL-2012: five tab-separated columns per token, the coreference cell last.
+
+    The columns are the document name, the part, the token's number in its
+    sentence, the word and the cell. A cluster without an id is numbered after
+    the largest numeric id of its document. A document without tokens gets one
+    sentence of ``_`` words, long enough for its last mention. Two mentions of
+    one chain that overlap without nesting cannot be written (a reader would
+    pair their brackets differently): that is an error.
+    """
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as handle:
+        for document in documents:
+            handle.write(_conll_text(document, path))
+
+
+def _conll_text(document: CorefDocument, path: Path) -> str:
+    cells: dict[int, tuple[list[str], list[str], list[str]]] = {}
+    for chain, cluster in zip(_chain_ids(document, path), document.clusters, strict=True):
+        _check_nesting(document, chain, cluster, path)
+        for mention in cluster:
+            start, end = mention[0], mention[-1]
+            if start == end:
+                cells.setdefault(start, ([], [], []))[0].append(f"({chain})")
+            else:
+                cells.setdefault(start, ([], [], []))[1].append(f"({chain}")
+                cells.setdefault(end, ([], [], []))[2].append(f"{chain})")
+    sentences = document.sentences or ((_NO_WORD,) * document.token_count,)
+    name, part = _name_and_part(document.id)
+    lines = [f"#begin document {document.id}"]
+    token = 0
+    for sentence in sentences:
+        for number, word in enumerate(sentence):
+            parts = cells.get(token)
+            cell = "|".join(itertools.chain(*parts)) if parts else "-"
+            lines.append(f"{name}\t{part}\t{number}\t{word}\t{cell}")
+            token += 1
+        lines.append("")
+    lines.append("#end document")
+    return "\n".join(lines) + "\n"
+
+
+def _chain_ids(document: CorefDocument, path: Path) -> list[str]:
+    numeric = [int(c.id) for c in document.clusters if c.id is not None and c.id.isdigit()]
+    fresh = itertools.count(max(numeric, default=-1) + 1)
+    ids = []
+    for cluster in document.clusters:
+        ids.append(cluster.id if cluster.id is not None and cluster.id.isdigit() else str(next(fresh)))
+    if len(set(ids)) != len(ids):
+        raise InputError("two clusters share a chain id", path, f"document {document.id}")
+    return ids
+
+
+def _check_nesting(document: CorefDocument, chain: str, cluster: Cluster, path: Path) -> None:
+    """Multi-token mentions of one chain must nest or be disjoint for their brackets to be read back."""
+    stack: list[tuple[int, int]] = []
+    for start, end in sorted(((m[0], m[-1]) for m in cluster if m[0] != m[-1]), key=lambda s: (s[0], -s[1])):
+        while stack and stack[-1][1] < start:
+            stack.pop()
+        if stack and end > stack[-1][1]:
+            raise InputError(
+                f"chain {chain}: mentions {stack[-1][0]}-{stack[-1][1]} and {start}-{end} overlap without nesting, "
+                "which CoNLL-2012 brackets cannot express",
+                path,
+                f"document {document.id}",
+            )
+        stack.append((start, end))
+
+
+def _name_and_part(key: str) -> tuple[str, str]:
+    match = re.fullmatch(r"\((.*)\); part (\d+)", key)
+    if match:
+        return match[1], match[2]
+    return (key.split()[0] if key.split() else "-"), "0"
+
+
+# ---------------------------------------------------------------- e2e jsonlines
+
+
+def read_jsonl(path: Path | str, *, predicted: bool = False) -> Iterator[CorefDocument]:
+    """The documents of an e2e jsonlines file; ``predicted`` reads ``predicted_clusters`` where a line has it."""
+    path = Path(path)
+    seen: dict[str, int] = {}
+    with _open_text(path) as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            where = f"line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"not JSON: {error.msg} at column {error.colno}", path, where) from None
+            document = _jsonl_document(record, predicted, path, where)
+            if document.id in seen:
+                raise InputError(f"doc_key {document.id!r} was already used at line {seen[document.id]}", path, where)
+            seen[document.id] = number
+            yield document
+
+
+def _jsonl_document(record: object, predicted: bool, path: Path, where: str) -> CorefDocument:
+    if not isinstance(record, dict):
+        raise InputError("a line must be a JSON object", path, where)
+    doc_key = record.get("doc_key")
+    if not isinstance(doc_key, str):
+        raise InputError('"doc_key" must be a string', path, where)
+    where = f"{where} (doc_key {doc_key})"
+    name = "predicted_clusters" if predicted and "predicted_clusters" in record else "clusters"
+    if name not in record:
+        raise InputError(f'no "{name}"', path, where)
+    sentences = record.get("sentences", [])
+    if not isinstance(sentences, list) or not all(
+        isinstance(s, list) and all(isinstance(t, str) for t in s) for s in sentences
+    ):
+        raise InputError('"sentences" must be lists of token strings', path, where)
+    document = CorefDocument(
+        doc_key,
+        _clusters(record[name], f'"{name}"', path, where),
+        tuple(tuple(s) for s in sentences if s),
+    )
+    _check_within(document, path, where)
+    return document
+
+
+def _check_within(document: CorefDocument, path: Path, where: str) -> None:
+    if not document.sentences:
+        return
+    tokens = document.token_count
+    for mention in document.mentions:
+        if mention[-1] >= tokens:
+            raise InputError(f"mention {list(mention)} ends beyond the document's {tokens} tokens", path, where)
+
+
+def write_jsonl(documents: Iterable[CorefDocument], path: Path | str) -> None:
+    """One JSON object per document: ``doc_key``, ``sentences`` when known, ``clusters``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for document in documents:
+            record: dict[str, object] = {"doc_key": document.id}
+            if document.sentences:
+                record["sentences"] = [list(s) for s in document.sentences]
+            record["clusters"] = [[list(m) for m in cluster] for cluster in document.clusters]
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------- OMIn CSV
+
+ID_COLUMNS = ("id", "c5_id", "c5", "c5_unique_id", "doc_key")
+CLUSTER_COLUMNS = ("coreferences", "corefs", "clusters")
+
+
+#: What a tool writes for a mention it could not place in the tokens (neuralcoref in OMIn).
+UNPLACED: CorefMention = (-1, -1)
+
+
+def read_omin_csv(
+    path: Path | str, *, id_column: str | None = None, clusters_column: str | None = None
+) -> Iterator[CorefDocument]:
+    """The documents of a CSV with an id column and a column of Python-literal cluster lists.
+
+    Two odd mentions are kept and reported: ``[i]`` (one index, kept as
+    written) and ``[-1, -1]`` (a mention the tool could not place; it matches
+    nothing but another ``[-1, -1]``).
+    """
+    path = Path(path)
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    seen: set[str] = set()
+    repeated = 0
+    odd: dict[str, list[str]] = {"one_index": [], "unplaced": []}
+    with _open_text(path) as lines:
+        reader = csv.DictReader(lines)
+        header = reader.fieldnames or []
+        id_name = _column(header, id_column, ID_COLUMNS, "id", path)
+        clusters_name = _column(header, clusters_column, CLUSTER_COLUMNS, "clusters", path)
+        for row_number, row in enumerate(reader, start=1):
+            doc_id, cell = row[id_name], row[clusters_name]
+            where = f"row {row_number} (id {doc_id})"
+            if doc_id is None or cell is None:
+                raise InputError("the row has fewer cells than the header", path, where)
+            if doc_id in seen:
+                repeated += 1
+                continue
+            seen.add(doc_id)
+            value = _literal(cell, clusters_name, path, where)
+            document = CorefDocument(doc_id, _clusters(value, clusters_name, path, where, allow_unplaced=True))
+            for mention in document.mentions:
+                if len(mention) == 1 or mention == UNPLACED:
+                    odd["one_index" if len(mention) == 1 else "unplaced"].append(f"{list(mention)} in {doc_id}")
+            yield document
+    if repeated:
+        warnings.warn(
+            f"{path}: rows repeating the id of an earlier row, ignored (the first row of an id counts): {repeated}",
+            InputWarning,
+            stacklevel=2,
+        )
+    if odd["one_index"]:
+        warnings.warn(
+            f"{path}: mentions written with one index, kept as written (the e2e profile compares them as written, "
+            f"the others as one-token spans): {len(odd['one_index'])} (first: {odd['one_index'][0]})",
+            InputWarning,
+            stacklevel=2,
+        )
+    if odd["unplaced"]:
+        warnings.warn(
+            f"{path}: mentions [-1, -1] (a mention the tool could not place), kept, matching no placed mention: "
+            f"{len(odd['unplaced'])} (first: {odd['unplaced'][0]})",
+            InputWarning,
+            stacklevel=2,
+        )
+
+
+def _column(header: list[str], named: str | None, candidates: tuple[str, ...], what: str, path: Path) -> str:
+    if named is not None:
+        if named not in header:
+            raise InputError(f"no column {named!r}; the columns are {', '.join(header)}", path, "header")
+        return named
+    for candidate in candidates:
+        if candidate in header:
+            return candidate
+    raise InputError(
+        f"no {what} column ({' or '.join(candidates)}); the columns are {', '.join(header)}", path, "header"
+    )
+
+
+def _literal(cell: str, column: str, path: Path, where: str) -> object:
+    try:
+        return ast.literal_eval(cell)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        shown = cell[:40]
+        raise InputError(f"column {column!r} is not a Python list literal: {shown!r}", path, where) from None
+
+
+def write_omin_csv(documents: Iterable[CorefDocument], path: Path | str) -> None:
+    """Write ``id,coreferences`` rows, the clusters as Python list literals like OMIn's ``cr.csv``."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "coreferences"])
+        for document in documents:
+            clusters = [[list(m) for m in cluster] for cluster in document.clusters]
+            writer.writerow([document.id, str(clusters).replace(" ", "")])
+
+
+# ---------------------------------------------------------------- shared
+
+
+def _clusters(value: object, name: str, path: Path, where: str, *, allow_unplaced: bool = False) -> tuple[Cluster, ...]:
+    """Clusters from nested lists; an empty cluster is dropped with a warning.
+
+    ``allow_unplaced`` accepts the mention ``[-1, -1]`` (see :data:`UNPLACED`).
+    """
+    if not isinstance(value, list | tuple):
+        raise InputError(f"{name} must be a list of clusters", path, where)
+    clusters = []
+    for index, cluster in enumerate(value):
+        if not isinstance(cluster, list | tuple):
+            raise InputError(f"{name}[{index}] must be a list of mentions", path, where)
+        if not cluster:
+            warnings.warn(f"{path}: {where}: {name}[{index}] is an empty cluster; ignored", InputWarning, stacklevel=3)
+            continue
+        for mention in cluster:
+            if allow_unplaced and isinstance(mention, list | tuple) and tuple(mention) == UNPLACED:
+                continue
+            problem = mention_problem(mention)
+            if problem:
+                raise InputError(f"{name}[{index}]: {problem}", path, where)
+        clusters.append(Cluster(tuple(tuple(m) for m in cluster)))
+    return tuple(clusters)
+
+
+@contextmanager
+def _open_text(path: Path) -> Iterator[Iterator[str]]:
+    """A UTF-8 text file opened for reading; a decoding error becomes an :class:`InputError`."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        try:
+            yield handle
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+
+
+@dataclass(frozen=True)
+class CorefFormat:
+    """A coreference format: ``read(path, **options)`` yields documents, ``write(documents, path)`` stores them."""
+
+    name: str
+    summary: str
+    read: Callable[..., Iterator[CorefDocument]]
+    write: Callable[[Iterable[CorefDocument], Path], None]
+
+
+FORMATS: dict[str, CorefFormat] = {
+    f.name: f
+    for f in (
+        CorefFormat("conll2012", "CoNLL-2012 columns, coreference in the last", read_conll2012, write_conll2012),
+        CorefFormat("jsonl", "e2e jsonlines: doc_key, sentences, clusters", read_jsonl, write_jsonl),
+        CorefFormat(
+            "omin-csv", "CSV of Python-literal cluster lists (OMIn / trusted_ke)", read_omin_csv, write_omin_csv
+        ),
+    )
+}
+
+
+def coref_format(name: str) -> CorefFormat:
+    """The coreference format ``name``; an unknown name is an :class:`InputError` that lists the known ones."""
+    if name not in FORMATS:
+        raise InputError(f"unknown coreference format {name!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[name]
+
+
+def read(
+    name: str,
+    path: Path | str,
+    *,
+    predicted: bool = False,
+    id_column: str | None = None,
+    clusters_column: str | None = None,
+) -> Iterator[CorefDocument]:
+    """Read ``path`` as the coreference format ``name``.
+
+    ``predicted`` reads a jsonlines file's ``predicted_clusters`` where a line
+    has them; ``id_column`` and ``clusters_column`` name the CSV columns and
+    are an error with any other format.
+    """
+    chosen = coref_format(name)
+    if name == "omin-csv":
+        return chosen.read(path, id_column=id_column, clusters_column=clusters_column)
+    if id_column is not None or clusters_column is not None:
+        raise InputError(f"an id or clusters column applies to omin-csv files, not to {name}", path)
+    if name == "jsonl":
+        return chosen.read(path, predicted=predicted)
+    return chosen.read(path)
