@@ -94,14 +94,19 @@ def shift_date(text: str, offset_days: int, date_format: str | None = None) -> s
 def _set_padding(tokens: list[_Token], date_format: str | None) -> None:
     """Whether each numeric day and month is written with two digits.
 
-    ``DD``/``MM`` in ``dateFormat`` pad and ``D``/``M`` do not; without them a
-    number is padded when it was written with two digits.
+    ``DD``/``MM`` in ``dateFormat`` pad and ``D``/``M`` do not. Without them a
+    number beside a month name is padded when it starts with 0 (``Aug 09``),
+    and a number in an all-numeric date when it was written with two digits.
     """
     runs = {match[0][0]: len(match[0]) for match in re.finditer(r"D+|M+", (date_format or "").upper())}
+    month_named = any(t.role == "month" and t.kind == "word" for t in tokens)
     for token in tokens:
         if token.kind == "num" and token.role in ("day", "month"):
             width = runs.get(token.role[0].upper())
-            token.padded = width == 2 if width in (1, 2) else len(token.text) == 2
+            if width in (1, 2):
+                token.padded = width == 2
+            else:
+                token.padded = token.text.startswith("0") if month_named else len(token.text) == 2
 
 
 def _day_first(date_format: str | None) -> bool:

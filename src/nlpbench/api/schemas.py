@@ -9,7 +9,7 @@ integer — so that what a tool accepts is exactly what the schema allows. A
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -28,6 +28,9 @@ SEMVER_PATTERN = (
 ResourceId = Annotated[str, StringConstraints(min_length=3, max_length=60, pattern=RESOURCE_ID_PATTERN)]
 SemVer = Annotated[str, StringConstraints(min_length=1, pattern=SEMVER_PATTERN)]
 Confidence = Annotated[float, Field(ge=0, le=100)]
+T = TypeVar("T")
+#: An optional property: ``None`` when absent, but ``null`` is not a value it takes.
+Absent = Annotated[T, Field(json_schema_extra=lambda schema: schema.pop("default", None))]
 
 
 class _Model(BaseModel):
@@ -85,8 +88,8 @@ class Problem(_Model):
 
     title: str
     status: int
-    detail: str | None = None
-    type: str | None = None
+    detail: Absent[str] = None
+    type: Absent[str] = None
 
 
 class Note(_Model):
@@ -114,7 +117,7 @@ class TextAnnotation(_Model):
 
 
 class TextDateAnnotation(TextAnnotation):
-    dateFormat: str | None = Field(default=None, description="Date format (ISO 8601 tokens), e.g. MM/DD/YYYY")
+    dateFormat: Absent[str] = Field(default=None, description="Date format (ISO 8601 tokens), e.g. MM/DD/YYYY")
 
 
 class TextPersonNameAnnotation(TextAnnotation):
@@ -179,14 +182,37 @@ class DateOffsetConfig(_Model):
     offsetDays: int
 
 
+STRATEGIES = ("maskingCharConfig", "redactConfig", "annotationTypeMaskConfig", "dateOffsetConfig")
+
+
+def _one_strategy() -> list[dict[str, Any]]:
+    """JSON Schema for "exactly one strategy, and a date offset only for dates"."""
+    branches = []
+    for name in STRATEGIES:
+        others = [{"required": [other]} for other in STRATEGIES if other != name]
+        branch: dict[str, Any] = {"required": [name], "not": {"anyOf": others}}
+        if name == "dateOffsetConfig":
+            branch["properties"] = {"annotationTypes": {"items": {"enum": ["text_date"]}}}
+        branches.append(branch)
+    return branches
+
+
 class DeidentificationStep(_Model):
-    """One step: which annotations (types, confidence threshold) and one strategy."""
+    """One step: which annotations (types, confidence threshold) and one strategy.
+
+    The 1.2.0 schema lets a step name any number of strategies; this API takes
+    exactly one, and a date offset for ``text_date`` only, and says so in its
+    OpenAPI document (``oneOf``). Absent strategies are ``None``; ``null`` is
+    refused, as the schema does not allow it.
+    """
+
+    model_config = ConfigDict(strict=True, json_schema_extra=lambda schema: schema.update(oneOf=_one_strategy()))
 
     confidenceThreshold: Confidence = 0
-    maskingCharConfig: MaskingCharConfig | None = None
-    annotationTypeMaskConfig: AnnotationTypeMaskConfig | None = None
-    redactConfig: RedactConfig | None = None
-    dateOffsetConfig: DateOffsetConfig | None = None
+    maskingCharConfig: Absent[MaskingCharConfig] = None
+    annotationTypeMaskConfig: Absent[AnnotationTypeMaskConfig] = None
+    redactConfig: Absent[RedactConfig] = None
+    dateOffsetConfig: Absent[DateOffsetConfig] = None
     annotationTypes: list[AnnotationType]
 
 
