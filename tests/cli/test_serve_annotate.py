@@ -175,3 +175,17 @@ def test_python_m_nlpbench_is_the_cli():
     result = subprocess.run([sys.executable, "-m", "nlpbench", "serve", "--list"], capture_output=True, text=True,
                             env={**os.environ}, timeout=120)  # fmt: skip
     assert result.returncode == 0 and result.stdout.split()[-1] == "deidentifier"
+
+
+def test_annotate_on_a_dask_cluster(cli, bundles, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    local, on_dask = tmp_path / "local.json", tmp_path / "dask.json"
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    with cluster, served(create_app(RegexPhi())) as url:
+        assert cli("annotate", "--tool", url, "--notes", bundles, "--out", local).exit_code == 0
+        args = ("--executor", "dask", "--scheduler", cluster.scheduler_address, "--batch-size", "2")
+        result = cli("annotate", "--tool", url, "--notes", bundles, "--out", on_dask, *args)
+    assert result.exit_code == 0, result.stderr
+    assert on_dask.read_text() == local.read_text()
+    alone = cli("annotate", "--tool", url, "--notes", bundles, "--out", on_dask, "--executor", "dask")
+    assert alone.exit_code == 2 and "--executor dask and --scheduler ADDRESS go together" in alone.stderr

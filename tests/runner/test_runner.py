@@ -251,3 +251,38 @@ def test_note_ids_the_schema_refuses_are_sent_as_valid_ones(tool):
     assert note_identifier("Note_1.txt").startswith("note-1-txt-")
     assert note_identifier("note-1") == "note-1"
     assert note_identifier("Note_1.txt") != note_identifier("note 1 txt")
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_the_dask_executor_gives_what_the_local_one_gives(tool, dask_scheduler, tmp_path):
+    given = notes(10)
+    checkpoint = tmp_path / "dask.jsonl"
+    AnnotationRun(tool.url, retry=FAST, checkpoint=checkpoint).run(given[:3])  # three notes already finished
+    tool.reset(fail_503=2)
+    run = AnnotationRun(
+        tool.url, concurrency=2, retry=FAST, checkpoint=checkpoint, scheduler=dask_scheduler, batch_size=3
+    )
+    documents = run.run(given)
+    assert [(d.id, found(d)) for d in documents] == [(n.id, sorted(expected(n))) for n in given]
+    assert (run.stats.resumed, run.stats.notes) == (3, 10)
+    assert run.stats.retries == 2  # counted on the workers, summed on the driver
+    assert tool.annotation_requests == 5 * (1 + 7) + 2
+    assert len(checkpoint.read_text().splitlines()) == 1 + 10
+
+
+def test_a_tool_error_on_a_dask_worker_stops_the_run(tool, dask_scheduler):
+    tool.reset(fail_note="note-004")
+    with pytest.raises(ToolError, match="for note note-004: HTTP 500"):
+        AnnotationRun(tool.url, retry=FAST, scheduler=dask_scheduler, batch_size=2).run(notes(6))
+
+
+def test_an_unreachable_scheduler():
+    with served(create_app(RegexPhi())) as url, pytest.raises(ToolError, match="cannot reach the Dask scheduler"):
+        pytest.importorskip("distributed")
+        AnnotationRun(url, timeout=1, retry=FAST, scheduler="tcp://127.0.0.1:9").run(notes(1))

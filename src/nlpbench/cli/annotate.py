@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -18,6 +19,11 @@ from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
 
 PHI_LABELS = ("date", "person_name", "location", "id", "contact")
+
+
+class Executor(StrEnum):
+    local = "local"
+    dask = "dask"
 
 
 @one_line_errors
@@ -38,6 +44,11 @@ def annotate(
     checkpoint: Path = typer.Option(
         None, "--checkpoint", help="Resumable record of finished notes [default: OUT.checkpoint.jsonl]."
     ),
+    executor: Executor = typer.Option(
+        "local", "--executor", help="local: send from this process; dask: from the workers of a Dask cluster."
+    ),
+    scheduler: str = typer.Option(None, "--scheduler", help="The Dask scheduler's address, e.g. tcp://10.0.0.5:8786."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Notes per Dask task."),
 ) -> None:
     """Validate a tool, send it every note, and write its annotations; an interrupted run resumes.
 
@@ -47,6 +58,8 @@ def annotate(
     checkpoint is removed once OUT is written.
     """
     labels = _labels(types)
+    if (executor is Executor.dask) != (scheduler is not None):
+        raise fail("--executor dask and --scheduler ADDRESS go together")
     checkpoint = checkpoint or out.with_name(out.name + ".checkpoint.jsonl")
     reader = formats.get(notes_format)
     writer = formats.get(out_format)
@@ -61,6 +74,8 @@ def annotate(
             retry=RetryPolicy(retries=retries),
             checkpoint=checkpoint,
             on_progress=tick,
+            scheduler=scheduler,
+            batch_size=batch_size,
         )
         try:
             documents = run.run(_with_texts(reader.read(notes), notes))
