@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -99,20 +98,17 @@ class AsgiClient:
 @contextmanager
 def served(app) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start within 10 s")
         time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        sock.close()

@@ -220,3 +220,31 @@ def test_a_real_server_on_localhost(official):
         assert response.json()["textIdAnnotations"][0]["idType"] == "ssn"
         bad = client.post("/api/v1/textIdAnnotations", json={"note": {}})
         assert bad.status_code == 400 and bad.headers["content-type"] == "application/problem+json"
+
+
+def test_requests_for_one_note_arriving_together_share_one_pass():
+    import asyncio
+    import threading
+    import time
+
+    class Slow(RegexPhi):
+        calls = 0
+        lock = threading.Lock()
+
+        def annotate(self, note):
+            with Slow.lock:
+                Slow.calls += 1
+            time.sleep(0.05)
+            return super().annotate(note)
+
+    app = create_app(Slow())
+
+    async def five_at_once():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://tool") as client:
+            posts = [client.post(f"/api/v1/{array}", json={"note": RICH_NOTE}) for array in ARRAYS.values()]
+            return await asyncio.gather(*posts)
+
+    responses = asyncio.run(five_at_once())
+    assert [r.status_code for r in responses] == [200] * 5
+    assert Slow.calls == 1

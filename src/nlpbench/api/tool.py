@@ -119,28 +119,42 @@ def annotation_set(annotations: list[Annotation], labels: tuple[str, ...] = PHI_
 
 
 class _NoteCache:
-    """The annotations of the last few notes, keyed by text: a PHI tool is asked five times per note."""
+    """The annotations of the last few notes, keyed by text: a PHI tool is asked five times per note.
+
+    The five requests for one note usually arrive together; the first computes
+    while the others wait for its result instead of computing it again.
+    """
 
     def __init__(self, annotator: Annotator, size: int = NOTE_CACHE_SIZE):
         self._annotator = annotator
         self._size = size
-        self._entries: OrderedDict[str, list[Annotation]] = OrderedDict()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
     def annotations(self, note: schemas.Note) -> list[Annotation]:
         with self._lock:
-            if note.text in self._entries:
+            entry = self._entries.get(note.text)
+            if entry is None:
+                entry = self._entries[note.text] = _Entry()
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+            else:
                 self._entries.move_to_end(note.text)
-                return self._entries[note.text]
-        found = [
-            a if a.text is not None else replace(a, text=a.span.covered_text(note.text))
-            for a in self._annotator.annotate(note_document(note))
-        ]
-        with self._lock:
-            self._entries[note.text] = found
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        return found
+        with entry.lock:
+            if entry.annotations is None:
+                entry.annotations = [
+                    a if a.text is not None else replace(a, text=a.span.covered_text(note.text))
+                    for a in self._annotator.annotate(note_document(note))
+                ]
+            return entry.annotations
+
+
+class _Entry:
+    __slots__ = ("annotations", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.annotations: list[Annotation] | None = None
 
 
 def create_app(annotator: Annotator) -> FastAPI:
