@@ -42,7 +42,7 @@ def annotate(
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds to wait for one answer."),
     retries: int = typer.Option(3, "--retries", min=0, help="Retries after a timeout, 429, 502, 503 or 504."),
     checkpoint: Path = typer.Option(
-        None, "--checkpoint", help="Resumable record of finished notes [default: OUT.checkpoint.jsonl]."
+        None, "--checkpoint", help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
     ),
     executor: Executor = typer.Option(
         "local", "--executor", help="local: send from this process; dask: from the workers of a Dask cluster."
