@@ -286,3 +286,15 @@ def test_an_unreachable_scheduler():
     with served(create_app(RegexPhi())) as url, pytest.raises(ToolError, match="cannot reach the Dask scheduler"):
         pytest.importorskip("distributed")
         AnnotationRun(url, timeout=1, retry=FAST, scheduler="tcp://127.0.0.1:9").run(notes(1))
+
+
+def test_annotations_whose_text_differs_from_the_note_are_kept_and_reported(tool):
+    tool.reset(body={"textDateAnnotations": [{"start": 3, "length": 10, "text": "2020-12-26", "confidence": 95}]})
+    run = AnnotationRun(tool.url, labels=("date",), retry=FAST)
+    documents = run.run(notes(2))
+    assert [(a.start, a.end, a.text) for d in documents for a in d.annotations] == [(3, 13, "2020-12-26")] * 2
+    assert run.stats.text_mismatches == 2
+    assert run.stats.warnings == [
+        "2 annotations whose text is not the note's text at their offsets (first: POST /textDateAnnotations "
+        "for note note-000: textDateAnnotations[0]: '2020-12-26' covers '12/26/2020')"
+    ]

@@ -81,7 +81,7 @@ class AnnotationRun:
         async with client:
             self.check = await validate_tool(client, self.labels)
             self.stats.warnings.extend(self.check.warnings)
-            probe_mismatches = client.stats.text_mismatches
+            client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
             finished = self._open_checkpoint()
             dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
             window: deque[asyncio.Future[list[Document]]] = deque()
@@ -104,7 +104,7 @@ class AnnotationRun:
                     await dask.close()
                 if self.checkpoint is not None:
                     self.checkpoint.close()
-                self._add(client.stats, probe_mismatches)
+                self._add(client.stats)
 
     def run(self, notes: Iterable[Document]) -> list[Document]:
         """:meth:`stream` from synchronous code: every note's annotations, in order."""
@@ -175,14 +175,13 @@ class AnnotationRun:
             self.checkpoint.add(document)
         self.on_progress(document.id, False)
 
-    def _add(self, stats: ClientStats, probe_mismatches: int = 0) -> None:
+    def _add(self, stats: ClientStats) -> None:
         self.stats.requests += stats.requests
         self.stats.retries += stats.retries
-        mismatches = stats.text_mismatches - probe_mismatches
-        if mismatches:
-            self.stats.text_mismatches += mismatches
+        if stats.text_mismatches:
+            self.stats.text_mismatches += stats.text_mismatches
             self.stats.warnings.append(
-                f"{mismatches} annotations whose text is not the note's text at their offsets "
+                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets "
                 f"(first: {stats.mismatch_example})"
             )
 
