@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from nlpbench import __version__
-from nlpbench.cli import data, score, synth
+from nlpbench.cli import annotate, data, score, serve, synth
 
 app = typer.Typer(
     name="nlpbench",
@@ -18,6 +18,8 @@ app = typer.Typer(
 app.add_typer(score.app, name="score")
 data.add_commands(app)
 synth.add_commands(app)
+serve.add_commands(app)
+annotate.add_commands(app)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,80 @@
+"""``nlpbench serve``: run an annotator, or the de-identifier, as an NLP Sandbox tool over HTTP."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import typer
+
+from nlpbench import annotators
+from nlpbench.annotators import REGISTRY, Annotator
+from nlpbench.cli.common import fail, one_line_errors, stderr
+
+DEIDENTIFIER = "deidentifier"
+
+
+def load_annotators() -> list[str]:
+    """Import every module under :mod:`nlpbench.annotators` so each registers its annotators; their names."""
+    for module in pkgutil.walk_packages(annotators.__path__, f"{annotators.__name__}."):
+        importlib.import_module(module.name)
+    return REGISTRY.names()
+
+
+def build_annotator(name: str) -> Annotator:
+    """The registered annotator called ``name``, built; a missing optional package is a one-line error."""
+    load_annotators()
+    factory = REGISTRY.get(name)
+    try:
+        return factory()
+    except ImportError as error:
+        raise fail(f"annotator {name!r} needs a package that does not import: {error}") from None
+
+
+def build_app(name: str, phi_annotator: str = "phi"):
+    """The FastAPI app of ``name``: a registered annotator, or ``deidentifier`` on ``phi_annotator``."""
+    from nlpbench.api.tool import create_app, create_deidentifier_app
+
+    if name == DEIDENTIFIER:
+        return create_deidentifier_app(build_annotator(phi_annotator))
+    return create_app(build_annotator(name))
+
+
+@one_line_errors
+def serve(
+    annotator: str = typer.Option(
+        None, "--annotator", "-a", help=f"A registered annotator (see --list), or {DEIDENTIFIER}."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8080, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    phi_annotator: str = typer.Option(
+        "phi", "--phi-annotator", help=f"The PHI annotator the {DEIDENTIFIER} finds PHI with."
+    ),
+    list_names: bool = typer.Option(False, "--list", help="List the annotators that can be served, and exit."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+) -> None:
+    """Serve an annotator as an NLP Sandbox 1.2.0 tool: /api/v1/tool, /healthCheck, /text…Annotations.
+
+    The API is under http://HOST:PORT/api/v1; / redirects to /api/v1/tool and /ui to
+    the interactive API documentation. [bold]deidentifier[/] serves
+    POST /api/v1/deidentifiedNotes on top of --phi-annotator.
+    """
+    if list_names:
+        for name in [*load_annotators(), DEIDENTIFIER]:
+            typer.echo(name)
+        return
+    if annotator is None:
+        raise fail("give --annotator NAME (see `nlpbench serve --list`)")
+    import uvicorn
+
+    app = build_app(annotator, phi_annotator)
+    stderr.print(
+        f"serving {annotator} ({app.title}) at http://{host}:{port}/api/v1 — docs at /ui, Ctrl+C to stop",
+        markup=False,
+        soft_wrap=True,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("serve")(serve)

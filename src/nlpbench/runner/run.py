@@ -1,0 +1,191 @@
+"""Send a stream of notes to a tool and collect its annotations, in input order, resumably.
+
+:class:`AnnotationRun` validates the tool (:func:`~nlpbench.runner.client.validate_tool`),
+then keeps a window of work in flight and yields each note's annotations as a
+:class:`~nlpbench.model.Document` (no text) in the order the notes came, so
+the output is the same however requests interleave. The local executor sends
+each note from this process (at most ``4 × concurrency`` notes in the window,
+``concurrency`` requests at once); with ``scheduler`` set, batches of
+``batch_size`` notes go to the workers of a Dask cluster (:mod:`nlpbench.runner.dask`),
+each worker sending at most ``concurrency`` requests at once. Each finished
+note is appended to the checkpoint before it is yielded; notes the checkpoint
+already holds are not sent again. The first note that fails after its retries
+stops the run: the error names it, and the notes finished so far stay in the
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nlpbench.model import Document
+from nlpbench.runner.checkpoint import Checkpoint, header
+from nlpbench.runner.client import ClientStats, RetryPolicy, ToolCheck, ToolClient, ToolError, validate_tool
+from nlpbench.runner.dask import annotate_batch, connect
+
+#: Called after each note with its id and whether it came from the checkpoint.
+ProgressCallback = Callable[[str, bool], None]
+WINDOW_PER_SLOT = 4
+
+
+@dataclass
+class RunStats:
+    notes: int = 0
+    resumed: int = 0
+    annotations: int = 0
+    requests: int = 0
+    retries: int = 0
+    text_mismatches: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class AnnotationRun:
+    """One tool, one set of annotation types, one optional checkpoint; :meth:`stream` or :meth:`run` the notes."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        labels: tuple[str, ...] | None = None,
+        concurrency: int = 8,
+        timeout: float = 30.0,
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen
+        checkpoint: Path | None = None,
+        on_progress: ProgressCallback | None = None,
+        scheduler: str | None = None,
+        batch_size: int = 32,
+        transport=None,
+    ):
+        self.url = url
+        self.labels = labels
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.retry = retry
+        self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        self.on_progress = on_progress or (lambda _note_id, _resumed: None)
+        self.scheduler = scheduler
+        self.batch_size = batch_size
+        self.transport = transport
+        self.stats = RunStats()
+        self.check: ToolCheck | None = None
+
+    async def stream(self, notes: Iterable[Document]) -> AsyncIterator[Document]:
+        """Each note's annotations, in the order of ``notes``."""
+        client = ToolClient(
+            self.url, concurrency=self.concurrency, timeout=self.timeout, retry=self.retry, transport=self.transport
+        )
+        async with client:
+            self.check = await validate_tool(client, self.labels)
+            self.stats.warnings.extend(self.check.warnings)
+            client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
+            finished = self._open_checkpoint()
+            dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
+            window: deque[asyncio.Future[list[Document]]] = deque()
+            slots = self.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
+            limit = WINDOW_PER_SLOT * slots
+            try:
+                for work in self._work(notes, finished, batched=dask is not None):
+                    window.append(self._start(client, dask, work))
+                    while window and (len(window) >= limit or window[0].done()):
+                        for document in await window.popleft():
+                            yield self._count(document)
+                while window:
+                    for document in await window.popleft():
+                        yield self._count(document)
+            finally:
+                for pending in window:
+                    pending.cancel()
+                await asyncio.gather(*window, return_exceptions=True)
+                if dask is not None:
+                    await dask.close()
+                if self.checkpoint is not None:
+                    self.checkpoint.close()
+                self._add(client.stats)
+
+    def run(self, notes: Iterable[Document]) -> list[Document]:
+        """:meth:`stream` from synchronous code: every note's annotations, in order."""
+
+        async def collect() -> list[Document]:
+            return [document async for document in self.stream(notes)]
+
+        return asyncio.run(collect())
+
+    def _open_checkpoint(self) -> dict[str, Document]:
+        if self.checkpoint is None:
+            return {}
+        tool = self.check.tool
+        return self.checkpoint.open(header(tool.name, tool.version, self.check.labels))
+
+    def _work(
+        self, notes: Iterable[Document], finished: dict[str, Document], *, batched: bool
+    ) -> Iterator[Document | list[Document]]:
+        """Finished documents one by one; notes to send one by one, or in batches for Dask."""
+        batch: list[Document] = []
+        for note in notes:
+            if note.id in finished:
+                if batch:
+                    yield batch
+                    batch = []
+                self.stats.resumed += 1
+                self.on_progress(note.id, True)
+                yield finished.pop(note.id)
+            elif batched:
+                batch.append(note)
+                if len(batch) == self.batch_size:
+                    yield batch
+                    batch = []
+            else:
+                yield [note]
+        if batch:
+            yield batch
+
+    def _start(self, client: ToolClient, dask, work: Document | list[Document]) -> asyncio.Future[list[Document]]:
+        if isinstance(work, Document):
+            done: asyncio.Future[list[Document]] = asyncio.get_running_loop().create_future()
+            done.set_result([work])
+            return done
+        if dask is None:
+            return asyncio.ensure_future(self._annotate(client, work[0]))
+        return asyncio.ensure_future(self._annotate_on_dask(dask, work))
+
+    async def _annotate(self, client: ToolClient, note: Document) -> list[Document]:
+        document = await client.annotate(note, self.check.labels)
+        self._finished(document)
+        return [document]
+
+    async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document]:
+        arguments = (self.url, batch, self.check.labels, self.concurrency, self.timeout, self.retry)
+        try:
+            documents, stats = await dask.submit(annotate_batch, *arguments, pure=False)
+        except ToolError:
+            raise
+        except Exception as error:  # a worker that died, a scheduler that went away
+            raise ToolError(f"Dask executor: batch from note {batch[0].id}: {type(error).__name__}: {error}") from None
+        self._add(stats)
+        for document in documents:
+            self._finished(document)
+        return documents
+
+    def _finished(self, document: Document) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.add(document)
+        self.on_progress(document.id, False)
+
+    def _add(self, stats: ClientStats) -> None:
+        self.stats.requests += stats.requests
+        self.stats.retries += stats.retries
+        if stats.text_mismatches:
+            self.stats.text_mismatches += stats.text_mismatches
+            self.stats.warnings.append(
+                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets "
+                f"(first: {stats.mismatch_example})"
+            )
+
+    def _count(self, document: Document) -> Document:
+        self.stats.notes += 1
+        self.stats.annotations += len(document.annotations)
+        return document
