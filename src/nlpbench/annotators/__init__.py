@@ -47,5 +47,22 @@ class Annotator(ABC):
 REGISTRY: Registry[Callable[[], Annotator]] = Registry("annotator")
 
 
+
+
+def load_all() -> list[str]:
+    """Register the adapters whose third-party packages are installed; the names of all annotators."""
+    from nlpbench.annotators import adapters  # noqa: F401 - registers on import
+
+    return REGISTRY.names()
+
+
+def installed_adapters() -> list[str]:
+    """The adapters to third-party tools that can run here, in registry order."""
+    from nlpbench.annotators.adapters import ADAPTERS
+
+    load_all()
+    return [name for name in ADAPTERS if name in REGISTRY]
+
+
 # The baseline annotators register themselves; their word lists load on first use.
 from nlpbench.annotators import baseline  # noqa: E402, F401

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import typer
 
 from nlpbench import annotators
@@ -14,16 +11,9 @@ from nlpbench.cli.common import fail, one_line_errors, stderr
 DEIDENTIFIER = "deidentifier"
 
 
-def load_annotators() -> list[str]:
-    """Import every module under :mod:`nlpbench.annotators` so each registers its annotators; their names."""
-    for module in pkgutil.walk_packages(annotators.__path__, f"{annotators.__name__}."):
-        importlib.import_module(module.name)
-    return REGISTRY.names()
-
-
 def build_annotator(name: str) -> Annotator:
     """The registered annotator called ``name``, built; a missing optional package is a one-line error."""
-    load_annotators()
+    annotators.load_all()
     factory = REGISTRY.get(name)
     try:
         return factory()
@@ -60,7 +50,7 @@ def serve(
     POST /api/v1/deidentifiedNotes on top of --phi-annotator.
     """
     if list_names:
-        for name in [*load_annotators(), DEIDENTIFIER]:
+        for name in [*annotators.load_all(), DEIDENTIFIER]:
             typer.echo(name)
         return
     if annotator is None:

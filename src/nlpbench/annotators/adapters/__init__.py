@@ -85,6 +85,10 @@ def _presidio_patterns():
     return PresidioAdapter(None)
 
 
+#: Every adapter, registered or not.
+ADAPTERS = ("philter", "presidio", "presidio_patterns")
+
+
 def register_installed() -> list[str]:
     """Register the adapters whose packages are installed; returns their names."""
     available = {
