@@ -47,8 +47,6 @@ class Annotator(ABC):
 REGISTRY: Registry[Callable[[], Annotator]] = Registry("annotator")
 
 
-
-
 def load_all() -> list[str]:
     """Register the adapters whose third-party packages are installed; the names of all annotators."""
     from nlpbench.annotators import adapters  # noqa: F401 - registers on import

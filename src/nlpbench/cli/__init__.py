@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from nlpbench import __version__
-from nlpbench.cli import annotate, data, score, serve, synth
+from nlpbench.cli import annotate, data, demo, score, serve, synth
 
 app = typer.Typer(
     name="nlpbench",
@@ -20,6 +20,7 @@ data.add_commands(app)
 synth.add_commands(app)
 serve.add_commands(app)
 annotate.add_commands(app)
+demo.add_commands(app)
 
 
 def _version(value: bool) -> None:

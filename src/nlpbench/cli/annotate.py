@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from nlpbench import formats
-from nlpbench.cli.common import fail, one_line_errors, stderr, warn
+from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
@@ -65,7 +62,7 @@ def annotate(
     writer = formats.get(out_format)
     total = sum(1 for _ in reader.read(notes))
     started = time.monotonic()
-    with collected_warnings() as warnings, _progress_bar(total) as tick:
+    with collected_warnings() as warnings, progress("annotating", total) as tick:
         run = AnnotationRun(
             tool,
             labels=labels,
@@ -111,25 +108,6 @@ def _with_texts(documents: Iterator[Document], path: Path) -> Iterator[Document]
         if document.text is None:
             raise InputError("this note has no text to send (use a format that carries texts)", path, document.id)
         yield document
-
-
-@contextmanager
-def _progress_bar(total: int):
-    """A bar of notes done on standard error when it is a terminal; yields the run's progress callback."""
-    if not sys.stderr.isatty():
-        yield lambda _note_id, _resumed: None
-        return
-    columns = (
-        TextColumn("annotating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("notes"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=stderr, transient=True) as bar:
-        task = bar.add_task("annotate", total=total)
-        yield lambda _note_id, _resumed: bar.advance(task)
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -12,7 +12,15 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from nlpbench.errors import InputError
 from nlpbench.registry import UnknownName
@@ -80,12 +88,24 @@ def warn(warnings: list[str]) -> None:
 
 
 @contextmanager
-def progress(description: str) -> Iterator[Callable[[str], None]]:
-    """A live count of scored documents on standard error when it is a terminal."""
+def progress(description: str, total: int | None = None) -> Iterator[Callable[..., None]]:
+    """A live count of items done, or a bar when ``total`` is known, on standard error when it is a terminal.
+
+    Yields the callback to call once per item (its arguments are ignored).
+    """
     if not sys.stderr.isatty():
-        yield lambda _doc_id: None
+        yield lambda *_: None
         return
-    columns = (SpinnerColumn(), TextColumn("{task.description} {task.completed} documents"), TimeElapsedColumn())
+    if total is None:
+        columns = (SpinnerColumn(), TextColumn("{task.description} {task.completed} documents"), TimeElapsedColumn())
+    else:
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
     with Progress(*columns, console=stderr, transient=True) as bar:
-        task = bar.add_task(description, total=None)
-        yield lambda _doc_id: bar.advance(task)
+        task = bar.add_task(description, total=total)
+        yield lambda *_: bar.advance(task)

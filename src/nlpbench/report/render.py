@@ -74,24 +74,33 @@ def to_table(report: Report, width: int | None = None) -> str:
     return console.file.getvalue()
 
 
+def table_text(title: str, rows: list[Row], width: int = 120) -> str:
+    """Rows as one plain terminal table."""
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
+    console.print(_rich_table(title, rows))
+    return console.file.getvalue()
+
+
 def _rich_table(title: str, rows: list[Row]) -> Table:
+    """Columns of text read left to right, columns of numbers right-aligned."""
     keys = columns(rows)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for key in keys:
-        table.add_column(key, justify="left" if key in (*_KEY_COLUMNS, "document", "kind", "text") else "right")
+        numeric = all(isinstance(row.get(key), int | float | None) for row in rows)
+        table.add_column(key.replace("_", " "), justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*(cell(row.get(k)) for k in keys))
     return table
 
 
-_ENVIRONMENT = Environment(
+ENVIRONMENT = Environment(
     loader=PackageLoader("nlpbench.report"), autoescape=select_autoescape(), keep_trailing_newline=True
 )
-_ENVIRONMENT.filters["cell"] = cell
+ENVIRONMENT.filters["cell"] = cell
 
 
 def to_html(report: Report) -> str:
-    return _ENVIRONMENT.get_template("report.html").render(
+    return ENVIRONMENT.get_template("report.html").render(
         report=report, columns=columns, error_columns=columns(report.errors or [])
     )
 
