@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 from importlib import resources
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import typer
 from nlpbench import profiles
 from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, progress
 from nlpbench.model import PHI_TYPES
+from nlpbench.tasks.codiesp import DEFAULT_K, score_codiesp
 from nlpbench.tasks.sandbox import score_sandbox
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
@@ -64,4 +65,42 @@ def sandbox(
             pred_format=pred_format,
             on_document=tick,
         )
+    emit(report, fmt, output)
+
+
+class Track(StrEnum):
+    D = "D"
+    P = "P"
+    X = "X"
+
+
+@app.command("codiesp")
+@one_line_errors
+def codiesp(
+    track: Track = typer.Option(..., "--track", "-t", case_sensitive=False, help="CodiEsp track: D, P or X."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g", help="Gold TSV: case, code (D, P); case, label, code, reference, 's e[;s e]' (X)."
+    ),
+    pred: Path = typer.Option(
+        ..., "--pred", "-p", help="Predicted TSV: case, code in rank order (D, P); case, 's e', label, code (X)."
+    ),
+    valid_codes: list[Path] = typer.Option(
+        ..., "--valid-codes", "-c", help="Valid-code list (code in the first column); repeat for X's D and P lists."
+    ),
+    profile: str = typer.Option(
+        "standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('codiesp'))}."
+    ),
+    k: list[int] = typer.Option(
+        list(DEFAULT_K), "--k", min=1, help="Cutoffs of MAP@k, P@k and R@k (standard, D and P)."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Clinical coding as CodiEsp 2020 scored it: MAP over ranked codes (D, P), F1 with text references (X).
+
+    Codes compare lower-cased; predicted codes in none of the valid-code lists are removed before ranks
+    are counted. Profiles: [bold]standard[/] (MAP over every gold document as trec_eval -c, MAP@k, P@k,
+    R@k, code categories), [bold]codiesp2020[/] (the official scripts with trectools 0.0.42 exactly).
+    """
+    report = score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
     emit(report, fmt, output)
