@@ -10,56 +10,120 @@
 - Valid-code lists: ``code<TAB>Spanish description<TAB>English description``;
   only the first column is read, lower-cased.
 
-Files are UTF-8 (a byte-order mark is ignored); lines end in ``\\n`` or
-``\\r\\n``; empty lines are skipped. There is no header (a header line would be
+Files are UTF-8 (a byte-order mark is ignored); lines end in ``\\n``, ``\\r\\n``
+or ``\\r``; empty lines are skipped. There is no header (a header line would be
 read as data, as the official scripts read it) and no quoting: lines are split
-on tabs. Every line must have the layout's number of fields, and case ids and
-codes must be non-empty and free of whitespace; offsets are non-negative
-integers (a prediction's may be negative or inverted, see
-:func:`read_predicted_references`). Anything else raises :class:`~nlpbench.errors.InputError` naming the
-file and line.
+on tabs. Every line must have the layout's number of fields, case ids and
+codes must be non-empty and free of whitespace, and offsets are integers
+(non-negative in gold; see :func:`read_predicted_references` for predictions).
+Anything else raises :class:`~nlpbench.errors.InputError` naming the file and
+the first bad line.
+
+Reading is one regular-expression pass over the whole file; only a file that
+fails it is read again line by line, to name its first bad line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 from nlpbench.errors import InputError
 from nlpbench.model import CodeReference, RankedCodes
 
-#: The files with this many fields per line, and their fields, for error messages.
-LAYOUTS = {
-    2: ("a CodiEsp-D/P file", "case, code"),
-    4: ("a CodiEsp-X prediction file", "case, 's e', label, code"),
-    5: ("a CodiEsp-X gold file", "case, label, code, reference, 's e[;s e]'"),
-}
-
+_TOKEN = re.compile(r"\S+")
 _GOLD_POSITION = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
 _PRED_POSITION = re.compile(r"(-?\d+) (-?\d+)")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fields of one kind of CodiEsp line."""
+
+    kind: str  # what a file of such lines is, for error messages
+    fields: tuple[str, ...]
+    identifiers: tuple[int, ...]  # fields that are case ids or codes
+    positions: dict[int, Callable[[str], str | None]]  # field → the problem with its value, or None
+    line: re.Pattern[str]  # a whole valid line (or an empty one), one group per value
+
+    def problem(self, fields: list[str]) -> str | None:
+        """What is wrong with one line's fields, or None."""
+        if len(fields) != len(self.fields):
+            guess = next((f": is this {other.kind}?" for other in LAYOUTS if len(other.fields) == len(fields)), "")
+            expected = f"{len(self.fields)} tab-separated fields ({', '.join(self.fields)})"
+            return f"expected {expected}, found {len(fields)}{guess}"
+        for index in self.identifiers:
+            what = "case id" if index == 0 else "code"
+            if not fields[index]:
+                return f"empty {what}"
+            if not _TOKEN.fullmatch(fields[index]):
+                return f"{what} {fields[index]!r} contains whitespace"
+        for index, check in self.positions.items():
+            problem = check(fields[index])
+            if problem:
+                return problem
+        return None
+
+
+def _gold_position_problem(position: str) -> str | None:
+    if not _GOLD_POSITION.fullmatch(position):
+        return f"reference position {position!r} is not 'start end' or 'start end;start end…'"
+    for piece in position.split(";"):
+        start, end = map(int, piece.split(" "))
+        if end < start:
+            return f"reference fragment '{piece}' ends before it starts"
+    return None
+
+
+def _pred_position_problem(position: str) -> str | None:
+    if _PRED_POSITION.fullmatch(position):
+        return None
+    if ";" in position:
+        return (
+            f"discontinuous predicted span {position!r}: CodiEsp-X scores one 'start end' span per prediction; "
+            "give the first start and the last end"
+        )
+    return f"predicted span {position!r} is not two integer offsets 'start end'"
+
+
+_ID, _ANY = r"(\S+)", r"([^\t\n]*)"
+CODES = Layout("a CodiEsp-D/P file", ("case", "code"), (0, 1), {}, re.compile(rf"^(?:{_ID}\t{_ID})?$", re.M))
+GOLD_REFERENCES = Layout(
+    "a CodiEsp-X gold file",
+    ("case", "label", "code", "reference", "'s e[;s e]'"),
+    (0, 2),
+    {4: _gold_position_problem},
+    re.compile(rf"^(?:{_ID}\t{_ANY}\t{_ID}\t{_ANY}\t(\d+ \d+(?:;\d+ \d+)*))?$", re.M),
+)
+PREDICTED_REFERENCES = Layout(
+    "a CodiEsp-X prediction file",
+    ("case", "'s e'", "label", "code"),
+    (0, 3),
+    {1: _pred_position_problem},
+    re.compile(rf"^(?:{_ID}\t(-?\d+ -?\d+)\t{_ANY}\t{_ID})?$", re.M),
+)
+LAYOUTS = (CODES, PREDICTED_REFERENCES, GOLD_REFERENCES)
 
 
 def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
     """Each document's codes in file order, documents in order of first appearance."""
     codes: dict[str, list[str]] = {}
-    for _, (case, code) in _rows(path, 2, identifiers=(0, 1)):
-        codes.setdefault(case, []).append(code)
+    for case, run in groupby(_records(path, CODES), key=itemgetter(0)):  # runs of lines of one document
+        codes.setdefault(case, []).extend(map(itemgetter(1), run))
     return [RankedCodes(case, tuple(listed)) for case, listed in codes.items()]
 
 
 def read_references(path: Path | str) -> list[CodeReference]:
     """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
     references = []
-    for where, (case, label, code, text, position) in _rows(path, 5, identifiers=(0, 2)):
-        if not _GOLD_POSITION.fullmatch(position):
-            raise InputError(
-                f"reference position {position!r} is not 'start end' or 'start end;start end…'", path, where
-            )
+    for case, label, code, text, position in _records(path, GOLD_REFERENCES):
         fragments = tuple(_pair(piece) for piece in position.split(";"))
-        for start, end in fragments:
-            if end < start:
-                raise InputError(f"reference fragment '{start} {end}' ends before it starts", path, where)
+        if any(end < start for start, end in fragments):
+            _checked_lines(_text(path), path, GOLD_REFERENCES)  # raises, naming the line
         references.append(CodeReference(case, code, fragments, label, text))
     return references
 
@@ -71,29 +135,24 @@ def read_predicted_references(path: Path | str) -> list[CodeReference]:
     written: the official scorer accepts it and its containment test is
     arithmetic, so such a span can still match (the task warns about them).
     """
-    references = []
-    for where, (case, position, label, code) in _rows(path, 4, identifiers=(0, 3)):
-        match = _PRED_POSITION.fullmatch(position)
-        if match is None:
-            if ";" in position:
-                problem = (
-                    f"discontinuous predicted span {position!r}: CodiEsp-X scores one 'start end' span per "
-                    "prediction; give the first start and the last end"
-                )
-            else:
-                problem = f"predicted span {position!r} is not two integer offsets 'start end'"
-            raise InputError(problem, path, where)
-        references.append(CodeReference(case, code, ((int(match[1]), int(match[2])),), label))
-    return references
+    return [
+        CodeReference(case, code, (_pair(position),), label)
+        for case, position, label, code in _records(path, PREDICTED_REFERENCES)
+    ]
 
 
 def read_valid_codes(path: Path | str) -> frozenset[str]:
     """The lower-cased codes of the first column of a valid-code list."""
     codes = set()
-    for where, line in _lines(path):
-        code = line.split("\t", 1)[0]
-        _check_identifier(code, "code", path, where)
-        codes.add(code.lower())
+    for number, line in enumerate(_text(path).split("\n"), start=1):
+        if line:
+            code = line.split("\t", 1)[0]
+            if not _TOKEN.fullmatch(code):
+                problem = f"code {code!r} contains whitespace" if code else "empty code"
+                raise InputError(problem, path, f"line {number}")
+            codes.add(code.lower())
+    if not codes:
+        raise _empty(path)
     return frozenset(codes)
 
 
@@ -121,40 +180,42 @@ def _write(path: Path | str, lines: Iterable[str]) -> None:
         handle.writelines(lines)
 
 
-def _lines(path: Path | str) -> Iterator[tuple[str, str]]:
-    """``("line N", text)`` for each non-empty line; an empty file is an error."""
-    empty = True
+def _text(path: Path | str) -> str:
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            for number, raw in enumerate(handle, start=1):
-                line = raw.rstrip("\n").rstrip("\r")
-                if line:
-                    empty = False
-                    yield f"line {number}", line
+        with open(path, encoding="utf-8-sig") as handle:
+            return handle.read()
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
-    if empty:
-        raise InputError("empty file: there is nothing to score", path)
 
 
-def _rows(path: Path | str, width: int, identifiers: tuple[int, ...]) -> Iterator[tuple[str, list[str]]]:
-    """The tab-separated fields of each line, checked for their number and their ids and codes."""
-    for where, line in _lines(path):
-        fields = line.split("\t")
-        if len(fields) != width:
-            guess = f": is this {LAYOUTS[len(fields)][0]}?" if len(fields) in LAYOUTS else ""
-            problem = f"expected {width} tab-separated fields ({LAYOUTS[width][1]}), found {len(fields)}{guess}"
-            raise InputError(problem, path, where)
-        for index in identifiers:
-            _check_identifier(fields[index], "case id" if index == 0 else "code", path, where)
-        yield where, fields
+def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
+    """The field values of every non-empty line; the first bad line raises."""
+    text = _text(path)
+    matches = layout.line.findall(text)
+    if len(matches) == text.count("\n") + 1:  # every line valid or empty
+        records = [values for values in matches if values[0]]
+    else:
+        records = _checked_lines(text, path, layout)
+    if not records:
+        raise _empty(path)
+    return records
 
 
-def _check_identifier(value: str, what: str, path: Path | str, where: str) -> None:
-    if not value:
-        raise InputError(f"empty {what}", path, where)
-    if len(value.split()) != 1 or value != value.strip():
-        raise InputError(f"{what} {value!r} contains whitespace", path, where)
+def _checked_lines(text: str, path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
+    """Line by line: the fields of each non-empty line, or an error naming the first bad one."""
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line:
+            fields = line.split("\t")
+            problem = layout.problem(fields)
+            if problem:
+                raise InputError(problem, path, f"line {number}")
+            records.append(tuple(fields))
+    return records
+
+
+def _empty(path: Path | str) -> InputError:
+    return InputError("empty file: there is nothing to score", path)
 
 
 def _pair(piece: str) -> tuple[int, int]:

@@ -149,11 +149,11 @@ def _score_rankings(
     invalid: Counter[str] = Counter()
     repeats = total = 0
     for doc in tsv.read_ranked_codes(pred):
-        distinct = tuple(dict.fromkeys(code.lower() for code in doc.codes))
+        distinct = dict.fromkeys(map(str.lower, doc.codes))
         total += len(doc.codes)
         repeats += len(doc.codes) - len(distinct)
-        invalid.update(code for code in distinct if code not in valid)
-        ranking = tuple(code for code in distinct if code in valid)
+        invalid.update(distinct.keys() - valid)
+        ranking = tuple([code for code in distinct if code in valid])
         if ranking:
             rankings[doc.doc_id] = ranking
     if not rankings:
