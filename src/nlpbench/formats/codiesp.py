@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
+from typing import NoReturn
 
 from nlpbench.errors import InputError
 from nlpbench.model import CodeReference, RankedCodes
@@ -48,7 +49,7 @@ class Layout:
     fields: tuple[str, ...]
     identifiers: tuple[int, ...]  # fields that are case ids or codes
     positions: dict[int, Callable[[str], str | None]]  # field → the problem with its value, or None
-    line: re.Pattern[str]  # a whole valid line (or an empty one), one group per value
+    line: re.Pattern[str]  # a whole valid line (or an empty one), one group per value (and per offset)
 
     def problem(self, fields: list[str]) -> str | None:
         """What is wrong with one line's fields, or None."""
@@ -104,7 +105,7 @@ PREDICTED_REFERENCES = Layout(
     ("case", "'s e'", "label", "code"),
     (0, 3),
     {1: _pred_position_problem},
-    re.compile(rf"^(?:{_ID}\t(-?\d+ -?\d+)\t{_ANY}\t{_ID})?$", re.M),
+    re.compile(rf"^(?:{_ID}\t(-?\d+) (-?\d+)\t{_ANY}\t{_ID})?$", re.M),
 )
 LAYOUTS = (CODES, PREDICTED_REFERENCES, GOLD_REFERENCES)
 
@@ -123,7 +124,7 @@ def read_references(path: Path | str) -> list[CodeReference]:
     for case, label, code, text, position in _records(path, GOLD_REFERENCES):
         fragments = tuple(_pair(piece) for piece in position.split(";"))
         if any(end < start for start, end in fragments):
-            _checked_lines(_text(path), path, GOLD_REFERENCES)  # raises, naming the line
+            _raise_first_problem(_text(path), path, GOLD_REFERENCES)
         references.append(CodeReference(case, code, fragments, label, text))
     return references
 
@@ -136,8 +137,8 @@ def read_predicted_references(path: Path | str) -> list[CodeReference]:
     arithmetic, so such a span can still match (the task warns about them).
     """
     return [
-        CodeReference(case, code, (_pair(position),), label)
-        for case, position, label, code in _records(path, PREDICTED_REFERENCES)
+        CodeReference(case, code, ((int(start), int(end)),), label)
+        for case, start, end, label, code in _records(path, PREDICTED_REFERENCES)
     ]
 
 
@@ -189,29 +190,24 @@ def _text(path: Path | str) -> str:
 
 
 def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
-    """The field values of every non-empty line; the first bad line raises."""
+    """The values of every non-empty line; the first bad line raises."""
     text = _text(path)
     matches = layout.line.findall(text)
-    if len(matches) == text.count("\n") + 1:  # every line valid or empty
-        records = [values for values in matches if values[0]]
-    else:
-        records = _checked_lines(text, path, layout)
+    if len(matches) != text.count("\n") + 1:  # some line is neither valid nor empty
+        _raise_first_problem(text, path, layout)
+    records = [values for values in matches if values[0]]
     if not records:
         raise _empty(path)
     return records
 
 
-def _checked_lines(text: str, path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
-    """Line by line: the fields of each non-empty line, or an error naming the first bad one."""
-    records = []
+def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoReturn:
+    """Read line by line to name the first bad line and what is wrong with it."""
     for number, line in enumerate(text.split("\n"), start=1):
-        if line:
-            fields = line.split("\t")
-            problem = layout.problem(fields)
-            if problem:
-                raise InputError(problem, path, f"line {number}")
-            records.append(tuple(fields))
-    return records
+        problem = line and layout.problem(line.split("\t"))
+        if problem:
+            raise InputError(problem, path, f"line {number}")
+    raise InputError(f"not {layout.kind}", path)
 
 
 def _empty(path: Path | str) -> InputError:

@@ -56,14 +56,18 @@ def reference_counts(
     gold_bounds: dict[str, list[Bounds]] = {}
     for reference in gold:
         gold_bounds.setdefault(key(reference.code), []).append(bounds(reference))
-    pred_bounds: dict[str, list[Bounds]] = {}
+    predicted: set[str] = set()
+    candidates: dict[str, list[Bounds]] = {}  # predictions of gold codes: the only ones that can be found
     for reference in pred:
-        pred_bounds.setdefault(key(reference.code), []).append(bounds(reference))
+        code = key(reference.code)
+        predicted.add(code)
+        if code in gold_bounds:
+            candidates.setdefault(code, []).append(bounds(reference))
     found = sum(
-        any(contains(g, p, slack) for g in references for p in pred_bounds.get(code, ()))
+        any(contains(g, p, slack) for g in references for p in candidates.get(code, ()))
         for code, references in gold_bounds.items()
     )
-    return PRF.from_matches(found, len(gold_bounds), len(pred_bounds))
+    return PRF.from_matches(found, len(gold_bounds), len(predicted))
 
 
 def code_kind(code: str) -> str:

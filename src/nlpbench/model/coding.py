@@ -44,9 +44,9 @@ class CodeReference:
     def __post_init__(self) -> None:
         if not self.fragments:
             raise ValueError("a code reference needs at least one (start, end) fragment")
-        for offsets in self.fragments:
-            if any(isinstance(offset, bool) or not isinstance(offset, int) for offset in offsets):
-                raise ValueError(f"offsets {offsets!r} are not integers")
+        for start, end in self.fragments:
+            if type(start) is not int or type(end) is not int:  # not bool either
+                raise ValueError(f"offsets {start!r} {end!r} are not integers")
 
     @property
     def listed_bounds(self) -> tuple[int, int]:

@@ -11,7 +11,6 @@ a :class:`~nlpbench.metrics.counts.PRF`); corpus rows are their sums.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -193,21 +192,21 @@ def _score_rankings(
 
 
 def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile) -> _Tally:
-    gold_refs = _by_document(_lower(tsv.read_references(gold)))
+    gold_refs = _by_document(tsv.read_references(gold))
     pred_refs: dict[str, list[CodeReference]] = {}
     invalid: Counter[str] = Counter()
     odd = total = 0
-    for reference in _lower(tsv.read_predicted_references(pred)):
+    for reference in tsv.read_predicted_references(pred):
         total += 1
-        if reference.code not in valid:
-            invalid[reference.code] += 1
+        if (code := reference.code.lower()) not in valid:
+            invalid[code] += 1
             continue
-        start, end = reference.listed_bounds
+        start, end = reference.fragments[0]  # a prediction has one
         odd += end < start or start < 0
         pred_refs.setdefault(reference.doc_id, []).append(reference)
     if not pred_refs:
         raise _nothing_valid(pred, total)
-    gold_codes = [{r.code for r in refs} for refs in gold_refs.values()]
+    gold_codes = [{r.code.lower() for r in refs} for refs in gold_refs.values()]
     sides = _Sides(set(gold_refs), set(pred_refs), profile)
     tally = _Tally(notes=_code_notes(invalid, gold_codes, valid))
     if odd:
@@ -224,17 +223,17 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
 
     for doc in sides.documents():
         gold_doc, pred_doc = gold_refs.get(doc, []), pred_refs.get(doc, [])
-        prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds)
+        prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=str.lower)
         values = profile.document_values(prf, doc in sides.gold, doc in sides.pred, references=True)
         tally.add_counts(doc, "micro", prf, values)
         if profile.extras:
-            prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=code_category)
+            prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=_lower_category)
             tally.add_counts(doc, "category_micro", prf, profile.values(prf))
     return tally
 
 
-def _lower(references: Iterable[CodeReference]) -> Iterable[CodeReference]:
-    return (dataclasses.replace(r, code=r.code.lower()) for r in references)
+def _lower_category(code: str) -> str:
+    return code_category(code.lower())
 
 
 def _by_document(references: Iterable[CodeReference]) -> dict[str, list[CodeReference]]:
@@ -278,7 +277,8 @@ def _unreachable_note(gold_refs: Iterable[list[CodeReference]]) -> list[str]:
         for r in refs:
             start, end = r.listed_bounds
             inverted += end < start
-            codes[r.doc_id, r.code] = codes.get((r.doc_id, r.code), False) or start <= end
+            pair = r.doc_id, r.code.lower()
+            codes[pair] = codes.get(pair, False) or start <= end
     if not inverted:
         return []
     return [
