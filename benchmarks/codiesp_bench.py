@@ -4,11 +4,11 @@ Input: the 250 documents of the CodiEsp test split, each with 1,000 predicted
 codes in rank order (tracks D and P) or 1,000 predicted code references
 (track X), built from the test gold with a fixed seed: most gold codes near
 the top of the ranking, some missing, the rest filled with other codes; some
-codes upper-cased; for P, diagnosis codes (invalid there) fill the ranking
-past the 870 procedure codes; X spans move up to 12 characters. The valid-code
-lists hold every code of the CodiEsp gold files (the repository's own lists
-are not in its public snapshot), with ``z87.4`` and without ``s43.40`` as the
-README's toy outputs require.
+codes upper-cased; for P, diagnosis codes fill the ranking past the 870
+procedure codes; X spans move up to 12 characters. The valid-code list holds
+every code of the CodiEsp gold files (the repository's own lists are not in
+its public snapshot), with ``z87.4`` and without ``s43.40`` as the README's toy
+outputs require; X gets it as both its D and its P list.
 
 The official scripts (TeMU-BSC/codiesp-evaluation-script @ 976fc11) are
 cloned into the work directory when the benchmark runs and run in a throwaway
@@ -138,22 +138,11 @@ def differences(report: dict, printed: dict) -> list[str]:
 # --- the input ---------------------------------------------------------------------------------------------------
 
 
-def valid_code_lists(codiesp: Path, work: Path) -> tuple[Path, Path]:
-    kinds: dict[str, set[str]] = {"D": set(), "P": set()}
-    for path in [*sorted((codiesp / "corpus").glob("*/*.tsv")), *sorted((codiesp / "eval-repo/gold").glob("*/*/*"))]:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            fields = line.split("\t")
-            if len(fields) == 2:
-                kinds["D" if path.name.endswith("D.tsv") else "P"].add(fields[1].lower())
-            else:
-                kinds["D" if fields[1] == "DIAGNOSTICO" else "P"].add(fields[2].lower())
-    kinds["D"].add("z87.4")
-    for codes in kinds.values():
-        codes.discard("s43.40")
-    paths = work / "codes_D.tsv", work / "codes_P.tsv"
-    for path, kind in zip(paths, "DP", strict=True):
-        path.write_text("".join(f"{c.upper()}\tdescripción\tdescription\n" for c in sorted(kinds[kind])))
-    return paths
+def valid_code_list(codiesp: Path, work: Path) -> Path:
+    files = [*(codiesp / "corpus").glob("*/*.tsv"), *(codiesp / "eval-repo/gold").glob("codiesp-*/*/*")]
+    path = work / "valid_codes.tsv"
+    tsv.write_valid_codes(sorted((set().union(*map(tsv.read_assigned_codes, files)) | {"z87.4"}) - {"s43.40"}), path)
+    return path
 
 
 def ranked_predictions(gold: Path, documents: list[str], fillers: list[str], rng: random.Random) -> str:
@@ -193,15 +182,16 @@ def reference_predictions(gold: Path, codiesp: Path, documents: list[str], codes
 
 def build_inputs(codiesp: Path, work: Path) -> dict[str, dict]:
     rng = random.Random(2020)
-    d_list, p_list = valid_code_lists(codiesp, work)
-    d_codes = sorted(tsv.read_valid_codes(d_list))
-    p_codes = sorted(tsv.read_valid_codes(p_list))
+    valid = valid_code_list(codiesp, work)
+    codes = sorted(tsv.read_valid_codes(valid))
+    d_codes = [code for code in codes if code_kind(code) == "D"]
+    p_codes = [code for code in codes if code_kind(code) == "P"]
     documents = sorted(path.stem for path in (codiesp / "corpus/test/text_files").glob("*.txt"))
     test = codiesp / "corpus" / "test"
     tracks = {
-        "D": (ranked_predictions(test / "testD.tsv", documents, d_codes, rng), [d_list]),
-        "P": (ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng), [p_list]),
-        "X": (reference_predictions(test / "testX.tsv", codiesp, documents, d_codes + p_codes, rng), [d_list, p_list]),
+        "D": (ranked_predictions(test / "testD.tsv", documents, d_codes, rng), [valid]),
+        "P": (ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng), [valid]),
+        "X": (reference_predictions(test / "testX.tsv", codiesp, documents, codes, rng), [valid, valid]),
     }
     inputs = {}
     for track, (text, lists) in tracks.items():

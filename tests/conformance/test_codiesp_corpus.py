@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from nlpbench.formats import codiesp as tsv
+from nlpbench.metrics.coding import code_kind
 from nlpbench.tasks.codiesp import score_codiesp
 
 pytestmark = pytest.mark.vectors
@@ -131,19 +132,13 @@ def test_test_split_against_itself_x(codiesp, tmp_path):
 
 def standin_codes(codiesp: Path, tmp_path: Path) -> tuple[Path, Path]:
     """Every code of the CodiEsp gold files and the sample gold, plus z87.4, minus s43.40, split into D and P."""
-    kinds: dict[str, set[str]] = {"D": set(), "P": set()}
-    files = [*sorted((codiesp / "corpus").glob("*/*.tsv")), *sorted((codiesp / "eval-repo/gold").glob("codiesp-*/*/*"))]
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            fields = line.split("\t")
-            if len(fields) == 2:
-                kinds["D" if path.name.endswith("D.tsv") else "P"].add(fields[1].lower())
-            else:
-                kinds["D" if fields[1] == "DIAGNOSTICO" else "P"].add(fields[2].lower())
-    kinds["D"].add("z87.4")  # in the official D list (README toy: S0004 precision 2/5)
-    for codes in kinds.values():
-        codes.discard("s43.40")  # not in the official lists (README toy X), although a train gold code
-    return write_codes(tmp_path / "d.tsv", kinds["D"]), write_codes(tmp_path / "p.tsv", kinds["P"])
+    files = [*(codiesp / "corpus").glob("*/*.tsv"), *(codiesp / "eval-repo/gold").glob("codiesp-*/*/*")]
+    # z87.4 is in the official D list (README toy: S0004 precision 2/5); s43.40, a train gold code, is in neither
+    codes = (set().union(*map(tsv.read_assigned_codes, files)) | {"z87.4"}) - {"s43.40"}
+    paths = tmp_path / "d.tsv", tmp_path / "p.tsv"
+    for path, kind in zip(paths, "DP", strict=True):
+        tsv.write_valid_codes(sorted(c.upper() for c in codes if code_kind(c) == kind), path)
+    return paths
 
 
 def synthetic_ranked(gold: Path) -> str:

@@ -117,3 +117,21 @@ def test_code_reference_needs_integer_pieces():
         CodeReference("d1", "a01.0", ((1.5, 3),))
     with pytest.raises(ValueError):
         CodeReference("d1", "a01.0", ((True, 3),))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d1\tN39.0\nd2\tr52\nd2\tn39.0\n",
+        "d1\tDIAGNOSTICO\tN39.0\tinfección\t1 5\nd2\tDIAGNOSTICO\tr52\tdolor\t3 8;10 12\n",
+        "d1\t1 5\tDIAGNOSTICO\tN39.0\nd2\t3 12\tDIAGNOSTICO\tr52\n",
+    ],
+)
+def test_assigned_codes_of_any_layout(tmp_path, text):
+    assert tsv.read_assigned_codes(write(tmp_path, text)) == {"n39.0", "r52"}
+
+
+def test_valid_codes_round_trip(tmp_path):
+    path = tmp_path / "codes.tsv"
+    tsv.write_valid_codes(["A00.0", "0DT70ZZ"], path)
+    assert tsv.read_valid_codes(path) == {"a00.0", "0dt70zz"}

@@ -50,6 +50,7 @@ class Layout:
     identifiers: tuple[int, ...]  # fields that are case ids or codes
     positions: dict[int, Callable[[str], str | None]]  # field → the problem with its value, or None
     line: re.Pattern[str]  # a whole valid line (or an empty one), one group per value (and per offset)
+    code_group: int  # which of those groups is the code
 
     def problem(self, fields: list[str]) -> str | None:
         """What is wrong with one line's fields, or None."""
@@ -92,13 +93,14 @@ def _pred_position_problem(position: str) -> str | None:
 
 
 _ID, _ANY = r"(\S+)", r"([^\t\n]*)"
-CODES = Layout("a CodiEsp-D/P file", ("case", "code"), (0, 1), {}, re.compile(rf"^(?:{_ID}\t{_ID})?$", re.M))
+CODES = Layout("a CodiEsp-D/P file", ("case", "code"), (0, 1), {}, re.compile(rf"^(?:{_ID}\t{_ID})?$", re.M), 1)
 GOLD_REFERENCES = Layout(
     "a CodiEsp-X gold file",
     ("case", "label", "code", "reference", "'s e[;s e]'"),
     (0, 2),
     {4: _gold_position_problem},
     re.compile(rf"^(?:{_ID}\t{_ANY}\t{_ID}\t{_ANY}\t(\d+ \d+(?:;\d+ \d+)*))?$", re.M),
+    2,
 )
 PREDICTED_REFERENCES = Layout(
     "a CodiEsp-X prediction file",
@@ -106,6 +108,7 @@ PREDICTED_REFERENCES = Layout(
     (0, 3),
     {1: _pred_position_problem},
     re.compile(rf"^(?:{_ID}\t(-?\d+) (-?\d+)\t{_ANY}\t{_ID})?$", re.M),
+    4,
 )
 LAYOUTS = (CODES, PREDICTED_REFERENCES, GOLD_REFERENCES)
 
@@ -155,6 +158,18 @@ def read_valid_codes(path: Path | str) -> frozenset[str]:
     if not codes:
         raise _empty(path)
     return frozenset(codes)
+
+
+def read_assigned_codes(path: Path | str) -> set[str]:
+    """The lower-cased codes a CodiEsp file assigns, in any of the three layouts (told by its first line)."""
+    first = next((line for line in _text(path).split("\n") if line), "")
+    layout = next((layout for layout in LAYOUTS if len(layout.fields) == first.count("\t") + 1), CODES)
+    return {values[layout.code_group].lower() for values in _records(path, layout)}
+
+
+def write_valid_codes(codes: Iterable[str], path: Path | str) -> None:
+    """A valid-code list of these codes, one per line, with empty descriptions."""
+    _write(path, (f"{code}\t\t\n" for code in codes))
 
 
 def write_ranked_codes(documents: Iterable[RankedCodes], path: Path | str) -> None:
