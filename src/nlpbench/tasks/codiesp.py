@@ -158,7 +158,7 @@ def _score_rankings(
     if not rankings:
         raise _nothing_valid(pred, total)
     sides = _Sides(set(relevant), set(rankings), profile)
-    tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid))
+    tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
     if repeats:
         tally.notes.append(f"{repeats} repeated predicted codes were dropped; each code keeps its first rank")
     below = sum(max(0, len(r) - profile.depth) for r in rankings.values()) if profile.depth else 0
@@ -208,7 +208,7 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
         raise _nothing_valid(pred, total)
     gold_codes = [{r.code.lower() for r in refs} for refs in gold_refs.values()]
     sides = _Sides(set(gold_refs), set(pred_refs), profile)
-    tally = _Tally(notes=_code_notes(invalid, gold_codes, valid))
+    tally = _Tally(notes=_code_notes(invalid, gold_codes, valid, ranked=False))
     if odd:
         tally.notes.append(
             f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
@@ -255,12 +255,14 @@ def _nothing_valid(pred: Path, total: int) -> InputError:
     )
 
 
-def _code_notes(invalid: Counter[str], gold_codes: Iterable[set[str]], valid: frozenset[str]) -> list[str]:
+def _code_notes(
+    invalid: Counter[str], gold_codes: Iterable[set[str]], valid: frozenset[str], ranked: bool
+) -> list[str]:
     notes = []
     if invalid:
+        removed = "were removed before ranking" if ranked else "were not scored"
         notes.append(
-            f"{invalid.total()} predicted codes are in no valid-code list and were removed before ranking: "
-            f"{_listed(sorted(invalid))}"
+            f"{invalid.total()} predicted codes are in no valid-code list and {removed}: {_listed(sorted(invalid))}"
         )
     outside = sorted({code for codes in gold_codes for code in codes if code not in valid})
     if outside:
