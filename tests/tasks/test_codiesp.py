@@ -195,3 +195,19 @@ def test_profiles_are_documented():
         profile = profiles.get("codiesp", name)
         assert all(doc for _, _, doc in profiles.describe(profile))
     assert profiles.names("codiesp") == ["codiesp2020", "standard"]
+
+
+def test_the_cycle_collector_is_left_as_it_was(tmp_path):
+    import gc
+
+    gold, pred = lines([("d1", "a01.0")]), lines([("d1", "a01.0")])
+    assert gc.isenabled()
+    score(tmp_path, gold, pred)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(InputError):
+            score(tmp_path, gold, "")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
