@@ -1,3 +1,4 @@
+import gc
 import json
 import tempfile
 from pathlib import Path
@@ -198,8 +199,6 @@ def test_profiles_are_documented():
 
 
 def test_the_cycle_collector_is_left_as_it_was(tmp_path):
-    import gc
-
     gold, pred = lines([("d1", "a01.0")]), lines([("d1", "a01.0")])
     assert gc.isenabled()
     score(tmp_path, gold, pred)
