@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
+from enum import Enum, StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from nlpbench.cli.common import (
 )
 from nlpbench.model import PHI_TYPES
 from nlpbench.report import Report
+from nlpbench.tasks.codiesp import DEFAULT_K, score_codiesp
 from nlpbench.tasks.coref import score_coref
 from nlpbench.tasks.linking import score_linking
 from nlpbench.tasks.ner import score_ner
@@ -288,3 +289,39 @@ def coref(
         id_column=id_column,
         clusters_column=clusters_column,
     )
+
+
+class Track(StrEnum):
+    D = "D"
+    P = "P"
+    X = "X"
+
+
+@app.command("codiesp")
+@one_line_errors
+def codiesp(
+    track: Track = typer.Option(..., "--track", "-t", case_sensitive=False, help="CodiEsp track: D, P or X."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g", help="Gold TSV: case, code (D, P); case, label, code, reference, 's e[;s e]' (X)."
+    ),
+    pred: Path = typer.Option(
+        ..., "--pred", "-p", help="Predicted TSV: case, code in rank order (D, P); case, 's e', label, code (X)."
+    ),
+    valid_codes: list[Path] = typer.Option(
+        ..., "--valid-codes", "-c", help="Valid-code list (code in the first column); repeat for X's D and P lists."
+    ),
+    profile: str = profile_option("codiesp"),
+    k: list[int] = typer.Option(
+        list(DEFAULT_K), "--k", min=1, help="Cutoffs of MAP@k, P@k and R@k (standard, D and P)."
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Clinical coding as CodiEsp 2020 scored it: MAP over ranked codes (D, P), F1 with text references (X).
+
+    Codes compare lower-cased; predicted codes in none of the valid-code lists are removed before ranks
+    are counted. Profiles: [bold]standard[/] (MAP over every gold document as trec_eval -c, MAP@k, P@k,
+    R@k, code categories), [bold]codiesp2020[/] (the official scripts with trectools 0.0.42 exactly).
+    """
+    report = score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
+    emit(report, fmt, output)

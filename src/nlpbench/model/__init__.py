@@ -1,6 +1,7 @@
 """The one data model every reader produces and every metric consumes."""
 
 from nlpbench.model.align import pair_documents
+from nlpbench.model.coding import CodeReference, RankedCodes
 from nlpbench.model.coref import Cluster, CorefDocument, CorefMention, mention_problem, span_of
 from nlpbench.model.document import Annotation, Document, Link, Relation
 from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
@@ -15,6 +16,7 @@ __all__ = [
     "Annotation",
     "Argument",
     "Cluster",
+    "CodeReference",
     "CorefDocument",
     "CorefMention",
     "Document",
@@ -25,6 +27,7 @@ __all__ = [
     "Ontology",
     "OntologyNode",
     "PhiType",
+    "RankedCodes",
     "Relation",
     "Span",
     "Triple",

@@ -1,0 +1,234 @@
+"""CodiEsp 2020 tab-separated files: ranked codes (D, P), code references (X), valid-code lists.
+
+- CodiEsp-D and -P, gold and predictions: ``case<TAB>code``. A document's
+  codes are the lines with its id, in file order, wherever they are in the
+  file; in a prediction file that order is the ranking (rank 1 first).
+- CodiEsp-X gold: ``case<TAB>label<TAB>code<TAB>reference text<TAB>s e[;s e…]``;
+  a discontinuous reference lists its pieces separated by ``;``, sometimes out
+  of text order.
+- CodiEsp-X predictions: ``case<TAB>s e<TAB>label<TAB>code``, one span each.
+- Valid-code lists: ``code<TAB>Spanish description<TAB>English description``;
+  only the first column is read, lower-cased.
+
+Files are UTF-8 (a byte-order mark is ignored); lines end in ``\\n``, ``\\r\\n``
+or ``\\r``; empty lines are skipped. There is no header (a header line would be
+read as data, as the official scripts read it) and no quoting: lines are split
+on tabs. Every line must have the layout's number of fields, case ids and
+codes must be non-empty and free of whitespace, and offsets are integers
+(non-negative in gold; see :func:`read_predicted_references` for predictions).
+Anything else raises :class:`~nlpbench.errors.InputError` naming the file and
+the first bad line.
+
+Reading is one regular-expression pass over the whole file; only a file that
+fails it is read again line by line, to name its first bad line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import NoReturn
+
+from nlpbench.errors import InputError
+from nlpbench.model import CodeReference, RankedCodes
+
+_TOKEN = re.compile(r"\S+")
+_GOLD_POSITION = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
+_PRED_POSITION = re.compile(r"(-?\d+) (-?\d+)")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fields of one kind of CodiEsp line."""
+
+    kind: str  # what a file of such lines is, for error messages
+    fields: tuple[str, ...]
+    identifiers: tuple[int, ...]  # fields that are case ids or codes
+    positions: dict[int, Callable[[str], str | None]]  # field → the problem with its value, or None
+    line: re.Pattern[str]  # a whole valid line (or an empty one), one group per value (and per offset)
+    code_group: int  # which of those groups is the code
+
+    def problem(self, fields: list[str]) -> str | None:
+        """What is wrong with one line's fields, or None."""
+        if len(fields) != len(self.fields):
+            guess = next((f": is this {other.kind}?" for other in LAYOUTS if len(other.fields) == len(fields)), "")
+            expected = f"{len(self.fields)} tab-separated fields ({', '.join(self.fields)})"
+            return f"expected {expected}, found {len(fields)}{guess}"
+        for index in self.identifiers:
+            what = "case id" if index == 0 else "code"
+            if not fields[index]:
+                return f"empty {what}"
+            if not _TOKEN.fullmatch(fields[index]):
+                return f"{what} {fields[index]!r} contains whitespace"
+        for index, check in self.positions.items():
+            problem = check(fields[index])
+            if problem:
+                return problem
+        return None
+
+
+def _gold_position_problem(position: str) -> str | None:
+    if not _GOLD_POSITION.fullmatch(position):
+        return f"reference position {position!r} is not 'start end' or 'start end;start end…'"
+    for piece in position.split(";"):
+        start, end = map(int, piece.split(" "))
+        if end < start:
+            return f"reference fragment '{piece}' ends before it starts"
+    return None
+
+
+def _pred_position_problem(position: str) -> str | None:
+    if _PRED_POSITION.fullmatch(position):
+        return None
+    if ";" in position:
+        return (
+            f"discontinuous predicted span {position!r}: CodiEsp-X scores one 'start end' span per prediction; "
+            "give the first start and the last end"
+        )
+    return f"predicted span {position!r} is not two integer offsets 'start end'"
+
+
+_ID, _ANY = r"(\S+)", r"([^\t\n]*)"
+CODES = Layout("a CodiEsp-D/P file", ("case", "code"), (0, 1), {}, re.compile(rf"^(?:{_ID}\t{_ID})?$", re.M), 1)
+GOLD_REFERENCES = Layout(
+    "a CodiEsp-X gold file",
+    ("case", "label", "code", "reference", "'s e[;s e]'"),
+    (0, 2),
+    {4: _gold_position_problem},
+    re.compile(rf"^(?:{_ID}\t{_ANY}\t{_ID}\t{_ANY}\t(\d+ \d+(?:;\d+ \d+)*))?$", re.M),
+    2,
+)
+PREDICTED_REFERENCES = Layout(
+    "a CodiEsp-X prediction file",
+    ("case", "'s e'", "label", "code"),
+    (0, 3),
+    {1: _pred_position_problem},
+    re.compile(rf"^(?:{_ID}\t(-?\d+) (-?\d+)\t{_ANY}\t{_ID})?$", re.M),
+    4,
+)
+LAYOUTS = (CODES, PREDICTED_REFERENCES, GOLD_REFERENCES)
+
+
+def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
+    """Each document's codes in file order, documents in order of first appearance."""
+    codes: dict[str, list[str]] = {}
+    for case, run in groupby(_records(path, CODES), key=itemgetter(0)):  # runs of lines of one document
+        codes.setdefault(case, []).extend(map(itemgetter(1), run))
+    return [RankedCodes(case, tuple(listed)) for case, listed in codes.items()]
+
+
+def read_references(path: Path | str) -> list[CodeReference]:
+    """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
+    references = []
+    for case, label, code, text, position in _records(path, GOLD_REFERENCES):
+        fragments = tuple(_pair(piece) for piece in position.split(";"))
+        if any(end < start for start, end in fragments):
+            _raise_first_problem(_text(path), path, GOLD_REFERENCES)
+        references.append(CodeReference(case, code, fragments, label, text))
+    return references
+
+
+def read_predicted_references(path: Path | str) -> list[CodeReference]:
+    """CodiEsp-X predictions: one ``start end`` span per line.
+
+    A span that ends before it starts or has a negative offset is kept as
+    written: the official scorer accepts it and its containment test is
+    arithmetic, so such a span can still match (the task warns about them).
+    """
+    return [
+        CodeReference(case, code, ((int(start), int(end)),), label)
+        for case, start, end, label, code in _records(path, PREDICTED_REFERENCES)
+    ]
+
+
+def read_valid_codes(path: Path | str) -> frozenset[str]:
+    """The lower-cased codes of the first column of a valid-code list."""
+    codes = set()
+    for number, line in enumerate(_text(path).split("\n"), start=1):
+        if line:
+            code = line.split("\t", 1)[0]
+            if not _TOKEN.fullmatch(code):
+                problem = f"code {code!r} contains whitespace" if code else "empty code"
+                raise InputError(problem, path, f"line {number}")
+            codes.add(code.lower())
+    if not codes:
+        raise _empty(path)
+    return frozenset(codes)
+
+
+def read_assigned_codes(path: Path | str) -> set[str]:
+    """The lower-cased codes a CodiEsp file assigns, in any of the three layouts (told by its first line)."""
+    first = next((line for line in _text(path).split("\n") if line), "")
+    layout = next((layout for layout in LAYOUTS if len(layout.fields) == first.count("\t") + 1), CODES)
+    return {values[layout.code_group].lower() for values in _records(path, layout)}
+
+
+def write_valid_codes(codes: Iterable[str], path: Path | str) -> None:
+    """A valid-code list of these codes, one per line, with empty descriptions."""
+    _write(path, (f"{code}\t\t\n" for code in codes))
+
+
+def write_ranked_codes(documents: Iterable[RankedCodes], path: Path | str) -> None:
+    _write(path, (f"{d.doc_id}\t{code}\n" for d in documents for code in d.codes))
+
+
+def write_references(references: Iterable[CodeReference], path: Path | str) -> None:
+    """Write CodiEsp-X gold lines, fragments in their listed order."""
+    lines = (
+        f"{r.doc_id}\t{r.label}\t{r.code}\t{r.text or ''}\t{';'.join(f'{s} {e}' for s, e in r.fragments)}\n"
+        for r in references
+    )
+    _write(path, lines)
+
+
+def write_predicted_references(references: Iterable[CodeReference], path: Path | str) -> None:
+    """Write CodiEsp-X prediction lines; a reference of several fragments becomes the span covering them all."""
+    lines = (f"{r.doc_id}\t{' '.join(map(str, r.covering_bounds))}\t{r.label}\t{r.code}\n" for r in references)
+    _write(path, lines)
+
+
+def _write(path: Path | str, lines: Iterable[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.writelines(lines)
+
+
+def _text(path: Path | str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return handle.read()
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+
+
+def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
+    """The values of every non-empty line; the first bad line raises."""
+    text = _text(path)
+    matches = layout.line.findall(text)
+    if len(matches) != text.count("\n") + 1:  # some line is neither valid nor empty
+        _raise_first_problem(text, path, layout)
+    records = [values for values in matches if values[0]]
+    if not records:
+        raise _empty(path)
+    return records
+
+
+def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoReturn:
+    """Read line by line to name the first bad line and what is wrong with it."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        problem = line and layout.problem(line.split("\t"))
+        if problem:
+            raise InputError(problem, path, f"line {number}")
+    raise InputError(f"not {layout.kind}", path)
+
+
+def _empty(path: Path | str) -> InputError:
+    return InputError("empty file: there is nothing to score", path)
+
+
+def _pair(piece: str) -> tuple[int, int]:
+    start, end = piece.split(" ")
+    return int(start), int(end)

@@ -1,0 +1,117 @@
+import json
+
+import pytest
+
+GOLD_D = "S1\tn39.0\nS1\tr52\nS1\tr52\nS2\ta53.9\n"
+PRED_D = "S1\tR52\nS1\tCODE6\nS1\tn39.0\nS3\ta53.9\n"
+GOLD_X = "S1\tDIAGNOSTICO\tn39.0\tinfección urinaria\t10 30\nS1\tPROCEDIMIENTO\tbw40zzz\teco\t50 55;60 70\n"
+PRED_X = "S1\t8 31\tDIAGNOSTICO\tn39.0\nS1\t50 70\tPROCEDIMIENTO\tbw40zzz\n"
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    def make(gold=GOLD_D, pred=PRED_D, codes="N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n"):
+        paths = tmp_path / "gold.tsv", tmp_path / "pred.tsv", tmp_path / "codes.tsv"
+        for path, text in zip(paths, (gold, pred, codes), strict=True):
+            path.write_text(text, encoding="utf-8")
+        return paths
+
+    return make
+
+
+def test_track_d_json_rows(cli, inputs):
+    gold, pred, codes = inputs()
+    result = cli("score", "codiesp", "--track", "D", "--gold", gold, "--pred", pred, "--valid-codes", codes,
+                 "--profile", "codiesp2020", "--format", "json")  # fmt: skip
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert list(report) == ["task", "profile", "inputs", "scores", "per_document", "warnings"]
+    assert report["inputs"] == {"track": "D", "gold": str(gold), "pred": str(pred), "valid_codes": [str(codes)]}
+    # S1: r52 and n39.0 at ranks 1 and 2 of 2 gold codes, AP 1; S3 is not in the gold (0); S2 left out
+    assert report["scores"] == [
+        {"metric": "map", "documents": 2, "sum": 1.0, "value": 0.5},
+        {"metric": "micro", "tp": 2, "fp": 1, "fn": 1, "precision": 0.667, "recall": 0.667, "f1": 0.667},
+    ]
+    assert [(row["document"], row["metric"]) for row in report["per_document"]] == [
+        ("S1", "map"), ("S1", "micro"), ("S2", "map"), ("S2", "micro"), ("S3", "map"), ("S3", "micro")]  # fmt: skip
+    assert "1 predicted codes are in no valid-code list and were removed before ranking: code6" in result.stderr
+
+
+def test_standard_is_the_default_with_extras(cli, inputs):
+    gold, pred, codes = inputs()
+    result = cli("score", "codiesp", "-t", "d", "-g", gold, "-p", pred, "-c", codes, "--k", "1", "-f", "json")
+    report = json.loads(result.stdout)
+    assert report["profile"] == "standard" and report["inputs"]["k"] == [1]
+    assert [row["metric"] for row in report["scores"]] == [
+        "map", "map@1", "precision@1", "recall@1", "micro", "category_micro"]  # fmt: skip
+    assert report["scores"][0] == {"metric": "map", "documents": 2, "sum": 1.0, "value": 0.5}  # S1 1.0, S2 0
+
+
+def test_track_x_with_two_lists_as_a_table(cli, inputs, tmp_path):
+    gold, pred, codes = inputs(GOLD_X, PRED_X, "N39.0\tdesc\n")
+    p_codes = tmp_path / "p.tsv"
+    p_codes.write_text("BW40ZZZ\tdesc\n")
+    result = cli("score", "codiesp", "--track", "x", "--gold", gold, "--pred", pred, "--valid-codes", codes,
+                 "--valid-codes", p_codes)  # fmt: skip
+    assert result.exit_code == 0
+    assert "codiesp · profile standard" in result.stdout
+    assert "micro" in result.stdout and "map" not in result.stdout
+    report = json.loads(cli("score", "codiesp", "-t", "X", "-g", gold, "-p", pred, "-c", codes, "-c", p_codes,
+                            "-f", "json").stdout)  # fmt: skip
+    assert report["scores"][0] == {"metric": "micro", "tp": 2, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0,
+                                   "f1": 1.0}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("track", "gold", "pred", "bad", "message"),
+    [
+        (
+            "D",
+            GOLD_D,
+            "S1\tn39.0\tDIAGNOSTICO\n",
+            "pred",
+            "line 1: expected 2 tab-separated fields (case, code), found 3",
+        ),
+        ("D", "", PRED_D, "gold", "empty file: there is nothing to score"),
+        ("D", GOLD_D, "", "pred", "empty file: there is nothing to score"),
+        ("D", GOLD_D, "S1\tXXX\nS1\tYYY\n", "pred", "none of the 2 predicted codes is in the valid-code lists"),
+        ("P", GOLD_D, "S1\tzzz\n", "pred", "none of the 1 predicted codes is in the valid-code lists"),
+        ("X", GOLD_X, "S1\t8.5 31\tDIAGNOSTICO\tn39.0\n", "pred", "line 1: predicted span '8.5 31' is not two integer"),
+        ("X", GOLD_X, "S1\t50 55;60 70\tP\tbw40zzz\n", "pred", "line 1: discontinuous predicted span '50 55;60 70'"),
+        ("X", GOLD_X, "S1\tn39.0\n", "pred", "line 1: expected 4 tab-separated fields"),
+        ("X", GOLD_D, PRED_X, "gold", "line 1: expected 5 tab-separated fields"),
+        ("X", GOLD_X, "S1\t8 31\tDIAGNOSTICO\tzzz\n", "pred", "none of the 1 predicted codes"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cli, inputs, track, gold, pred, bad, message):
+    paths = dict(zip(("gold", "pred", "codes"), inputs(gold, pred), strict=True))
+    result = cli("score", "codiesp", "--track", track, "--gold", paths["gold"], "--pred", paths["pred"],
+                 "--valid-codes", paths["codes"])  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"nlpbench: error: {paths[bad]}: {message}")
+
+
+def test_missing_file_unknown_profile_and_track(cli, inputs, tmp_path):
+    gold, pred, codes = inputs()
+    missing = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", tmp_path / "nope.tsv")
+    assert missing.exit_code == 2 and "nope.tsv: no such file" in missing.stderr
+    unknown = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "trec")
+    assert (
+        unknown.exit_code == 2 and "unknown profile 'trec' for codiesp; known: codiesp2020, standard" in unknown.stderr
+    )
+    assert cli("score", "codiesp", "-t", "Q", "-g", gold, "-p", pred, "-c", codes).exit_code == 2
+
+
+def test_help_names_profiles_and_formats(cli):
+    result = cli("score", "codiesp", "--help")
+    assert result.exit_code == 0
+    for words in ("--track", "--valid-codes", "codiesp2020", "standard", "trec_eval"):
+        assert words in result.stdout
+
+
+def test_profiles_command_lists_the_quirks(cli):
+    result = cli("profiles", "codiesp")
+    assert result.exit_code == 0
+    assert "map_over_predicted = True" in result.stdout and "depth = 1000" in result.stdout

@@ -1,0 +1,108 @@
+"""``codiesp2020`` reproduces what the official CodiEsp scripts printed, case by case.
+
+``codiesp_official_cases.json``: small hand-made inputs that were run through
+TeMU-BSC/codiesp-evaluation-script @ 976fc11 (``codiespD_P_evaluation.py``
+with trectools 0.0.42, ``comp_f1_diag_proc.py``, ``codiespX_evaluation.py``;
+Python 3.11, pandas 1.5.3), with what each printed: MAP, micro P/R/F1, the
+per-document tables (``"nan"`` where they print nan), or the exception it
+died of. Where a script crashes or silently misreads its input, nlpbench gives
+the error line of ``CRASHES`` instead, or scores input that is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlpbench.errors import InputError
+from nlpbench.tasks.codiesp import score_codiesp
+
+CASES = json.loads((Path(__file__).parent / "codiesp_official_cases.json").read_text(encoding="utf-8"))
+SCRIPT_TRACK = {"map": "D", "f1": "D", "x": "X"}
+
+#: Official crash (or, for comp_f1, silent misreading) → the error nlpbench reports.
+CRASHES = {
+    "wrong_column_count_pred_map": ("pred", "line 1: expected 2 tab-separated fields (case, code), found 3"),
+    "wrong_column_count_gold_map": ("gold", "line 1: expected 2 tab-separated fields (case, code), found 3"),
+    "ragged_later_row_pred_map": ("pred", "line 2: expected 2 tab-separated fields"),
+    "empty_pred_file_map": ("pred", "empty file"),
+    "no_valid_prediction_map": ("pred", "none of the 1 predicted codes is in the valid-code lists"),
+    "wrong_column_count_pred_f1": ("pred", "line 1: expected 2 tab-separated fields"),
+    "wrong_column_count_gold_f1": ("gold", "line 1: expected 2 tab-separated fields"),
+    "ragged_later_row_pred_f1": ("pred", "line 2: expected 2 tab-separated fields"),
+    "empty_pred_file_f1": ("pred", "empty file"),
+    "no_valid_prediction_f1": ("pred", "none of the 1 predicted codes is in the valid-code lists"),
+    "empty_gold_file_map": ("gold", "empty file"),
+    "empty_gold_file_f1": ("gold", "empty file"),
+    "x_discontinuous_prediction": ("pred", "line 1: discontinuous predicted span '10 20;30 40'"),
+    "x_non_integer_offset": ("pred", "line 1: predicted span '10.5 20' is not two integer offsets"),
+    "x_wrong_columns_pred": ("pred", "line 1: expected 4 tab-separated fields"),
+    "x_wrong_columns_gold": ("gold", "line 1: expected 5 tab-separated fields"),
+    "x_empty_pred": ("pred", "empty file"),
+    "x_no_valid_code": ("pred", "none of the 1 predicted codes is in the valid-code lists"),
+    "x_gold_position_without_space": ("gold", "line 1: reference position '10' is not 'start end'"),
+    "x_empty_gold": ("gold", "empty file"),
+}
+#: The official script crashed on valid input: the value nlpbench gives instead, and why.
+SCORED_DESPITE_CRASH = {
+    # all-digit codes make pandas read an integer column; comp_f1 (read as text) gives 1.0 on the same files
+    "numeric_only_codes_map": 1.0,
+}
+
+
+def run(case: dict, tmp_path: Path):
+    files = {}
+    for side in ("gold", "pred", "codes", "codes_d", "codes_p"):
+        if side in case:
+            files[side] = tmp_path / f"{side}.tsv"
+            files[side].write_text(case[side], encoding="utf-8")
+    lists = [files[key] for key in ("codes", "codes_d", "codes_p") if key in files]
+    report = score_codiesp(
+        files["gold"], files["pred"], lists, track=SCRIPT_TRACK[case["script"]], profile="codiesp2020"
+    )
+    return report, files
+
+
+def official(value):
+    return None if value == "nan" else value
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_official_case(case, tmp_path):
+    expected = case["official"]
+    if case["name"] in CRASHES:
+        side, message = CRASHES[case["name"]]
+        with pytest.raises(InputError) as raised:
+            run(case, tmp_path)
+        assert str(raised.value).startswith(f"{tmp_path / (side + '.tsv')}: {message}")
+        return
+    report, _ = run(case, tmp_path)
+    if case["name"] in SCORED_DESPITE_CRASH:
+        assert "error" in expected
+        assert report.score("map")["value"] == SCORED_DESPITE_CRASH[case["name"]]
+        return
+    if case["script"] == "map":
+        assert report.score("map")["value"] == expected["map"]
+        return
+    micro = report.score("micro")
+    assert (micro["precision"], micro["recall"], micro["f1"]) == tuple(
+        expected["micro"][k] for k in ("precision", "recall", "f1")
+    )
+    rows = {row["document"]: row for row in report.per_document if row["metric"] == "micro"}
+    for column, table in (("precision", "per_doc_precision"), ("recall", "per_doc_recall"), ("f1", "per_doc_f1")):
+        printed = {doc: official(value) for doc, value in expected[table].items()}
+        ours = {doc: row[column] for doc, row in rows.items() if doc in printed or row[column] is not None}
+        assert ours == printed, column
+    if "pipe_line" in expected:
+        p, r, f = (micro[k] for k in ("precision", "recall", "f1"))
+        f_printed = "0" if p + r == 0 else f  # comp_f1 sets F1 to the integer 0 when P + R = 0
+        assert expected["pipe_line"] == f"{p}|{r}|{f_printed}"
+
+
+def test_every_crash_and_exception_is_covered():
+    names = {c["name"] for c in CASES}
+    assert set(CRASHES) <= names and set(SCORED_DESPITE_CRASH) <= names
+    crashed = {c["name"] for c in CASES if "error" in c["official"]}
+    assert crashed <= set(CRASHES) | set(SCORED_DESPITE_CRASH)

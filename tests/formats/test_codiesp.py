@@ -1,0 +1,137 @@
+import pytest
+
+from nlpbench.errors import InputError
+from nlpbench.formats import codiesp as tsv
+from nlpbench.model import CodeReference, RankedCodes
+
+
+def write(tmp_path, text, name="file.tsv", encoding="utf-8"):
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def test_ranked_codes_group_by_document_in_file_order(tmp_path):
+    path = write(tmp_path, "d2\tB02.1\nd1\ta01.0\nd2\tc03\r\n\nd1\tA01.0\n")
+    assert tsv.read_ranked_codes(path) == [RankedCodes("d2", ("B02.1", "c03")), RankedCodes("d1", ("a01.0", "A01.0"))]
+
+
+def test_ranked_codes_round_trip(tmp_path):
+    documents = [RankedCodes("S0004-1", ("n39.0", "0DT70ZZ", "n39.0")), RankedCodes("S0005-2", ("r52",))]
+    path = tmp_path / "out.tsv"
+    tsv.write_ranked_codes(documents, path)
+    assert path.read_text() == "S0004-1\tn39.0\nS0004-1\t0DT70ZZ\nS0004-1\tn39.0\nS0005-2\tr52\n"
+    assert tsv.read_ranked_codes(path) == documents
+
+
+def test_byte_order_mark_is_not_part_of_the_first_id(tmp_path):
+    path = write(tmp_path, "d1\ta01.0\n", encoding="utf-8-sig")
+    assert tsv.read_ranked_codes(path)[0].doc_id == "d1"
+
+
+def test_gold_references_keep_their_listed_pieces(tmp_path):
+    path = write(
+        tmp_path,
+        "d1\tDIAGNOSTICO\tn32.9\tlesiones vesicales\t1208 1216;737 746\nd1\tPROCEDIMIENTO\tbw40zzz\teco\t5 9\n",
+    )
+    first, second = tsv.read_references(path)
+    assert first == CodeReference("d1", "n32.9", ((1208, 1216), (737, 746)), "DIAGNOSTICO", "lesiones vesicales")
+    assert first.listed_bounds == (1208, 746) and first.covering_bounds == (737, 1216)
+    assert first.span.parts == ((737, 746), (1208, 1216))
+    assert second.listed_bounds == second.covering_bounds == (5, 9)
+
+
+def test_references_round_trip(tmp_path):
+    references = [
+        CodeReference("d1", "n20.0", ((10, 20), (30, 40)), "DIAGNOSTICO", "litiasis renal"),
+        CodeReference("d2", "bw40zzz", ((5, 9),), "PROCEDIMIENTO", "eco"),
+    ]
+    gold, pred = tmp_path / "gold.tsv", tmp_path / "pred.tsv"
+    tsv.write_references(references, gold)
+    assert tsv.read_references(gold) == references
+    tsv.write_predicted_references(references, pred)
+    assert pred.read_text() == "d1\t10 40\tDIAGNOSTICO\tn20.0\nd2\t5 9\tPROCEDIMIENTO\tbw40zzz\n"
+    assert [r.fragments for r in tsv.read_predicted_references(pred)] == [((10, 40),), ((5, 9),)]
+
+
+def test_predicted_spans_are_kept_as_written(tmp_path):
+    path = write(tmp_path, "d1\t1208 746\tDIAGNOSTICO\tn32.9\nd1\t-3 50\tPROEDIMIENTO\tm81.0\n")
+    assert [(r.listed_bounds, r.label) for r in tsv.read_predicted_references(path)] == [
+        ((1208, 746), "DIAGNOSTICO"),
+        ((-3, 50), "PROEDIMIENTO"),
+    ]
+
+
+def test_valid_codes_first_column_lower_cased(tmp_path):
+    path = write(tmp_path, "A00.0\tCólera\tCholera\n0016\tBypass\n\nz87.4\n")
+    assert tsv.read_valid_codes(path) == {"a00.0", "0016", "z87.4"}
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "message"),
+    [
+        (tsv.read_ranked_codes, "d1\ta01.0\textra\n", "line 1: expected 2 tab-separated fields (case, code), found 3"),
+        (tsv.read_ranked_codes, "d1\tDIAGNOSTICO\ta01.0\tref\t1 2\n", "found 5: is this a CodiEsp-X gold file?"),
+        (tsv.read_ranked_codes, "d1\ta01.0\nd1\n", "line 2: expected 2 tab-separated fields (case, code), found 1"),
+        (tsv.read_ranked_codes, "d1\t\n", "line 1: empty code"),
+        (tsv.read_ranked_codes, "d1\ta01.0 \n", "line 1: code 'a01.0 ' contains whitespace"),
+        (tsv.read_ranked_codes, "d 1\ta01.0\n", "line 1: case id 'd 1' contains whitespace"),
+        (tsv.read_ranked_codes, "", "empty file: there is nothing to score"),
+        (tsv.read_ranked_codes, "\n\r\n", "empty file: there is nothing to score"),
+        (tsv.read_references, "d1\t10 20\tDIAGNOSTICO\ta01.0\n", "expected 5 tab-separated fields (case, label, code"),
+        (
+            tsv.read_references,
+            "d1\tDIAGNOSTICO\ta01.0\tref\t10\n",
+            "line 1: reference position '10' is not 'start end'",
+        ),
+        (tsv.read_references, "d1\tDIAGNOSTICO\ta01.0\tref\t10 x\n", "reference position '10 x'"),
+        (tsv.read_references, "d1\tDIAGNOSTICO\ta01.0\tref\t10 20; 30 40\n", "reference position '10 20; 30 40'"),
+        (tsv.read_references, "d1\tDIAGNOSTICO\ta01.0\tref\t20 10\n", "reference fragment '20 10' ends before it"),
+        (tsv.read_predicted_references, "d1\t10 20;30 40\tD\ta01.0\n", "discontinuous predicted span '10 20;30 40'"),
+        (tsv.read_predicted_references, "d1\t10.5 20\tD\ta01.0\n", "predicted span '10.5 20' is not two integer"),
+        (tsv.read_predicted_references, "d1\t10\tD\ta01.0\n", "predicted span '10' is not two integer offsets"),
+        (tsv.read_predicted_references, "d1\tD\ta01.0\tref\t10 20\n", "found 5: is this a CodiEsp-X gold file?"),
+        (tsv.read_predicted_references, "d1\ta01.0\n", "found 2: is this a CodiEsp-D/P file?"),
+        (tsv.read_valid_codes, " A00.0\tdesc\n", "line 1: code ' A00.0' contains whitespace"),
+    ],
+)
+def test_bad_lines_name_file_line_and_problem(tmp_path, reader, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as raised:
+        reader(path)
+    text = str(raised.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text
+    assert text.startswith(f"{path}: line ") or "empty file" in text
+
+
+def test_not_utf8(tmp_path):
+    path = write(tmp_path, "d1\tcódigo\n", encoding="latin-1")
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        tsv.read_ranked_codes(path)
+
+
+def test_code_reference_needs_integer_pieces():
+    with pytest.raises(ValueError):
+        CodeReference("d1", "a01.0", ())
+    with pytest.raises(ValueError):
+        CodeReference("d1", "a01.0", ((1.5, 3),))
+    with pytest.raises(ValueError):
+        CodeReference("d1", "a01.0", ((True, 3),))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d1\tN39.0\nd2\tr52\nd2\tn39.0\n",
+        "d1\tDIAGNOSTICO\tN39.0\tinfección\t1 5\nd2\tDIAGNOSTICO\tr52\tdolor\t3 8;10 12\n",
+        "d1\t1 5\tDIAGNOSTICO\tN39.0\nd2\t3 12\tDIAGNOSTICO\tr52\n",
+    ],
+)
+def test_assigned_codes_of_any_layout(tmp_path, text):
+    assert tsv.read_assigned_codes(write(tmp_path, text)) == {"n39.0", "r52"}
+
+
+def test_valid_codes_round_trip(tmp_path):
+    path = tmp_path / "codes.tsv"
+    tsv.write_valid_codes(["A00.0", "0DT70ZZ"], path)
+    assert tsv.read_valid_codes(path) == {"a00.0", "0dt70zz"}
