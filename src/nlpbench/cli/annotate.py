@@ -13,7 +13,6 @@ from nlpbench import formats
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
-from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
 
 PHI_LABELS = ("date", "person_name", "location", "id", "contact")
 
@@ -54,6 +53,8 @@ def annotate(
     checkpoint as they finish; running the same command again skips them. The
     checkpoint is removed once OUT is written.
     """
+    from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
+
     labels = _labels(types)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")

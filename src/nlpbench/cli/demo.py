@@ -6,13 +6,11 @@ from pathlib import Path
 
 import typer
 
-from nlpbench import annotators, formats, synth
+from nlpbench import formats
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
 from nlpbench.report.render import table_text
-from nlpbench.runner.benchmark import PHI_LABELS, ToolResult, run_tool
-from nlpbench.runner.services import local_tools
 
 BASELINE = "phi"
 
@@ -36,6 +34,10 @@ def demo(
     locations, ids and contacts with every span metric, prints a leaderboard
     and writes an HTML report with per-type breakdowns and errors in context.
     """
+    from nlpbench import annotators, synth  # rules, Faker, httpx and pydantic load only when the demo runs
+    from nlpbench.runner.benchmark import PHI_LABELS, run_tool
+    from nlpbench.runner.services import local_tools
+
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
     if unknown:
@@ -48,7 +50,7 @@ def demo(
     formats.get("sandbox").write(dataset, gold)
     formats.get("sandbox-bundles").write(dataset, out / "notes.json")
     stderr.print(f"dataset: {len(dataset)} synthetic notes, gold annotations in {gold}", markup=False)
-    results: list[ToolResult] = []
+    results = []
     with collected_warnings() as warnings, local_tools(names, out / "logs") as urls:
         stderr.print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
         for name, url in urls.items():

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from nlpbench import annotators
-from nlpbench.annotators import REGISTRY, Annotator
 from nlpbench.cli.common import fail, one_line_errors, stderr
+
+if TYPE_CHECKING:
+    from nlpbench.annotators import Annotator
 
 DEIDENTIFIER = "deidentifier"
 
 
 def build_annotator(name: str) -> Annotator:
     """The registered annotator called ``name``, built; a missing optional package is a one-line error."""
+    from nlpbench import annotators  # the rules and word lists load only when an annotator is served
+
     annotators.load_all()
-    factory = REGISTRY.get(name)
+    factory = annotators.REGISTRY.get(name)
     try:
         return factory()
     except ImportError as error:
@@ -50,6 +55,8 @@ def serve(
     POST /api/v1/deidentifiedNotes on top of --phi-annotator.
     """
     if list_names:
+        from nlpbench import annotators
+
         for name in [*annotators.load_all(), DEIDENTIFIER]:
             typer.echo(name)
         return

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
-
 A = TypeVar("A")
 B = TypeVar("B")
 
@@ -25,6 +22,9 @@ def best_pairs(left: Sequence[A], right: Sequence[B], weight: Callable[[A, B], f
     """``(i, j, weight)`` of the pairs of a maximum-weight one-to-one assignment, positive weights only."""
     if not left or not right:
         return []
+    import numpy as np  # imported here: scipy.optimize takes a third of a second to load
+    from scipy.optimize import linear_sum_assignment
+
     weights = np.array([[weight(a, b) for b in right] for a in left], dtype=float)
     rows, cols = linear_sum_assignment(weights, maximize=True)
     return [(int(i), int(j), float(weights[i, j])) for i, j in zip(rows, cols, strict=True) if weights[i, j] > 0]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlpbench.report.model import Report, Row
-from nlpbench.report.render import ENVIRONMENT
+from nlpbench.report.render import templates
 
 
 def leaderboard(
@@ -54,11 +54,15 @@ def leaderboard_html(
 
     Every F1 in a leaderboard links to the table it comes from.
     """
-    return ENVIRONMENT.get_template("leaderboard.html").render(
-        title=title,
-        boards=boards,
-        reports=reports,
-        texts=texts,
-        details=details or {},
-        in_context=in_context,
+    return (
+        templates()
+        .get_template("leaderboard.html")
+        .render(
+            title=title,
+            boards=boards,
+            reports=reports,
+            texts=texts,
+            details=details or {},
+            in_context=in_context,
+        )
     )

@@ -11,14 +11,17 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from nlpbench.report.model import Report, Row
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _KEY_COLUMNS = ("metric", "label", "average")
 
@@ -93,15 +96,23 @@ def _rich_table(title: str, rows: list[Row]) -> Table:
     return table
 
 
-ENVIRONMENT = Environment(
-    loader=PackageLoader("nlpbench.report"), autoescape=select_autoescape(), keep_trailing_newline=True
-)
-ENVIRONMENT.filters["cell"] = cell
+@cache
+def templates() -> Environment:
+    """The Jinja2 environment of the report templates, made on first use."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    environment = Environment(
+        loader=PackageLoader("nlpbench.report"), autoescape=select_autoescape(), keep_trailing_newline=True
+    )
+    environment.filters["cell"] = cell
+    return environment
 
 
 def to_html(report: Report) -> str:
-    return ENVIRONMENT.get_template("report.html").render(
-        report=report, columns=columns, error_columns=columns(report.errors or [])
+    return (
+        templates()
+        .get_template("report.html")
+        .render(report=report, columns=columns, error_columns=columns(report.errors or []))
     )
 
 

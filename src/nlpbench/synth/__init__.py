@@ -26,11 +26,7 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from importlib.metadata import version
 
-from faker import Faker
-
 from nlpbench.model import Annotation, Document, Span
-from nlpbench.synth.templates import NOTE_TYPES
-from nlpbench.synth.values import LOCALES, Values
 
 EMBEDDED_SEED = 20260
 EMBEDDED_NOTES = 300
@@ -39,6 +35,11 @@ EMBEDDED_FILE = "embedded.jsonl.gz"
 
 def generate(notes: int, seed: int = 0) -> Iterator[Document]:
     """``notes`` synthetic notes with gold annotations, the same for the same seed and Faker version."""
+    from faker import Faker  # Faker takes a tenth of a second to load: only generating needs it
+
+    from nlpbench.synth.templates import NOTE_TYPES
+    from nlpbench.synth.values import LOCALES, Values
+
     if notes < 0:
         raise ValueError(f"the number of notes must not be negative, not {notes}")
     fake = Faker(sorted(set(LOCALES)))
