@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlpbench.errors import InputError, InputWarning
+from nlpbench.formats import jsonstream
 from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
 
 _BEGIN = re.compile(r"^#\s*begin document (.*?)$")
@@ -319,21 +320,13 @@ def _name_and_part(key: str) -> tuple[str, str]:
 def read_jsonl(path: Path | str, *, predicted: bool = False) -> Iterator[CorefDocument]:
     """The documents of an e2e jsonlines file; ``predicted`` reads ``predicted_clusters`` where a line has it."""
     path = Path(path)
-    seen: dict[str, int] = {}
-    with _open_text(path) as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"not JSON: {error.msg} at column {error.colno}", path, where) from None
-            document = _jsonl_document(record, predicted, path, where)
-            if document.id in seen:
-                raise InputError(f"doc_key {document.id!r} was already used at line {seen[document.id]}", path, where)
-            seen[document.id] = number
-            yield document
+    seen: dict[str, str] = {}
+    for where, record in jsonstream.json_lines(path):
+        document = _jsonl_document(record, predicted, path, where)
+        if document.id in seen:
+            raise InputError(f"doc_key {document.id!r} was already used at {seen[document.id]}", path, where)
+        seen[document.id] = where
+        yield document
 
 
 def _jsonl_document(record: object, predicted: bool, path: Path, where: str) -> CorefDocument:

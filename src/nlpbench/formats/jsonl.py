@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from nlpbench.errors import InputError, InputWarning
-from nlpbench.formats import register
+from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
 
 
@@ -48,25 +48,13 @@ def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file."""
     path = Path(path)
     seen: set[str] = set()
-    number = 0
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"line {number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise InputError(f"bad JSON: {error.msg} at column {error.colno}", path, where) from None
-                if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
-                    raise InputError("each line must be an object with a string id", path, where)
-                if record["id"] in seen:
-                    raise InputError(f"document {record['id']!r} appears twice", path, where)
-                seen.add(record["id"])
-                yield where, record
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path, f"line {number + 1}") from None
+    for where, record in jsonstream.json_lines(path):
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
+            raise InputError("each line must be an object with a string id", path, where)
+        if record["id"] in seen:
+            raise InputError(f"document {record['id']!r} appears twice", path, where)
+        seen.add(record["id"])
+        yield where, record
 
 
 def _list(record: dict[str, Any], key: str, path: Path, where: str) -> list[Any]:

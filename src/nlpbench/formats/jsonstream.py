@@ -1,4 +1,4 @@
-"""Stream the items of a top-level JSON array without holding the file in memory.
+"""Stream JSON without holding the file in memory: the items of a top-level array, or JSON Lines.
 
 A file written one item per line (``[``, then ``{…},`` lines, then ``]``,
 as nlpbench writes annotation records) is decoded a line at a time with
@@ -11,6 +11,7 @@ same files.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -82,3 +83,24 @@ class _Prefixed:
             return self.handle.read(size)
         head, self.prefix = self.prefix, b""
         return head + self.handle.read(max(size - len(head), 0) if size >= 0 else -1)
+
+
+def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """``("line N", value)`` for each non-blank line of a JSON Lines file, in order.
+
+    A line that is not JSON, or bytes that are not UTF-8, stop the reading
+    with an :class:`InputError` naming the line.
+    """
+    number = 0
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise InputError(f"bad JSON: {error.msg} at column {error.colno}", path, f"line {number}") from None
+                yield f"line {number}", value
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason})", path, f"line {number + 1}") from None
