@@ -39,10 +39,10 @@ def read(path: Path) -> Iterator[Timeline]:
     data = Path(path).read_bytes()
     try:
         timelines = msgspec.json.decode(data, type=dict[str, list[TimelineTuple]])
+    except msgspec.ValidationError:  # JSON, but not timelines: say where
+        raise _first_problem(data, path) from None
     except msgspec.DecodeError as error:
         raise InputError(f"not JSON: {error}", path) from None
-    except msgspec.ValidationError:
-        raise _first_problem(data, path) from None
     for patient, tuples in timelines.items():
         yield Timeline(patient, tuple(tuples))
 

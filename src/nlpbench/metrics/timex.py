@@ -246,7 +246,10 @@ def iso_interval(value: str) -> tuple[date, date]:
             day = date(year, int(match["month"]), int(match["day"]))
             return day, day
         if match["month"]:
-            return _month_start(year, int(match["month"])), _month_end(year, int(match["month"]))
+            month = int(match["month"])
+            if not 1 <= month <= 12:
+                raise ValueError(f"month must be in 1..12, not {month}")
+            return _month_start(year, month), _month_end(year, month)
         if match["week"]:
             monday = date.fromisocalendar(year, int(match["week"]), 1)
             if match["weekday"]:
