@@ -82,6 +82,16 @@ def test_the_fast_reading_is_dateutils(day, month, day_of_month, shape, hour, mi
         assert script_read(value, default) == expected
 
 
+@given(days, st.sampled_from(["{y}", "{y}-{m:02d}", "{y}-{m:02d}-{d:02d}", "{y}-{m:02d}-{d:02d}T10:30"]), days)
+def test_the_fields_taken_from_the_reference_date_are_those_a_second_default_changes(day, shape, reference):
+    value = shape.format(y=day.year, m=day.month, d=day.day)
+    scale = ScriptScale(Mode.day, reference)
+    point, filled = scale.reading(value)
+    other = datetime(1 if reference.year > 1 else 2, 1 if reference.month > 1 else 2, 1 if reference.day > 1 else 2)
+    probe = parser.parse(value, default=other)
+    assert set(filled) == {f for f in ("year", "month", "day") if getattr(point, f) != getattr(probe, f)}
+
+
 def test_month_and_year_keys_and_what_the_reference_date_filled():
     month = ScriptScale(Mode.month, NOV_21)
     assert month.keyed([("t", "l", "2013-05-12"), ("t", "l", "2014"), ("t", "l", "2013-W05")]) == [

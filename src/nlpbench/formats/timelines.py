@@ -36,15 +36,19 @@ from nlpbench.registry import Registry
 
 def read(path: Path) -> Iterator[Timeline]:
     """The timelines of a timeline JSON file, in file order."""
+    for patient, tuples in read_patients(path).items():
+        yield Timeline(patient, tuples)
+
+
+def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
+    """The tuples of each patient of a timeline JSON file, in file order."""
     data = Path(path).read_bytes()
     try:
-        timelines = msgspec.json.decode(data, type=dict[str, list[TimelineTuple]])
+        return msgspec.json.decode(data, type=dict[str, tuple[TimelineTuple, ...]])
     except msgspec.ValidationError:  # JSON, but not timelines: say where
         raise _first_problem(data, path) from None
     except msgspec.DecodeError as error:
         raise InputError(f"not JSON: {error}", path) from None
-    for patient, tuples in timelines.items():
-        yield Timeline(patient, tuple(tuples))
 
 
 def _first_problem(data: bytes, path: Path) -> InputError:

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 from typing import Any
 
 from nlpbench.metrics.counts import PRF
@@ -95,34 +95,28 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
         pred = [TimelineTuple(c, label.casefold(), d) for c, label, d in pred]
     scale, mode = rules.scale, rules.mode
     dates = _EXACT if scale.exact else _UnitDates(scale)
-    gold_keyed, pred_keyed = _keyed(gold, scale, "gold"), _keyed(pred, scale, "pred")
+    side = "gold"
+    try:
+        gold_keyed = scale.keyed(gold)
+        side = "pred"
+        pred_keyed = scale.keyed(pred)
+    except TimexError as error:
+        raise error.on(side) from None
     if mode in (Mode.month, Mode.year):
         gold_keyed, pred_keyed = dates.summarised(gold_keyed), dates.summarised(pred_keyed)
-    gold_index, pred_index = dates.index(gold_keyed), dates.index(pred_keyed)
-    found = dates.found
-    false_pos, false_neg = dates.missing(pred_keyed, gold_index), dates.missing(gold_keyed, pred_index)
+    in_gold, in_pred = dates.finder(gold_keyed), dates.finder(pred_keyed)
+    false_pos, false_neg = list(filterfalse(in_gold, pred_keyed)), list(filterfalse(in_pred, gold_keyed))
     tp = len(pred_keyed) - len(false_pos)
     missed = dates.chemo_dates(false_neg)
 
     if mode is Mode.strict:
-        return PRF(tp, sum(not dates.shares_date(item, missed) for item in false_pos), len(false_neg))
+        return PRF(tp, len(false_pos) - dates.sharing(false_pos, missed), len(false_neg))
 
-    fp = 0
-    rescued = _rescued(false_pos, _ranges(gold, false_pos, scale, "gold"), gold_index, found, scale, "pred")
-    for item in false_pos:
-        if item in rescued:
-            tp += 1
-        elif not dates.shares_date(item, missed):
-            fp += 1
-    rescued = _rescued(false_neg, _ranges(pred, false_neg, scale, "pred"), pred_index, found, scale, "gold")
-    return PRF(tp, fp, len(false_neg) - sum(map(rescued.__contains__, false_neg)))
-
-
-def _keyed(tuples: Sequence[TimelineTuple], scale: Scale, side: str) -> Sequence[Keyed]:
-    try:
-        return scale.keyed(tuples)
-    except TimexError as error:
-        raise error.on(side) from None
+    rescued = _rescued(false_pos, _ranges(gold, false_pos, scale, "gold"), in_gold, scale, "pred")
+    kept = list(filterfalse(rescued.__contains__, false_pos))
+    tp += len(false_pos) - len(kept)
+    rescued = _rescued(false_neg, _ranges(pred, false_neg, scale, "pred"), in_pred, scale, "gold")
+    return PRF(tp, len(kept) - dates.sharing(kept, missed), len(false_neg) - sum(map(rescued.__contains__, false_neg)))
 
 
 class _UnitDates:
@@ -131,35 +125,36 @@ class _UnitDates:
     def __init__(self, scale: Scale):
         self.units = scale.units
 
-    def index(self, keyed: Sequence[Keyed]) -> set[Keyed]:
-        return {(chemo, label, unit) for chemo, label, key in keyed for unit in self.units(key)}
+    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
+        """Whether an item is found in ``keyed``: the same chemo and label, a date that shares a unit."""
+        units = self.units
+        index = {(chemo, label, unit) for chemo, label, key in keyed for unit in units(key)}
 
-    def found(self, item: Keyed, index: set[Keyed]) -> bool:
-        chemo, label, key = item
-        return any((chemo, label, unit) in index for unit in self.units(key))
+        def found(item: Keyed) -> bool:
+            chemo, label, key = item
+            return any((chemo, label, unit) in index for unit in units(key))
 
-    def missing(self, keyed: Sequence[Keyed], index: set[Keyed]) -> list[Keyed]:
-        """The items of ``keyed`` not found in ``index``, repeats kept."""
-        return [item for item in keyed if not self.found(item, index)]
+        return found
 
     def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
         return {(chemo, unit) for chemo, _, key in keyed for unit in self.units(key)}
 
-    def shares_date(self, item: Keyed, chemo_dates: set[tuple[str, Any]]) -> bool:
-        return any((item[0], unit) in chemo_dates for unit in self.units(item[2]))
+    def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
+        """How many items of ``keyed`` share their chemo and a unit of their date with ``chemo_dates``."""
+        units = self.units
+        return sum(any((chemo, unit) in chemo_dates for unit in units(key)) for chemo, _, key in keyed)
 
     def summarised(self, keyed: Sequence[Keyed]) -> list[Keyed]:
         """De-duplicated (first occurrence kept); a generic mention that shares label and date with another dropped."""
         unique = list(dict.fromkeys(keyed))
-        generic = list(compress(unique, map(_is_generic, map(_CHEMO, unique))))
-        if not generic:
-            return unique
-        crowded = Counter(self.label_dates(unique))
-        dropped = {item for item in generic if any(crowded[pair] > 1 for pair in self.label_dates((item,)))}
+        generic = [item for item in unique if item[0].startswith(GENERIC_PREFIX)]
+        dropped = self.crowded(unique, generic) if generic else ()
         return [item for item in unique if item not in dropped] if dropped else unique
 
-    def label_dates(self, keyed: Iterable[Keyed]) -> Iterable[tuple[str, Any]]:
-        return [(label, unit) for _, label, key in keyed for unit in self.units(key)]
+    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
+        """The ``generic`` items that share their label and a unit of their date with another of ``unique``."""
+        counts = Counter((label, unit) for _, label, key in unique for unit in self.units(key))
+        return {item for item in generic if any(counts[item[1], unit] > 1 for unit in self.units(item[2]))}
 
 
 class _ExactDates(_UnitDates):
@@ -168,23 +163,18 @@ class _ExactDates(_UnitDates):
     def __init__(self) -> None:
         self.units = _itself
 
-    def index(self, keyed: Sequence[Keyed]) -> set[Keyed]:
-        return set(keyed)
-
-    def found(self, item: Keyed, index: set[Keyed]) -> bool:
-        return item in index
-
-    def missing(self, keyed: Sequence[Keyed], index: set[Keyed]) -> list[Keyed]:
-        return list(filterfalse(index.__contains__, keyed))
+    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
+        return set(keyed).__contains__
 
     def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
         return set(map(_CHEMO_DATE, keyed))
 
-    def shares_date(self, item: Keyed, chemo_dates: set[tuple[str, Any]]) -> bool:
-        return (item[0], item[2]) in chemo_dates
+    def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
+        return sum(map(chemo_dates.__contains__, map(_CHEMO_DATE, keyed)))
 
-    def label_dates(self, keyed: Iterable[Keyed]) -> Iterable[tuple[str, Any]]:
-        return map(_LABEL_DATE, keyed)
+    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
+        pairs = list(map(_LABEL_DATE, unique))
+        return {item for item in generic if pairs.count(item[1:]) > 1}
 
 
 def _itself(key: Any) -> tuple[Any]:
@@ -193,21 +183,15 @@ def _itself(key: Any) -> tuple[Any]:
 
 _CHEMO, _LABEL = itemgetter(0), itemgetter(1)
 _LABEL_DATE, _CHEMO_DATE = itemgetter(1, 2), itemgetter(0, 2)
-_is_generic = methodcaller("startswith", GENERIC_PREFIX)
 
 
 _EXACT = _ExactDates()
 
 
 def _rescued(
-    items: list[Keyed],
-    ranges: dict[str, tuple[Any, Any]],
-    index: set[Keyed],
-    found: Callable[[Keyed, set[Keyed]], bool],
-    scale: Scale,
-    side: str,
+    items: list[Keyed], ranges: dict[str, tuple[Any, Any]], found: Callable[[Keyed], bool], scale: Scale, side: str
 ) -> set[Keyed]:
-    """The distinct ``items`` that the range rule (against ``ranges``) or the label rule (against ``index``) rescues."""
+    """The distinct ``items`` that the range rule (against ``ranges``) or the label rule (with ``found``) rescues."""
     rescued = set()
     for item in set(items):
         chemo, label, key = item
@@ -215,7 +199,7 @@ def _rescued(
             rescued.add(item)
             continue
         for other in _RELABEL.get(label, ()):
-            if found((chemo, other, key), index):
+            if found((chemo, other, key)):
                 rescued.add(item)
                 break
     return rescued
@@ -226,22 +210,24 @@ def _ranges(tuples: Sequence[TimelineTuple], items: list[Keyed], scale: Scale, s
     if not items:
         return {}
     chemos = set(map(_CHEMO, items))
-    starts: dict[str, list[Any]] = {}
-    ends: dict[str, list[Any]] = {}
     edges = list(compress(tuples, map(_RANGE_LABELS.__contains__, map(_LABEL, tuples))))
-    for chemo, label, value in compress(edges, map(chemos.__contains__, map(_CHEMO, edges))):
-        if label == BEGINS_ON:
-            starts.setdefault(chemo, []).append(scale.first(value))
-        else:
-            ends.setdefault(chemo, []).append(scale.last(value))
-    ranges = {}
-    for chemo in [chemo for chemo in starts if chemo in ends]:
-        try:
-            ranges[chemo] = (min(starts[chemo]), max(ends[chemo]))
-        except TypeError as error:  # a date with a time zone among dates without
-            dates = ", ".join(d for c, label, d in tuples if c == chemo and label in (BEGINS_ON, ENDS_ON))
-            raise TimexError(dates, f"the range of {chemo} cannot be ordered ({error})", side) from None
-    return ranges
+    starts: dict[str, Any] = {}
+    ends: dict[str, Any] = {}
+    chemo = ""
+    try:
+        for chemo, label, value in compress(edges, map(chemos.__contains__, map(_CHEMO, edges))):
+            if label == BEGINS_ON:
+                point = scale.first(value)
+                if chemo not in starts or point < starts[chemo]:
+                    starts[chemo] = point
+            else:
+                point = scale.last(value)
+                if chemo not in ends or point > ends[chemo]:
+                    ends[chemo] = point
+    except TypeError as error:  # a date with a time zone among dates without
+        dates = ", ".join(d for c, label, d in edges if c == chemo)
+        raise TimexError(dates, f"the range of {chemo} cannot be ordered ({error})", side) from None
+    return {chemo: (start, ends[chemo]) for chemo, start in starts.items() if chemo in ends}
 
 
 def _in_range(item: Keyed, bounds: tuple[Any, Any], scale: Scale, side: str) -> bool:

@@ -73,17 +73,26 @@ class Scale(Protocol):
     def last(self, value: str) -> Any: ...
 
 
-_CHEMO, _LABEL, _DATE = itemgetter(0), itemgetter(1), itemgetter(2)
+_DATE = itemgetter(2)
 
 
-def _read_all(tuples: Sequence[tuple[str, str, str]], keys: dict[str, Any], key: Callable[[str], Any]) -> list[str]:
-    """The dates of ``tuples``, after ``key(date)`` has put each date not seen before in ``keys``."""
-    dates = list(map(_DATE, tuples))
-    if not keys.keys() >= set(dates):
-        for value in dates:  # in order, so that the first value that cannot be read is the one reported
+def _read_all(tuples: Sequence[tuple[str, str, str]], keys: dict[str, Any], key: Callable[[str], Any]) -> None:
+    """Have ``key(date)`` put each date of ``tuples`` not seen before in ``keys``."""
+    if not all(map(keys.__contains__, map(_DATE, tuples))):
+        for _, _, value in tuples:  # in order, so that the first value that cannot be read is the one reported
             if value not in keys:
                 key(value)
-    return dates
+
+
+def _with_keys(
+    tuples: Sequence[tuple[str, str, str]], keys: dict[str, Any], key: Callable[[str], Any]
+) -> list[tuple[str, str, Any]]:
+    """Each ``(chemo, label, date)`` as ``(chemo, label, keys[date])``, ``key`` filling ``keys`` for new dates."""
+    try:
+        return [(chemo, label, keys[value]) for chemo, label, value in tuples]
+    except KeyError:
+        _read_all(tuples, keys, key)
+        return [(chemo, label, keys[value]) for chemo, label, value in tuples]
 
 
 _ISO_WEEK_DATE = re.compile(r"\d{4}-W\d{1,2}-\d", re.IGNORECASE)
@@ -126,16 +135,21 @@ class ScriptScale:
         """The instant ``eval_timeline.py`` reads ``value`` as, and the fields it took from the reference date."""
         reading = self._readings.get(value)
         if reading is None:
-            point, probe = script_read(value, self.default), script_read(value, self._probe)
-            filled = tuple(f for f in ("year", "month", "day") if getattr(point, f) != getattr(probe, f))
+            point = script_read(value, self.default)
+            fast = _FAST.fullmatch(value)
+            if fast is not None:  # what the fast reading took from the default shows in the value
+                filled = ("month", "day") if fast[2] is None else ("day",) if fast[3] is None else ()
+            else:  # dateutil: read again with a default that differs in every field
+                probe = script_read(value, self._probe)
+                filled = tuple(f for f in ("year", "month", "day") if getattr(point, f) != getattr(probe, f))
             reading = self._readings[value] = (point, filled)
         return reading
 
     def keyed(self, tuples: Sequence[tuple[str, str, str]]) -> Sequence[tuple[str, str, str]]:
-        dates = _read_all(tuples, self._keys, self.key)  # every value is read, in every mode, as the script does
         if self.mode in (Mode.strict, Mode.day):
+            _read_all(tuples, self._keys, self.key)  # every value is read, in every mode, as the script does
             return tuples
-        return list(zip(map(_CHEMO, tuples), map(_LABEL, tuples), map(self._keys.__getitem__, dates), strict=True))
+        return _with_keys(tuples, self._keys, self.key)
 
     def key(self, value: str) -> str:
         key = self._keys.get(value)
@@ -177,9 +191,9 @@ def script_read(value: str, default: datetime) -> datetime:
     """``value`` read as eval_timeline.py reads it, with ``default`` in place of today at midnight.
 
     ``YYYY-MM-DD`` (with ``THH:MM`` or ``THH:MM:SS``), ``YYYY-MM`` and ``YYYY``
-    are read here directly, exactly as dateutil reads them (a missing day or month from ``default``, a day the
-    month lacks clipped to its last); anything else goes through strptime or
-    dateutil itself.
+    are read here directly, exactly as dateutil reads them (a missing day or
+    month from ``default``, a day the month lacks clipped to its last);
+    anything else goes through strptime or dateutil itself.
     """
     fast = _FAST.fullmatch(value)
     if fast is not None:
@@ -296,8 +310,7 @@ class IsoScale:
         self.exact = self.mode is Mode.strict
 
     def keyed(self, tuples: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, tuple[int, int]]]:
-        dates = _read_all(tuples, self._keys, self.key)
-        return list(zip(map(_CHEMO, tuples), map(_LABEL, tuples), map(self._keys.__getitem__, dates), strict=True))
+        return _with_keys(tuples, self._keys, self.key)
 
     def key(self, value: str) -> tuple[int, int]:
         key = self._keys.get(value)

@@ -65,7 +65,7 @@ class _Inputs:
 class _Tally:
     """Running sums over the scored patients, in prediction-file order."""
 
-    micro: PRF = field(default_factory=PRF)
+    counts: list[PRF] = field(default_factory=list)
     all_values: list[tuple[float, float, float]] = field(default_factory=list)
     gold_values: list[tuple[float, float, float]] = field(default_factory=list)
     per_document: list[Row] = field(default_factory=list)
@@ -157,11 +157,9 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _read(paths: _Paths) -> _Inputs:
-    def timelines(path: Path) -> Timelines:
-        return {timeline.patient: timeline.tuples for timeline in timeline_format.read(path)}
-
+    gold, pred = timeline_format.read_patients(paths.gold), timeline_format.read_patients(paths.pred)
     listed_gold = timeline_format.read_ids(paths.gold_ids) if paths.gold_ids else None
-    return _Inputs(timelines(paths.gold), timelines(paths.pred), timeline_format.read_ids(paths.ids), listed_gold)
+    return _Inputs(gold, pred, timeline_format.read_ids(paths.ids), listed_gold)
 
 
 def _check_counts(inputs: _Inputs, paths: _Paths) -> None:
@@ -244,7 +242,7 @@ def _score_patient(
         path = paths.gold if error.side == "gold" else paths.pred
         raise InputError(str(error), path, f"patient {patient}") from None
     values = patient_values(counts, len(gold), script_arithmetic=rules.script_arithmetic)
-    tally.micro += counts
+    tally.counts.append(counts)
     tally.all_values.append(values)
     if gold:
         tally.gold_values.append(values)
@@ -274,7 +272,7 @@ def _values(values: tuple[float, float, float]) -> Row:
 
 def _score_rows(tally: _Tally, rules: TimelineRules, profile: TimelineProfile, mode: Mode) -> list[Row]:
     arithmetic = rules.script_arithmetic
-    micro = tally.micro
+    micro = sum(tally.counts, PRF())
     if not tally.all_values:
         _warn("no patient was scored (no predicted patient is among the gold ids): every score is 0")
     elif micro.tp + micro.fp == 0:
