@@ -72,7 +72,7 @@ def write(timelines: Iterable[Timeline], path: Path) -> None:
         json.dumps(timeline.patient, ensure_ascii=False) + ": " + json.dumps(timeline.tuples, ensure_ascii=False)
         for timeline in timelines
     ]
-    Path(path).write_text("{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n", encoding="utf-8")
+    Path(path).write_text("{\n  " + ",\n  ".join(lines) + "\n}\n" if lines else "{}\n", encoding="utf-8")
 
 
 def read_ids(path: Path) -> list[str]:

@@ -207,10 +207,10 @@ def _rescued(
 
 def _ranges(tuples: Sequence[TimelineTuple], items: list[Keyed], scale: Scale, side: str) -> dict[str, tuple[Any, Any]]:
     """The (earliest begins-on, latest ends-on) of each chemo of ``items`` that has both in ``tuples``."""
-    if not items:
+    edges = list(compress(tuples, map(_RANGE_LABELS.__contains__, map(_LABEL, tuples)))) if items else ()
+    if not edges:
         return {}
     chemos = set(map(_CHEMO, items))
-    edges = list(compress(tuples, map(_RANGE_LABELS.__contains__, map(_LABEL, tuples))))
     starts: dict[str, Any] = {}
     ends: dict[str, Any] = {}
     chemo = ""

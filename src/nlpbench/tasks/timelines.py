@@ -317,7 +317,7 @@ def _pairing_warnings(inputs: _Inputs, scored: set[str], tally: _Tally) -> None:
 def _reference_warning(rules: TimelineRules, reference: date) -> None:
     shown = [f"{value!r} as {point:%Y-%m-%d}" for value, point in rules.scale.completed.items()]
     _note(
-        f"{len(shown)} dates were completed from the reference date {reference.isoformat()}, as eval_timeline.py "
-        f"completes a date without day, month or year from the day it runs: {_listing(shown)}; their comparisons "
-        "can change with --reference-date"
+        f"dates completed from the reference date {reference.isoformat()}, as eval_timeline.py completes a date "
+        f"without day, month or year from the day it runs ({len(shown)} in all): {_listing(shown)}; "
+        "their comparisons can change with --reference-date"
     )
