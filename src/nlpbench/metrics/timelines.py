@@ -174,6 +174,8 @@ class _ExactDates(_UnitDates):
 
     def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
         pairs = list(map(_LABEL_DATE, unique))
+        if len(set(pairs)) == len(pairs):  # no two tuples share label and date: the common case
+            return set()
         return {item for item in generic if pairs.count(item[1:]) > 1}
 
 
@@ -191,9 +193,9 @@ _EXACT = _ExactDates()
 def _rescued(
     items: list[Keyed], ranges: dict[str, tuple[Any, Any]], found: Callable[[Keyed], bool], scale: Scale, side: str
 ) -> set[Keyed]:
-    """The distinct ``items`` that the range rule (against ``ranges``) or the label rule (with ``found``) rescues."""
-    rescued = set()
-    for item in set(items):
+    """The ``items`` that the range rule (against ``ranges``) or the label rule (with ``found``) rescues."""
+    rescued: set[Keyed] = set()
+    for item in items:
         chemo, label, key = item
         if chemo in ranges and _in_range(item, ranges[chemo], scale, side):
             rescued.add(item)
