@@ -73,7 +73,12 @@ def sandbox(
 @app.command("timelines")
 @one_line_errors
 def timelines(
-    gold: Path = typer.Option(..., "--gold", "-g", help="Gold timelines, JSON {patient: [[chemo, label, date], …]}."),
+    gold: Path = typer.Option(
+        ...,
+        "--gold",
+        "-g",
+        help="Gold timelines: a JSON object from patient id to a list of (chemo, label, date) triples.",
+    ),
     pred: Path = typer.Option(
         ..., "--pred", "-p", help="Predicted timelines, the same JSON (convert system TSV with `nlpbench convert`)."
     ),

@@ -35,6 +35,7 @@ over patients with non-empty gold; official score: (Type A F1 + Type B F1) / 2.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -112,6 +113,8 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
     if mode is Mode.strict:
         return PRF(tp, len(false_pos) - dates.sharing(false_pos, missed), len(false_neg))
 
+    # relaxed: a rescued FP is a TP, an FP not rescued that shares chemo and date with an FN is dropped,
+    # and a rescued FN is dropped
     rescued = _rescued(false_pos, _ranges(gold, false_pos, scale, "gold"), in_gold, scale, "pred")
     kept = list(filterfalse(rescued.__contains__, false_pos))
     tp += len(false_pos) - len(kept)
@@ -119,14 +122,40 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
     return PRF(tp, len(kept) - dates.sharing(kept, missed), len(false_neg) - sum(map(rescued.__contains__, false_neg)))
 
 
-class _UnitDates:
-    """Finds tuples by chemo, label and date, where two dates match when their keys share a unit."""
+class _Dates(ABC):
+    """Finds tuples by chemo, label and date, as a scale says dates match."""
+
+    @abstractmethod
+    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
+        """Whether an item is found in ``keyed``: the same chemo and label, and a matching date."""
+
+    @abstractmethod
+    def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
+        """What :meth:`sharing` looks up: the chemos and dates of ``keyed``."""
+
+    @abstractmethod
+    def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
+        """How many items of ``keyed`` share their chemo and a matching date with ``chemo_dates``."""
+
+    @abstractmethod
+    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
+        """The ``generic`` items whose label and a matching date another item of ``unique`` has."""
+
+    def summarised(self, keyed: Sequence[Keyed]) -> list[Keyed]:
+        """De-duplicated (first occurrence kept); a generic mention that shares label and date with another dropped."""
+        unique = list(dict.fromkeys(keyed))
+        generic = [item for item in unique if item[0].startswith(GENERIC_PREFIX)]
+        dropped = self.crowded(unique, generic) if generic else ()
+        return [item for item in unique if item not in dropped] if dropped else unique
+
+
+class _UnitDates(_Dates):
+    """Dates that match when their keys share a unit of the scale (intervals that overlap)."""
 
     def __init__(self, scale: Scale):
         self.units = scale.units
 
     def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
-        """Whether an item is found in ``keyed``: the same chemo and label, a date that shares a unit."""
         units = self.units
         index = {(chemo, label, unit) for chemo, label, key in keyed for unit in units(key)}
 
@@ -140,28 +169,16 @@ class _UnitDates:
         return {(chemo, unit) for chemo, _, key in keyed for unit in self.units(key)}
 
     def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
-        """How many items of ``keyed`` share their chemo and a unit of their date with ``chemo_dates``."""
         units = self.units
         return sum(any((chemo, unit) in chemo_dates for unit in units(key)) for chemo, _, key in keyed)
 
-    def summarised(self, keyed: Sequence[Keyed]) -> list[Keyed]:
-        """De-duplicated (first occurrence kept); a generic mention that shares label and date with another dropped."""
-        unique = list(dict.fromkeys(keyed))
-        generic = [item for item in unique if item[0].startswith(GENERIC_PREFIX)]
-        dropped = self.crowded(unique, generic) if generic else ()
-        return [item for item in unique if item not in dropped] if dropped else unique
-
     def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
-        """The ``generic`` items that share their label and a unit of their date with another of ``unique``."""
         counts = Counter((label, unit) for _, label, key in unique for unit in self.units(key))
         return {item for item in generic if any(counts[item[1], unit] > 1 for unit in self.units(item[2]))}
 
 
-class _ExactDates(_UnitDates):
-    """The same for scales whose keys match only when equal (each key its own unit): plain set lookups."""
-
-    def __init__(self) -> None:
-        self.units = _itself
+class _ExactDates(_Dates):
+    """Dates that match only when their keys are equal: plain set lookups."""
 
     def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
         return set(keyed).__contains__
@@ -177,10 +194,6 @@ class _ExactDates(_UnitDates):
         if len(set(pairs)) == len(pairs):  # no two tuples share label and date: the common case
             return set()
         return {item for item in generic if pairs.count(item[1:]) > 1}
-
-
-def _itself(key: Any) -> tuple[Any]:
-    return (key,)
 
 
 _CHEMO, _LABEL = itemgetter(0), itemgetter(1)

@@ -6,8 +6,8 @@ A *scale* reads the date values of one mode (``strict``, ``day``, ``month``,
 - ``keyed(tuples)``: each ``(chemo, label, date)`` with its date replaced by
   its *key*, the date as the mode compares it; equal keys are the same date
   (month and year modes de-duplicate on them);
-- ``units(key)``: two dates match when their keys share a unit; ``exact``
-  says that keys match only when equal (each key is its one unit);
+- ``exact``: keys match only when equal; a scale that is not exact also has
+  ``units(key)``, and two of its dates match when their keys share a unit;
 - ``span(key)``: the first and last instant of a compared date, for the range
   rule; ``first(value)`` and ``last(value)``: where a gold or predicted
   ``begins-on`` / ``ends-on`` date puts the start or end of a chemo's range;
@@ -26,7 +26,7 @@ import calendar
 import contextlib
 import re
 import warnings
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 from operator import itemgetter
@@ -63,8 +63,6 @@ class Scale(Protocol):
     exact: bool
 
     def keyed(self, tuples: Sequence[tuple[str, str, str]]) -> Sequence[tuple[str, str, Any]]: ...
-
-    def units(self, key: Any) -> Sequence[Hashable]: ...
 
     def span(self, key: Any) -> tuple[Any, Any]: ...
 
@@ -167,9 +165,6 @@ class ScriptScale:
                 key = value
             self._keys[value] = key
         return key
-
-    def units(self, key: str) -> tuple[str]:
-        return (key,)
 
     def span(self, key: str) -> tuple[datetime, datetime]:
         point = self.first(key)
@@ -319,8 +314,8 @@ class IsoScale:
             key = self._keys[value] = (self._unit(first), self._unit(last))
         return key
 
-    def units(self, key: tuple[int, int]) -> Sequence[Hashable]:
-        return (key,) if self.mode is Mode.strict else range(key[0], key[1] + 1)
+    def units(self, key: tuple[int, int]) -> range:
+        return range(key[0], key[1] + 1)
 
     def span(self, key: tuple[int, int]) -> tuple[int, int]:
         return key
