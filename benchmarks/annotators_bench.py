@@ -30,7 +30,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
-from nlpbench import formats
+from nlpbench import annotators, formats
 from nlpbench.annotators import REGISTRY
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.synth import embedded
@@ -143,6 +143,7 @@ def three_thousand_characters(documents: list[Document]) -> list[Document]:
 
 
 def main() -> None:
+    annotators.load_all()  # the adapters whose packages are installed
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--annotators", default=",".join(BASELINES), help="registered annotator names")
     parser.add_argument("--datasets", default=",".join(DATASETS), help=f"any of {', '.join(DATASETS)}")

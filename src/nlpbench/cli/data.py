@@ -10,6 +10,7 @@ import typer
 from nlpbench import formats, profiles
 from nlpbench.cli.common import one_line_errors, warn
 from nlpbench.errors import collected_warnings
+from nlpbench.formats import timelines as timeline_formats
 from nlpbench.tasks import REGISTRY as TASKS
 
 TEXT_DIR_OPTION = typer.Option(
@@ -25,7 +26,18 @@ def convert(
     to_format: str = typer.Option(..., "--to", help="Format of TARGET."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
-    """Convert annotations between formats, checking every span against its text on the way."""
+    """Convert annotations between formats, checking every span against its text on the way.
+
+    Patient timelines have formats of their own: [bold]--from timelines-tsv --to timelines[/]
+    summarises ChemoTimelines system TSV output into timeline JSON as docker_output_to_timeline.py
+    does (filtering, de-duplication, generic mentions, label conflicts).
+    """
+    if from_format in timeline_formats.REGISTRY or to_format in timeline_formats.REGISTRY:
+        with collected_warnings() as warnings:
+            patients, tuples = timeline_formats.convert(source, target, from_format, to_format)
+        warn(warnings)
+        typer.echo(f"{target}: wrote {patients} patients, {tuples} timeline tuples")
+        return
     reader, writer = formats.get(from_format), formats.get(to_format)
     counts: Counter[str] = Counter()
 
@@ -69,6 +81,8 @@ def list_formats() -> None:
     """List the formats that convert, validate and score read and write."""
     for name in formats.names():
         typer.echo(f"{name:18} {formats.get(name).summary}")
+    for name in timeline_formats.REGISTRY.names():
+        typer.echo(f"{name:18} {timeline_formats.REGISTRY.get(name).summary}")
 
 
 def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from enum import Enum, StrEnum
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,7 @@ from nlpbench.cli.common import (
     one_line_errors,
     progress,
 )
+from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.report import Report
 from nlpbench.tasks.codiesp import DEFAULT_K, score_codiesp
@@ -29,6 +31,7 @@ from nlpbench.tasks.linking import score_linking
 from nlpbench.tasks.ner import score_ner
 from nlpbench.tasks.relations import score_relations
 from nlpbench.tasks.sandbox import score_sandbox
+from nlpbench.tasks.timelines import score_timelines
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
 
@@ -325,3 +328,57 @@ def codiesp(
     """
     report = score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
     emit(report, fmt, output)
+
+
+@app.command("timelines")
+@one_line_errors
+def timelines(
+    gold: Path = typer.Option(
+        ...,
+        "--gold",
+        "-g",
+        help="Gold timelines: a JSON object from patient id to a list of (chemo, label, date) triples.",
+    ),
+    pred: Path = typer.Option(
+        ..., "--pred", "-p", help="Predicted timelines, the same JSON (convert system TSV with `nlpbench convert`)."
+    ),
+    all_ids: Path = typer.Option(..., "--all-ids", help="Every patient id, one per line."),
+    gold_ids: Path = typer.Option(
+        None, "--gold-ids", help="Score only these patients (the manually annotated ones), one id per line."
+    ),
+    mode: Mode = typer.Option(..., "--mode", "-m", help="strict, or relaxed to the day, month or year."),
+    profile: str = profile_option("timelines"),
+    reference_date: datetime = typer.Option(
+        None,
+        "--reference-date",
+        formats=["%Y-%m-%d"],
+        help="The day that completes dates without day, month or year under chemotimelines2024, "
+        "as eval_timeline.py completes them from the day it runs. Default: today.",
+    ),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Patient treatment timelines as ChemoTimelines 2024 scored them: micro, Type A, Type B and official.
+
+    Every predicted patient among the gold ids (all gold patients without
+    --gold-ids) is scored; Type A averages over them, Type B over those with
+    gold tuples, and official = (Type A F1 + Type B F1) / 2.
+
+    Profiles: [bold]standard[/] (ISO 8601 date intervals that match when they
+    share a day, month or year; case-insensitive labels; ids checked by id),
+    [bold]chemotimelines2024[/] (eval_timeline.py exactly: dateutil dates
+    completed from --reference-date, %W weeks, count checks, the official score
+    in strict mode only).
+    """
+    run_and_emit(
+        score_timelines,
+        fmt,
+        output,
+        gold=gold,
+        pred=pred,
+        all_ids=all_ids,
+        gold_ids=gold_ids,
+        mode=mode,
+        profile=profile,
+        reference_date=reference_date.date() if reference_date else None,
+    )

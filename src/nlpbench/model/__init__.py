@@ -8,11 +8,16 @@ from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
 from nlpbench.model.ontology import Ontology, OntologyNode
 from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type
 from nlpbench.model.span import Span
+from nlpbench.model.timelines import BEGINS_ON, CONTAINS, ENDS_ON, TIMELINE_LABELS, Timeline, TimelineTuple
 from nlpbench.model.triple import Argument, Triple, UnknownArgument, triples_of
 
 __all__ = [
+    "BEGINS_ON",
+    "CONTAINS",
+    "ENDS_ON",
     "HIPAA_LOCATION",
     "PHI_TYPES",
+    "TIMELINE_LABELS",
     "Annotation",
     "Argument",
     "Cluster",
@@ -30,6 +35,8 @@ __all__ = [
     "RankedCodes",
     "Relation",
     "Span",
+    "Timeline",
+    "TimelineTuple",
     "Triple",
     "UnknownArgument",
     "mention_problem",

@@ -1,0 +1,238 @@
+"""Time ``nlpbench score timelines`` against the official ChemoTimelines 2024 ``eval_timeline.py``.
+
+Both score the same seeded input (10,000 patients by default) in each mode,
+strict and relaxed to day, month and year, as separate processes timed by wall
+clock; every number the official script prints (micro, Type A and Type B
+precision / recall / F1, the official score) must equal nlpbench's
+``chemotimelines2024`` row to the last bit, or the benchmark fails.
+
+The official script is not on a package registry: clone it beside this checkout
+and give its path, with a Python that has python-dateutil 2.8.2 (its pinned
+requirement; pandas is not needed)::
+
+    git clone https://github.com/BCHHealthNLP/chemoTimelinesEval /tmp/chemoTimelinesEval
+    python3 -m venv /tmp/chemo-venv && /tmp/chemo-venv/bin/pip install python-dateutil==2.8.2
+    python benchmarks/timelines_bench.py --official /tmp/chemoTimelinesEval/eval_timeline.py \\
+        --official-python /tmp/chemo-venv/bin/python
+
+The input mixes what real system output holds: full dates, months, years,
+``%W`` weeks, times of day, repeated and generic mentions, relabelled and
+shifted tuples, upper-case labels, patients with empty gold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+CHEMOS = [
+    "taxol", "carboplatin", "cisplatin", "paclitaxel", "doxorubicin", "cyclophosphamide", "docetaxel",
+    "gemcitabine", "letrozole", "tamoxifen", "herceptin", "bevacizumab", "chemotherapy", "chemo",
+    "chemoradiation", "Chemotherapy",
+]  # fmt: skip
+LABELS = ["contains-1"] * 6 + ["begins-on", "ends-on", "begins-on", "ends-on", "before", "BEGINS-ON"]
+
+
+def random_date(rng: random.Random) -> str:
+    day = date(2010, 1, 1) + timedelta(days=rng.randrange(6 * 365))
+    kind = rng.random()
+    if kind < 0.75:
+        return day.isoformat()
+    if kind < 0.85:
+        return f"{day.year}-{day.month:02d}"
+    if kind < 0.9:
+        return str(day.year)
+    if kind < 0.96:
+        return f"{day.year}-W{rng.randrange(1, 53):02d}"
+    return f"{day.isoformat()}T{rng.randrange(24):02d}:{rng.randrange(60):02d}"
+
+
+def shifted(value: str, rng: random.Random) -> str:
+    """A nearby date: a few days or weeks off, or the same day written as a month."""
+    if len(value) != 10:
+        return value
+    day = date.fromisoformat(value) + timedelta(days=rng.choice([-40, -9, -3, -1, 1, 2, 5, 20]))
+    return f"{day.year}-{day.month:02d}" if rng.random() < 0.2 else day.isoformat()
+
+
+def patient(rng: random.Random) -> tuple[list[list[str]], list[list[str]]]:
+    if rng.random() < 0.08:  # empty gold, sometimes with predictions
+        return [], [[rng.choice(CHEMOS), "contains-1", random_date(rng)] for _ in range(rng.choice([0, 0, 1, 3]))]
+    gold = []
+    for _ in range(rng.randrange(1, 20)):
+        chemo = rng.choice(CHEMOS)
+        if rng.random() < 0.2:  # a treatment course: begins-on, contains-1 inside, ends-on
+            start = date(2010, 1, 1) + timedelta(days=rng.randrange(5 * 365))
+            end = start + timedelta(days=rng.randrange(30, 200))
+            middle = start + (end - start) / 2
+            gold += [[chemo, "begins-on", start.isoformat()], [chemo, "contains-1", middle.isoformat()]]
+            gold.append([chemo, "ends-on", end.isoformat()])
+        else:
+            gold.append([chemo, rng.choice(LABELS), random_date(rng)])
+    pred = []
+    for chemo, label, value in gold:
+        roll = rng.random()
+        if roll < 0.55:
+            pred.append([chemo, label, value])
+        elif roll < 0.65:
+            pred.append([chemo, rng.choice(LABELS), value])
+        elif roll < 0.8:
+            pred.append([chemo, label, shifted(value, rng)])
+        elif roll < 0.85:
+            pred += [[chemo, label, value]] * 2
+    pred += [[rng.choice(CHEMOS), rng.choice(LABELS), random_date(rng)] for _ in range(rng.randrange(4))]
+    rng.shuffle(pred)
+    return gold, pred
+
+
+def write_inputs(directory: Path, patients: int, seed: int) -> tuple[Path, Path, Path]:
+    rng = random.Random(seed)
+    gold, pred = {}, {}
+    for number in range(patients):
+        name = f"patient{number:05d}"
+        gold[name], pred[name] = patient(rng)
+    paths = directory / "gold.json", directory / "pred.json", directory / "all_ids.txt"
+    paths[0].write_text(json.dumps(gold))
+    paths[1].write_text(json.dumps(pred))
+    paths[2].write_text("".join(f"{name}\n" for name in pred))
+    return paths
+
+
+OFFICIAL_TIMED = """
+import runpy, sys, time
+import dateutil.parser  # imported before the clock starts, as nlpbench's imports are
+script, sys.argv = sys.argv[1], sys.argv[1:]
+cpu, wall = time.process_time(), time.perf_counter()
+runpy.run_path(script, run_name="__main__")
+print(f"TIMED {time.process_time() - cpu} {time.perf_counter() - wall}", file=sys.stderr)
+"""
+
+NLPBENCH_TIMED = """
+import sys, time
+from datetime import date
+from nlpbench.report import render
+from nlpbench.tasks.timelines import score_timelines
+gold, pred, ids, mode, today = sys.argv[1:]
+cpu, wall = time.process_time(), time.perf_counter()
+reference = date.fromisoformat(today)
+report = score_timelines(gold, pred, ids, mode=mode, profile="chemotimelines2024", reference_date=reference)
+print(f"TIMED {time.process_time() - cpu} {time.perf_counter() - wall}", file=sys.stderr)
+sys.stdout.write(render(report, "json"))
+"""
+
+
+@dataclass
+class Timing:
+    cpu: float  # seconds of CPU, user + system
+    wall: float
+
+
+def run(command: list[str]) -> tuple[Timing, str, str]:
+    """Run a command; its whole CPU and wall time, standard output and error."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return Timing(cpu, wall), done.stdout, done.stderr
+
+
+def timed(stderr: str) -> Timing:
+    """The in-process timing a TIMED line reports."""
+    line = next(line for line in stderr.splitlines() if line.startswith("TIMED "))
+    cpu, wall = map(float, line.split()[1:])
+    return Timing(cpu, wall)
+
+
+OFFICIAL_LINES = {
+    "Micro precision:": ("micro", "precision"),
+    "Micro recall:": ("micro", "recall"),
+    "Micro f1:": ("micro", "f1"),
+    "[Type A] Macro precision:": ("type_a", "precision"),
+    "[Type A] Macro recall:": ("type_a", "recall"),
+    "[Type A] Macro f1:": ("type_a", "f1"),
+    "[Type B] Macro precision:": ("type_b", "precision"),
+    "[Type B] Macro recall:": ("type_b", "recall"),
+    "[Type B] Macro f1:": ("type_b", "f1"),
+    "Official Score: ": ("official", "f1"),
+}
+
+
+def official_numbers(stdout: str) -> dict[tuple[str, str], float]:
+    numbers = {}
+    for line in stdout.splitlines():
+        for prefix, name in OFFICIAL_LINES.items():
+            if line.startswith(prefix) and not line.startswith("Official Score: Arithmetic"):
+                numbers[name] = float(line[len(prefix) :])
+    return numbers
+
+
+def nlpbench_numbers(stdout: str) -> dict[tuple[str, str], float]:
+    report = json.loads(stdout)
+    metrics = ("precision", "recall", "f1")
+    return {(row["metric"], key): row[key] for row in report["scores"] for key in metrics if key in row}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--official", type=Path, required=True, help="path of eval_timeline.py")
+    parser.add_argument("--official-python", default=sys.executable, help="a Python with python-dateutil")
+    parser.add_argument("--patients", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--modes", nargs="+", default=["strict", "day", "month", "year"])
+    args = parser.parse_args()
+    today = date.today().isoformat()  # eval_timeline.py completes dates from today; nlpbench is told the same day
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        gold, pred, ids = write_inputs(Path(tmp), args.patients, args.seed)
+        tuples = sum(len(t) for path in (gold, pred) for t in json.loads(path.read_text()).values())
+        print(f"{args.patients} patients, {tuples} tuples, seed {args.seed}, reference date {today}")
+        print("scoring = in-process CPU seconds from reading the files to the scores (imports done);")
+        print("command = the whole process, CPU / wall seconds (nlpbench writes the full JSON report)\n")
+        print(
+            "| mode | official scoring | nlpbench scoring | speed-up | official command | nlpbench command | numbers |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---|")
+        for mode in args.modes:
+            flag = ["--strict"] if mode == "strict" else ["--relaxed_to", mode]
+            official_args = ["--gold_path", str(gold), "--pred_path", str(pred), "--all_id_path", str(ids), *flag]
+            _official, official_out, official_err = run(
+                [args.official_python, "-c", OFFICIAL_TIMED, str(args.official), *official_args]
+            )
+            _ours, ours_out, ours_err = run(
+                [sys.executable, "-c", NLPBENCH_TIMED, str(gold), str(pred), str(ids), mode, today]
+            )
+            official_command, _, _ = run([args.official_python, str(args.official), *official_args])
+            report = Path(tmp) / "report.json"
+            ours_command, _, _ = run(
+                [sys.executable, "-m", "nlpbench", "score", "timelines", "--gold", str(gold), "--pred", str(pred),
+                 "--all-ids", str(ids), "--mode", mode, "--profile", "chemotimelines2024", "--reference-date", today,
+                 "--format", "json", "--output", str(report)]
+            )  # fmt: skip
+            theirs, mine = official_numbers(official_out), nlpbench_numbers(ours_out)
+            same = bool(theirs) and theirs == {name: mine.get(name) for name in theirs} and set(mine) <= set(theirs)
+            failed |= not same
+            verdict = f"identical ({len(theirs)} values)" if same else f"DIFFER: official {theirs} nlpbench {mine}"
+            their_scoring, our_scoring = timed(official_err).cpu, timed(ours_err).cpu
+            print(
+                f"| {mode} | {their_scoring:.2f} | {our_scoring:.2f} | {their_scoring / our_scoring:.1f}x | "
+                f"{official_command.cpu:.2f} / {official_command.wall:.2f} | "
+                f"{ours_command.cpu:.2f} / {ours_command.wall:.2f} | {verdict} |"
+            )
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
