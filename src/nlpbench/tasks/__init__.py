@@ -7,7 +7,9 @@ uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nlpbench.registry import Registry
@@ -33,3 +35,21 @@ def register(name: str, summary: str, profiles: str):
         return score
 
     return decorate
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Hold Python's cycle collector while a task turns a corpus into objects and counts.
+
+    Those objects form no reference cycles (reference counting frees them), yet
+    each burst of allocations makes the collector walk every live object again,
+    imported modules included: scoring 50,000 notes or reading 250,000 codes
+    takes 40–50% less time without it. It runs again, as before, when the block ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -11,10 +11,8 @@ a :class:`~nlpbench.metrics.counts.PRF`); corpus rows are their sums.
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -29,7 +27,7 @@ from nlpbench.model import CodeReference
 from nlpbench.profiles.codiesp import CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 
 TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
@@ -61,7 +59,7 @@ def score_codiesp(
     cutoffs = sorted(set(k)) if track != "X" and chosen.extras else []
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs):
         raise InputError(f"cutoffs k must be positive integers, not {list(k)}")
-    with collected_warnings() as warnings, _collector_paused():
+    with collected_warnings() as warnings, collector_paused():
         valid = frozenset().union(*(tsv.read_valid_codes(path) for path in valid_codes))
         if track == "X":
             tally = _score_references(Path(gold), Path(pred), valid, chosen)
@@ -78,23 +76,6 @@ def score_codiesp(
         per_document=tally.per_document,
         warnings=tally.notes + warnings,
     )
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold Python's cycle collector while hundreds of thousands of lines become objects.
-
-    None of them form reference cycles, yet each burst of allocations makes the
-    collector walk every live object again: reading 250,000 X predictions takes
-    half as long without it. It runs again, as before, when the block ends.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass

@@ -23,7 +23,7 @@ from nlpbench.model import CorefDocument, pair_documents
 from nlpbench.profiles.coref import CorefProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 
 Counts = CorefCounts | BlancCounts
 
@@ -66,7 +66,7 @@ def score_coref(
     chosen: CorefProfile = profiles.get("coref", profile)
     response_format = response_format or key_format
     tally = _Tally()
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, collector_paused():
         key_docs = coref_formats.read(key_format, key)
         response_docs = coref_formats.read(
             response_format, response, predicted=True, id_column=id_column, clusters_column=clusters_column

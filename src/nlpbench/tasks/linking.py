@@ -30,7 +30,7 @@ from nlpbench.model import GoldEntity, LinkedMention, Ontology
 from nlpbench.profiles.linking import LinkingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import Coverage, listed
 
 FORMATS = ("omin", "jsonl")
@@ -85,7 +85,7 @@ def score_linking(
         if fmt not in FORMATS:
             raise InputError(f"unknown entity-linking format {fmt!r}; known: {', '.join(FORMATS)}")
     tally, coverage = _Tally(), Coverage(gold_documents_only)
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, collector_paused():
         known = ontology_format.read(Path(ontology)) if ontology is not None else None
         gold_docs = _by_document(_read_gold(Path(gold), gold_format))
         pred_docs = _by_document(_read_pred(Path(pred), pred_format, qid_column))

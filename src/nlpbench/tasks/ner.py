@@ -29,7 +29,7 @@ from nlpbench.model import Document, Mention, pair_documents
 from nlpbench.profiles.ner import LABEL_SETS, NerProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import Coverage, listed
 
 OMIN = "omin"
@@ -97,7 +97,7 @@ def score_ner(
         raise InputError(f"the {chosen.name} profile needs --labels (one of {', '.join(LABEL_SETS)})")
     run = _Run(chosen, label_set(labels), coverage=Coverage(gold_documents_only or chosen.gold_documents_only))
     inputs: dict = {"gold": str(gold), "pred": str(pred), "gold_format": gold_format, "pred_format": pred_format}
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, collector_paused():
         if OMIN in (gold_format, pred_format):
             if gold_format != pred_format:
                 raise InputError("OMIn mention files are scored against OMIn mention files only")

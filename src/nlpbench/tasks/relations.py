@@ -22,7 +22,7 @@ from nlpbench.model import Document, Triple, UnknownArgument, pair_documents, tr
 from nlpbench.profiles.relations import RelationProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import Coverage
 
 #: Formats of surface triples, which have no spans; any other name is a document format.
@@ -109,7 +109,7 @@ def score_relations(
     listed_types = relation_types(types)
     scope = tuple(dict.fromkeys(type_key(t, by) for t in listed_types)) if listed_types else None
     tally, coverage = _Tally(), Coverage(gold_documents_only)
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, collector_paused():
         gold_docs = _as_documents(_triples(Path(gold), gold_format))
         pred_docs = _as_documents(_triples(Path(pred), pred_format))
         for doc_id, gold_doc, pred_doc in _paired(gold_docs, pred_docs, gold, pred):

@@ -24,7 +24,7 @@ from nlpbench.model import Annotation, PhiType, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 
 #: The metrics that are also reported per subtype.
 SLICED = ("instance_strict", "instance_relax", "token")
@@ -56,7 +56,7 @@ def score_sandbox(
     phi = phi_type(annotation_type)
     chosen: SpanProfile = profiles.get("spans", profile)
     run = _Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document)
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, collector_paused():
         gold_docs = formats.get(gold_format).read(Path(gold), labels={phi.name})
         pred_docs = formats.get(pred_format).read(Path(pred), labels={phi.name})
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):

@@ -11,10 +11,8 @@ profile names) and one ``patient`` row per scored patient.
 
 from __future__ import annotations
 
-import gc
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -36,7 +34,7 @@ from nlpbench.model import TimelineTuple
 from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import register
+from nlpbench.tasks import collector_paused, register
 
 Timelines = dict[str, tuple[TimelineTuple, ...]]
 
@@ -96,7 +94,7 @@ def score_timelines(
     reference = reference_date or date.today()
     rules = chosen.rules(mode, reference)
     paths = _Paths(Path(gold), Path(pred), Path(all_ids), Path(gold_ids) if gold_ids else None)
-    with collected_warnings() as messages, _collector_paused():
+    with collected_warnings() as messages, collector_paused():
         tally, patients = _score_files(paths, rules, chosen, on_document)
         scores = _score_rows(tally, rules, chosen, mode)
         if rules.scale.completed:
@@ -137,23 +135,6 @@ def _score_files(
     _pairing_warnings(inputs, scored, tally)
     patients = {"ids": len(inputs.ids), "gold": len(inputs.gold), "predicted": len(inputs.pred)}
     return tally, {**patients, "scored": len(tally.all_values)}
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector.
-
-    Reading and scoring allocate hundreds of thousands of small tuples that
-    form no cycles (reference counting frees them); the collector's passes
-    over them would otherwise take about a third of the time.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _read(paths: _Paths) -> _Inputs:
