@@ -78,3 +78,21 @@ def test_treebank_offsets_equal_the_tokenizer_search(text):
         expected.append((position, len(token)))
         position += len(token)
     assert treebank_search_tokens(ann(0, text)) == expected
+
+
+def test_treebank_loads_without_the_rest_of_nltk():
+    # run in a fresh interpreter: the point is what gets imported
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from nlpbench.profiles.spans import _treebank\n"
+        "tokenizer = _treebank()\n"
+        "assert 'nltk' not in sys.modules and 'sklearn' not in sys.modules, sorted(sys.modules)\n"
+        "import nltk\n"
+        "from nltk.tokenize import TreebankWordTokenizer\n"
+        "assert type(tokenizer) is TreebankWordTokenizer\n"
+        "assert tokenizer.tokenize('can\\'t') == ['ca', \"n't\"]\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
