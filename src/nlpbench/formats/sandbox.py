@@ -159,11 +159,11 @@ def _note_id(note: dict, record: dict, path: Path, where: str) -> str:
 def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: _Oddities) -> Document:
     document = Document(doc_id)
     for key, values in record.items():
-        if not key.startswith("text") or not key.endswith("Annotations"):
-            continue
         phi = BY_ARRAY.get(key)
         if phi is None:
-            raise InputError(f"unknown annotation type {key!r}", path, where)
+            if key.startswith("text") and key.endswith("Annotations"):
+                raise InputError(f"unknown annotation type {key!r}", path, where)
+            continue
         if odd.labels is not None and phi.name not in odd.labels:
             continue
         if odd.labels is not None and isinstance(values, msgspec.Raw):
@@ -188,19 +188,27 @@ def _typed(
         items = _decoder(phi).decode(raw)
     except msgspec.ValidationError:
         return None
-    attribute, found = phi.type_attribute, []
+    attribute, label, allowed, found = phi.type_attribute, phi.name, _allowed(phi), []
     for index, item in enumerate(items):
-        if item.confidence is not None and not 0 <= item.confidence <= 100:
+        start, length, text, confidence = item.start, item.length, item.text, item.confidence
+        if confidence is not None and not 0 <= confidence <= 100:
             return None
-        if len(item.text) != item.length:
-            odd.note(_MISFIT, f"{_where((where, key, index))}: length {item.length}, text {item.text!r}")
+        if len(text) != length:
+            odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text {text!r}")
         subtype = getattr(item, attribute)
-        attributes = {} if subtype is msgspec.UNSET else {attribute: subtype}
-        if attributes and phi.subtypes and subtype not in phi.subtypes:
-            odd.note(f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {subtype!r}")
-        span = Span(item.start, item.start + item.length)
-        found.append(Annotation(doc_id, span, phi.name, item.text, attributes, item.confidence))
+        if subtype is msgspec.UNSET:
+            attributes = {}
+        else:
+            attributes = {attribute: subtype}
+            if allowed and subtype not in allowed:
+                odd.note(f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {subtype!r}")
+        found.append(Annotation(doc_id, Span(start, start + length), label, text, attributes, confidence))
     return found
+
+
+@cache
+def _allowed(phi: PhiType) -> frozenset[str]:
+    return frozenset(phi.subtypes)
 
 
 @cache

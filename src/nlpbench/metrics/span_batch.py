@@ -17,6 +17,7 @@ Counts come back per document (for the per-document table) and per label.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -58,13 +59,13 @@ class _Side:
     and a row per token (document, start, length, label)."""
 
     def __init__(self) -> None:
-        self.instances: list[tuple[int, ...]] = []
-        self.tokens: list[tuple[int, int, int, int]] = []
+        self.instances = array("q")  # the rows one after another, flat
+        self.tokens = array("q")
 
     def columns(self, properties: Sequence[str]) -> dict[str, np.ndarray]:
         names = ["doc", "start", "end", "label", *properties]
-        instances = np.array(self.instances, dtype=np.int64).reshape(-1, len(names))
-        tokens = np.array(self.tokens, dtype=np.int64).reshape(-1, 4)
+        instances = np.frombuffer(self.instances, dtype=np.int64).reshape(-1, len(names))
+        tokens = np.frombuffer(self.tokens, dtype=np.int64).reshape(-1, 4)
         columns = {name: instances[:, i] for i, name in enumerate(names)}
         columns.update(zip(("token_doc", "token_start", "token_length", "token_label"), tokens.T, strict=True))
         return columns
@@ -129,16 +130,17 @@ def _add(side, doc, annotations, rules, properties, label, values, labels, want_
     if want_tokens:
         tokenize, tokens = rules.tokenize, side.tokens
         for annotation, code in zip(annotations, codes, strict=True):
-            tokens.extend([(doc, start, length, code) for start, length in tokenize(annotation)])
+            for start, length in tokenize(annotation):
+                tokens.extend((doc, start, length, code))
     instances = rules.instances(annotations)
     if instances is not annotations:
         code_of = dict(zip(map(id, annotations), codes, strict=True))
         codes = [code_of[id(a)] for a in instances]
+    rows = side.instances
     for annotation, code in zip(instances, codes, strict=True):
-        row = (doc, annotation.span.start, annotation.span.end, code)
-        side.instances.append(
-            row + tuple(values[compared(annotation)] for compared in properties) if properties else row
-        )
+        rows.extend((doc, annotation.span.start, annotation.span.end, code))
+        for compared in properties:
+            rows.append(values[compared(annotation)])
 
 
 def _token_counts(gold, pred, distinct: bool, group: str, n_groups: int) -> np.ndarray:

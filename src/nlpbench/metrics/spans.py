@@ -204,7 +204,7 @@ class SpanRules:
         """The annotations instance metrics compare: one per start when collapsing."""
         if not self.collapse_by_start:
             return annotations
-        return list({a.start: a for a in annotations}.values())
+        return list({a.span.start: a for a in annotations}.values())
 
 
 def instance_matching(

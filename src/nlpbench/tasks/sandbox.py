@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from statistics import fmean
 
@@ -101,6 +100,9 @@ class _Run:
     predicted_typed: bool = False
     pending: list[tuple[str, list[Annotation], list[Annotation]]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.subtype = _subtype_of(self.phi.type_attribute)
+
     def add(self, doc_id: str, gold: list[Annotation] | None, pred: list[Annotation] | None) -> None:
         if gold is None:
             self.only_pred.append(doc_id)
@@ -118,8 +120,7 @@ class _Run:
 
     def flush(self) -> None:
         """Score the pending notes together and add their counts to the sums."""
-        label = partial(_subtype, phi=self.phi)
-        batch = batch_counts([(g, p) for _, g, p in self.pending], self.rules, self.metrics, label)
+        batch = batch_counts([(g, p) for _, g, p in self.pending], self.rules, self.metrics, self.subtype)
         for metric in self.metrics:
             table = batch.documents[metric]
             tp, fp, fn = (int(n) for n in table.sum(axis=0))
@@ -183,9 +184,14 @@ class _Run:
         return messages
 
 
-def _subtype(annotation: Annotation, phi: PhiType) -> str:
-    value = annotation.attributes.get(phi.type_attribute)
-    return value if isinstance(value, str) and value else NO_SUBTYPE
+def _subtype_of(attribute: str) -> Callable[[Annotation], str]:
+    """The slice label of an annotation: its subtype, or ``(none)`` when it has no subtype string."""
+
+    def subtype(annotation: Annotation) -> str:
+        value = annotation.attributes.get(attribute)
+        return value if value.__class__ is str and value else NO_SUBTYPE
+
+    return subtype
 
 
 def _count_fields(prf: PRF, values: tuple[float, float, float] | None = None) -> Row:
