@@ -95,3 +95,17 @@ def test_treebank_loads_without_the_rest_of_nltk():
         "assert tokenizer.tokenize('can\\'t') == ['ca', \"n't\"]\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+#: Spaces, line breaks, quotes and every character class some Treebank rule reacts to.
+SENTENCE_PIECES = st.sampled_from(
+    [*TREEBANK_PIECES, *'  \n\t"([<.:#', " \n ", "''", "``", "...", "x.", "'ll", "N'T", "Gimme", "3,36", ",b", " 't"]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(SENTENCE_PIECES, max_size=16).map("".join))
+def test_word_by_word_treebank_is_treebank(text):
+    from nlpbench.profiles.spans import treebank_tokens
+
+    assert treebank_tokens(text) == TreebankWordTokenizer().tokenize(text)

@@ -66,6 +66,38 @@ _TREEBANK_TOUCHES = re.compile(
 )
 
 
+def treebank_tokens(text: str) -> list[str]:
+    """Exactly ``TreebankWordTokenizer().tokenize(text)``, computed a word at a time.
+
+    Treebank's rules rewrite characters and the single space around a word;
+    none looks past that space. Cut at single spaces, each word is therefore
+    tokenised on its own with its context: a space before it unless it opens
+    the text, and after it a space and a stand-in word (whose token is then
+    dropped) unless only whitespace follows, so that the end-of-text rules (a
+    final period, a final comma) apply only to the last word. Words repeat
+    far more than texts do, and each is tokenised once. A text no rule
+    touches is split on whitespace directly.
+    """
+    if not _TREEBANK_TOUCHES.search(text):
+        return text.split()
+    pieces = text.split(" ")
+    last = max(i for i, piece in enumerate(pieces) if not piece.isspace() and piece)
+    tokens: list[str] = []
+    for index, piece in enumerate(pieces):
+        if piece and not piece.isspace():  # a piece of line breaks or tabs alone makes no token
+            tokens.extend(_word_tokens(piece, index == 0, index == last))
+    return tokens
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(word: str, opens_text: bool, ends_text: bool) -> tuple[str, ...]:
+    """The Treebank tokens of one word (it may hold line breaks or tabs) in its place in a text."""
+    if not _TREEBANK_TOUCHES.search(word):
+        return tuple(word.split())
+    tokens = _treebank().tokenize(("" if opens_text else " ") + word + ("" if ends_text else " a"))
+    return tuple(tokens if ends_text else tokens[:-1])
+
+
 def treebank_search_tokens(annotation: Annotation) -> list[Unit]:
     """Tokens as nlpsandbox-client 4.3 finds them.
 
@@ -80,7 +112,7 @@ def treebank_search_tokens(annotation: Annotation) -> list[Unit]:
 @lru_cache(maxsize=1 << 16)
 def _treebank_offsets(text: str) -> tuple[Unit, ...]:
     """(offset in ``text``, length) of each token found as nlpsandbox-client searches for it."""
-    tokens = _treebank().tokenize(text) if _TREEBANK_TOUCHES.search(text) else text.split()
+    tokens = treebank_tokens(text)
     found: list[Unit] = []
     position = 0
     for token in tokens:
