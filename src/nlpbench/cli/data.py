@@ -7,11 +7,10 @@ from pathlib import Path
 
 import typer
 
-from nlpbench import formats, profiles
+from nlpbench import formats, profiles, tasks
 from nlpbench.cli.common import one_line_errors, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.formats import timelines as timeline_formats
-from nlpbench.tasks import REGISTRY as TASKS
 
 TEXT_DIR_OPTION = typer.Option(
     None, "--text-dir", help="Directory of <document id>.txt note texts, for formats that do not carry text."
@@ -87,8 +86,8 @@ def list_formats() -> None:
 
 def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:
     """List scoring profiles and the documented quirks each one reproduces."""
-    for task_name in TASKS.names() if task is None else [task]:
-        family = TASKS.get(task_name).profiles
+    for task_name in tasks.load_all() if task is None else [task]:
+        family = tasks.REGISTRY.get(task_name).profiles
         typer.echo(f"{task_name}:")
         for name in profiles.names(family):
             profile = profiles.get(family, name)

@@ -1,4 +1,8 @@
-"""``nlpbench score TASK``: one subcommand per scoring task."""
+"""``nlpbench score TASK``: one subcommand per scoring task.
+
+Each command imports its task when it runs, so that a command loads only what
+its task needs (numpy for spans, scipy for coreference, …).
+"""
 
 from __future__ import annotations
 
@@ -24,14 +28,8 @@ from nlpbench.cli.common import (
 )
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
+from nlpbench.profiles.codiesp import DEFAULT_K
 from nlpbench.report import Report
-from nlpbench.tasks.codiesp import DEFAULT_K, score_codiesp
-from nlpbench.tasks.coref import score_coref
-from nlpbench.tasks.linking import score_linking
-from nlpbench.tasks.ner import score_ner
-from nlpbench.tasks.relations import score_relations
-from nlpbench.tasks.sandbox import score_sandbox
-from nlpbench.tasks.timelines import score_timelines
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
 
@@ -73,6 +71,8 @@ def sandbox(
         gold, pred = example_file("gold.json"), example_file("pred.json")
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
+    from nlpbench.tasks.sandbox import score_sandbox
+
     with progress("scoring") as tick:
         report = score_sandbox(
             gold,
@@ -138,6 +138,8 @@ def ner(
     [bold]trusted-ke[/] (trusted_ke on OMIn; its "weak" is partial, its
     "strong" exact).
     """
+    from nlpbench.tasks.ner import score_ner
+
     run_and_emit(
         score_ner,
         fmt,
@@ -181,6 +183,8 @@ def linking(
     locally as KGTK computes them. Profiles: [bold]standard[/] (one-to-one),
     [bold]trusted-ke[/] (trusted_ke's nel_eval.py).
     """
+    from nlpbench.tasks.linking import score_linking
+
     run_and_emit(
         score_linking,
         fmt,
@@ -226,6 +230,8 @@ def relations(
     fractions), [bold]rebel[/] (REBEL's re_score: sets, percentages, macro
     over the --relation-types list).
     """
+    from nlpbench.tasks.relations import score_relations
+
     run_and_emit(
         score_relations,
         fmt,
@@ -278,6 +284,8 @@ def coref(
     predicted_clusters are read when present), omin-csv (an id column and
     Python-literal cluster lists). Counts are summed over the key's documents.
     """
+    from nlpbench.tasks.coref import score_coref
+
     run_and_emit(
         score_coref,
         fmt,
@@ -326,6 +334,8 @@ def codiesp(
     are counted. Profiles: [bold]standard[/] (MAP over every gold document as trec_eval -c, MAP@k, P@k,
     R@k, code categories), [bold]codiesp2020[/] (the official scripts with trectools 0.0.42 exactly).
     """
+    from nlpbench.tasks.codiesp import score_codiesp
+
     report = score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
     emit(report, fmt, output)
 
@@ -370,6 +380,8 @@ def timelines(
     completed from --reference-date, %W weeks, count checks, the official score
     in strict mode only).
     """
+    from nlpbench.tasks.timelines import score_timelines
+
     run_and_emit(
         score_timelines,
         fmt,

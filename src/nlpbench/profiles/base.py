@@ -31,6 +31,7 @@ def register(profile: Profile) -> Profile:
 
 def get(task: str, name: str) -> Profile:
     """The profile ``name`` of ``task``; ``UnknownName`` lists that task's profiles."""
+    _load_all()
     key = f"{task}/{name}"
     if key not in REGISTRY:
         raise UnknownName(f"unknown profile {name!r} for {task}; known: {', '.join(names(task))}")
@@ -38,6 +39,7 @@ def get(task: str, name: str) -> Profile:
 
 
 def names(task: str) -> list[str]:
+    _load_all()
     return [key.split("/", 1)[1] for key in REGISTRY if key.startswith(f"{task}/")]
 
 
@@ -55,3 +57,8 @@ def _shown(value: object) -> str:
     if isinstance(value, set | frozenset):
         return "{" + ", ".join(sorted(map(str, value))) + "}"
     return repr(value)
+
+
+def _load_all() -> None:
+    """Import every profile module so that each registers its profiles."""
+    from nlpbench.profiles import codiesp, coref, linking, ner, relations, spans, timelines  # noqa: F401

@@ -53,3 +53,10 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def load_all() -> list[str]:
+    """Import every task module so that each registers itself; the task names."""
+    from nlpbench.tasks import codiesp, coref, linking, ner, relations, sandbox, timelines  # noqa: F401
+
+    return REGISTRY.names()

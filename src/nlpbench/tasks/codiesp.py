@@ -24,7 +24,7 @@ from nlpbench.metrics.coding import code_category, reference_counts
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
 from nlpbench.model import CodeReference
-from nlpbench.profiles.codiesp import CodingProfile
+from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
@@ -32,7 +32,6 @@ from nlpbench.tasks import collector_paused, register
 TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
 SLACK = 10
-DEFAULT_K = (10, 30)
 _SHOWN = 5
 
 
