@@ -132,15 +132,12 @@ def _add(side, doc, annotations, rules, properties, label, values, labels, want_
         for annotation, code in zip(annotations, codes, strict=True):
             for start, length in tokenize(annotation):
                 tokens.extend((doc, start, length, code))
-    instances = rules.instances(annotations)
-    if instances is not annotations:
-        code_of = dict(zip(map(id, annotations), codes, strict=True))
-        codes = [code_of[id(a)] for a in instances]
     rows = side.instances
-    for annotation, code in zip(instances, codes, strict=True):
-        rows.extend((doc, annotation.span.start, annotation.span.end, code))
+    for index in rules.instance_indexes(annotations):
+        span = annotations[index].span
+        rows.extend((doc, span.start, span.end, codes[index]))
         for compared in properties:
-            rows.append(values[compared(annotation)])
+            rows.append(values[compared(annotations[index])])
 
 
 def _token_counts(gold, pred, distinct: bool, group: str, n_groups: int) -> np.ndarray:

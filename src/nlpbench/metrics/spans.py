@@ -204,7 +204,13 @@ class SpanRules:
         """The annotations instance metrics compare: one per start when collapsing."""
         if not self.collapse_by_start:
             return annotations
-        return list({a.span.start: a for a in annotations}.values())
+        return [annotations[i] for i in self.instance_indexes(annotations)]
+
+    def instance_indexes(self, annotations: Sequence[Annotation]) -> Sequence[int]:
+        """Where the compared annotations sit in ``annotations``: all, or the last of each start."""
+        if not self.collapse_by_start:
+            return range(len(annotations))
+        return list({a.span.start: i for i, a in enumerate(annotations)}.values())
 
 
 def instance_matching(
