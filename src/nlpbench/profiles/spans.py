@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 from nlpbench.metrics.counts import PRF
@@ -239,16 +239,11 @@ NLPSANDBOX = register(
 )
 
 NLPSANDBOX_LEGACY = register(
-    SpanProfile(
-        task="spans",
+    replace(
+        NLPSANDBOX,
         name="nlpsandbox-legacy",
         summary="nlpsandbox-client before 2022 (whitespace tokens one character apart).",
         reference="nlpsandbox-client 4.2.0 and earlier, nlpsandboxclient/evaluation.py",
         tokenize=legacy_whitespace_tokens,
-        collapse_by_start=True,
-        distinct_tokens=True,
-        untyped_never_equal=True,
-        type_needs_predictions=frozenset({"physical_address"}),
-        round_digits=2,
     )
 )
