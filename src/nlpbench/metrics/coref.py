@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 
+from nlpbench.metrics.assignment import solver
 from nlpbench.metrics.counts import safe_div
 
 Clusters = Sequence[Sequence[Hashable]]
@@ -435,8 +436,8 @@ def _alignment(key: Clusters, response: Clusters, phi: Callable[[int, int, int],
     if not common:
         return 0.0
     import numpy as np  # imported here: the command line starts faster for every other task
-    from scipy.optimize import linear_sum_assignment
 
+    linear_sum_assignment = solver()
     rows = sorted({i for i, _ in common})
     columns = sorted({j for _, j in common})
     row_at = {i: n for n, i in enumerate(rows)}
