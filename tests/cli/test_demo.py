@@ -10,7 +10,10 @@ def test_demo_serves_annotates_scores_and_reports(cli, tmp_path):
     result = cli("demo", "--notes", "12", "--tools", "phi", "--out", tmp_path)
     assert result.exit_code == 0, result.stderr
     assert "token F1 (standard)" in result.stdout and "instance_strict F1 (standard)" in result.stdout
-    assert "dataset: 12 synthetic notes" in result.stderr and "phi at http://127.0.0.1:" in result.stderr
+    assert (
+        "dataset: 12 notes of nlpbench's embedded synthetic set" in result.stderr
+        and "phi at http://127.0.0.1:" in result.stderr
+    )
     row = next(line for line in result.stdout.splitlines() if line.strip().startswith("phi"))
     printed_micro = float(row.split()[-1])
     # the leaderboard's numbers are those score sandbox gives for the files the demo wrote
@@ -29,3 +32,22 @@ def test_unknown_tool_is_one_line(cli, tmp_path):
     result = cli("demo", "--tools", "phi,nonesuch", "--out", tmp_path)
     assert result.exit_code == 2
     assert result.stderr.startswith("nlpbench: error: unknown annotator 'nonesuch'; known:")
+
+
+def test_run_benchmarks_a_running_tool_on_any_dataset(cli, tmp_path):
+    from nlpbench.runner.services import local_tools
+
+    assert cli("synth", "--notes", "8", "--seed", "3", tmp_path / "notes.json").exit_code == 0
+    with local_tools(["phi"], tmp_path / "logs") as urls:
+        result = cli(
+            "run", "--notes", tmp_path / "notes.json", "--tool", f"baseline={urls['phi']}", "--out", tmp_path / "o"
+        )
+    assert result.exit_code == 0, result.stderr
+    assert any(line.strip().startswith("baseline") for line in result.stdout.splitlines())
+    assert "8 notes of" in (tmp_path / "o" / "report.html").read_text()
+    assert (tmp_path / "o" / "baseline.json").is_file()
+
+
+def test_run_refuses_a_tool_without_a_url(cli, tmp_path):
+    result = cli("run", "--notes", tmp_path / "x.json", "--tool", "phi")
+    assert result.exit_code == 2 and "give NAME=URL" in result.stderr

@@ -1,4 +1,4 @@
-"""``nlpbench demo``: the embedded benchmark, end to end, on this machine."""
+"""``nlpbench demo`` (the embedded benchmark, end to end, here) and ``nlpbench run`` (any tools, any data)."""
 
 from __future__ import annotations
 
@@ -34,25 +34,71 @@ def demo(
     locations, ids and contacts with every span metric, prints a leaderboard
     and writes an HTML report with per-type breakdowns and errors in context.
     """
-    from nlpbench import annotators, synth  # rules, Faker, httpx and pydantic load only when the demo runs
-    from nlpbench.runner.benchmark import PHI_LABELS, run_tool
+    from nlpbench import annotators, synth  # the rules and Faker load only when the demo runs
     from nlpbench.runner.services import local_tools
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
     if unknown:
         raise fail(f"unknown annotator {unknown[0]!r}; known: {', '.join(annotators.load_all())}")
-    out.mkdir(parents=True, exist_ok=True)
     dataset = synth.embedded()[: notes or None]
+    stderr.print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
+    with local_tools(names, out / "logs") as urls:
+        _benchmark(
+            urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of nlpbench's embedded synthetic set"
+        )
+
+
+@one_line_errors
+def run(
+    notes: Path = typer.Option(..., "--notes", "-n", help="The dataset: notes with their texts and gold annotations."),
+    tool: list[str] = typer.Option(..., "--tool", "-t", help="NAME=URL of an NLP Sandbox tool; repeat for several."),
+    notes_format: str = typer.Option(
+        "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
+    ),
+    out: Path = typer.Option(Path("nlpbench-run"), "--out", "-o", help="Directory for the outputs and the report."),
+    profile: str = typer.Option("standard", "--profile", help="Scoring profile of the span metrics."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
+) -> None:
+    """Benchmark running NLP Sandbox tools on a dataset: annotate, score, rank, report.
+
+    Every tool gets every note of --notes through the tool API; its dates,
+    person names, locations, ids and contacts are scored against the notes'
+    own annotations with every span metric. Prints a leaderboard and writes
+    an HTML report, as `nlpbench demo` does on the embedded dataset.
+    """
+    urls = dict(_name_and_url(given) for given in tool)
+    with collected_warnings() as warnings:
+        dataset = list(formats.get(notes_format).read(notes))
+    warn(warnings)
+    if not dataset:
+        raise fail(f"{notes}: no notes")
+    missing = next((note.id for note in dataset if note.text is None), None)
+    if missing is not None:
+        raise fail(f"{notes}: note {missing} has no text to send (use a format that carries texts)")
+    _benchmark(urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of {notes}")
+
+
+def _name_and_url(given: str) -> tuple[str, str]:
+    name, _, url = given.partition("=")
+    if not name or not url.startswith(("http://", "https://")):
+        raise fail(f"--tool {given!r}: give NAME=URL, e.g. phi=http://127.0.0.1:8080")
+    return name, url
+
+
+def _benchmark(urls: dict[str, str], dataset: list, out: Path, profile: str, concurrency: int, described: str) -> None:
+    """Send ``dataset`` to each tool, score it, print the leaderboards and write the report into ``out``."""
+    from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
+
+    out.mkdir(parents=True, exist_ok=True)
     for note in dataset:
         note.annotations = [a for a in note.annotations if a.label in PHI_LABELS]
     gold = out / "gold.json"
     formats.get("sandbox").write(dataset, gold)
     formats.get("sandbox-bundles").write(dataset, out / "notes.json")
-    stderr.print(f"dataset: {len(dataset)} synthetic notes, gold annotations in {gold}", markup=False)
+    stderr.print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
     results = []
-    with collected_warnings() as warnings, local_tools(names, out / "logs") as urls:
-        stderr.print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
+    with collected_warnings() as warnings:
         for name, url in urls.items():
             with progress(f"annotating with {name}", len(dataset)) as tick:
                 results.append(
@@ -68,18 +114,13 @@ def demo(
     }
     for title, rows in boards.items():
         typer.echo(table_text(title, rows))
-    details = {
-        "dataset": f"{len(dataset)} notes of nlpbench's embedded synthetic set",
-        "profile": profile,
-        "tools": ", ".join(result.tool for result in results),
-    }
-    page = out / "report.html"
+    details = {"dataset": described, "profile": profile, "tools": ", ".join(result.tool for result in results)}
     texts = {note.id: note.text or "" for note in dataset}
-    page.write_text(
-        leaderboard_html("nlpbench demo: PHI annotators", boards, reports, texts, details), encoding="utf-8"
-    )
+    page = out / "report.html"
+    page.write_text(leaderboard_html("nlpbench: PHI annotators", boards, reports, texts, details), encoding="utf-8")
     typer.echo(f"report: {page}")
 
 
 def add_commands(app: typer.Typer) -> None:
     app.command("demo")(demo)
+    app.command("run")(run)
