@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +87,10 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
+
+    def keys(self) -> KeysView[str]:
+        """The patient ids, a set-like view whose ``in`` costs no method call."""
+        return self._raw.keys()
 
     def __len__(self) -> int:
         return len(self._raw)

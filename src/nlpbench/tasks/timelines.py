@@ -136,8 +136,9 @@ def _score_files(
         else:
             inputs.pred[patient]  # read and checked, as every patient is, though not scored
             tally.skipped.append(patient)
+    predicted = inputs.pred.keys()
     for patient in inputs.gold:
-        if patient not in scored or patient not in inputs.pred:
+        if patient not in scored or patient not in predicted:
             inputs.gold[patient]  # read and checked, as every patient is, though not scored
     _pairing_warnings(inputs, scored, tally)
     patients = {"ids": len(inputs.ids), "gold": len(inputs.gold), "predicted": len(inputs.pred)}
@@ -205,8 +206,8 @@ def _listed(ids: list[str], path: Path | None) -> list[str]:
 
 
 def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Path | None, path: Path) -> None:
-    listed = set(ids)
-    missing = [patient for patient in ids if patient not in timelines]
+    listed, known = set(ids), timelines.keys()
+    missing = [patient for patient in ids if patient not in known]
     if missing:
         raise InputError(
             f"patient {missing[0]} of {ids_path} is not in {name} (write a patient without tuples as "
@@ -219,9 +220,11 @@ def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Pa
 
 
 def _score_patient(patient: str, inputs: _Inputs, paths: _Paths, rules: TimelineRules, tally: _Tally) -> None:
-    if patient not in inputs.gold:
-        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold)
-    gold, predicted = inputs.gold[patient], inputs.pred[patient]
+    try:
+        gold = inputs.gold[patient]
+    except KeyError:
+        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold) from None
+    predicted = inputs.pred[patient]
     try:
         counts = timeline_counts(gold, predicted, rules)
     except TimexError as error:
@@ -293,7 +296,8 @@ def _listing(items: list[str]) -> str:
 
 def _pairing_warnings(inputs: _Inputs, scored: set[str], tally: _Tally) -> None:
     """Name the patients that eval_timeline.py leaves out without a word."""
-    unscored = sorted(patient for patient in scored if patient in inputs.gold and patient not in inputs.pred)
+    gold, predicted = inputs.gold.keys(), inputs.pred.keys()
+    unscored = sorted(patient for patient in scored if patient in gold and patient not in predicted)
     if unscored:
         _note(f"{len(unscored)} gold patients have no prediction and are not scored: {_listing(unscored)}")
     if inputs.gold_ids is None and tally.skipped:
