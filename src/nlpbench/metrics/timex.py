@@ -207,10 +207,10 @@ def script_read(value: str, default: datetime) -> datetime:
 
 def _read_fast(match: re.Match[str], default: datetime) -> datetime | None:
     """A value :data:`_FAST` matched, read as dateutil reads it; None for a day its month lacks."""
-    year, month, day, *time = match.groups()
+    year, month, day, hour, minute, second = match.groups()
     if day is not None:
         try:
-            return datetime(int(year), int(month), int(day), *(int(t) for t in time if t))
+            return datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
         except ValueError:  # an impossible day: dateutil says why
             return None
     year, month = int(year), int(month) if month else default.month
