@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
@@ -165,16 +166,21 @@ class ScriptScale:
         return _with_keys(tuples, self._keys)
 
     def _key(self, value: str) -> str:
-        """The key of a value not read before (see :meth:`keyed`); a completed month or year is noted."""
+        """The key of a value not read before (see :meth:`keyed`); a completed month or year is noted.
+
+        Month and year keys are interned: the values of one month share one key
+        string, so keyed tuples on it are compared by identity, not character by
+        character, when they are de-duplicated and looked up.
+        """
         point, filled = self.reading(value)
         if self.mode is Mode.month:
             if "year" in filled or "month" in filled:
                 self.completed[value] = point
-            return f"{point.year}-{point.month:02d}"
+            return sys.intern(f"{point.year}-{point.month:02d}")
         if self.mode is Mode.year:
             if "year" in filled:
                 self.completed[value] = point
-            return str(point.year)
+            return sys.intern(str(point.year))
         return value
 
     def span(self, key: str) -> tuple[datetime, datetime]:
