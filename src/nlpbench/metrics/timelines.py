@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse
 from operator import itemgetter
@@ -108,29 +108,27 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
     in_gold, in_pred = dates.finder(gold_keyed), dates.finder(pred_keyed)
     false_pos, false_neg = list(filterfalse(in_gold, pred_keyed)), list(filterfalse(in_pred, gold_keyed))
     tp = len(pred_keyed) - len(false_pos)
-    missed = dates.chemo_dates(false_neg)
 
     if mode is Mode.strict:
-        return PRF(tp, len(false_pos) - dates.sharing(false_pos, missed), len(false_neg))
+        return PRF(tp, len(false_pos) - dates.sharing(false_pos, dates.chemo_dates(false_neg)), len(false_neg))
 
     # relaxed: a rescued FP is a TP, an FP not rescued that shares chemo and date with an FN is dropped,
     # and a rescued FN is dropped
-    rescued = _rescued(false_pos, _ranges(gold, false_pos, scale, "gold"), in_gold, scale, "pred")
-    kept = list(filterfalse(rescued.__contains__, false_pos))
-    tp += len(false_pos) - len(kept)
-    rescued = _rescued(false_neg, _ranges(pred, false_neg, scale, "pred"), in_pred, scale, "gold")
-    return PRF(tp, len(kept) - dates.sharing(kept, missed), len(false_neg) - sum(map(rescued.__contains__, false_neg)))
+    kept = _unrescued(false_pos, gold, in_gold, scale, ("gold", "pred"))
+    missed = _unrescued(false_neg, pred, in_pred, scale, ("pred", "gold"))
+    shared = dates.sharing(kept, dates.chemo_dates(false_neg)) if kept and false_neg else 0
+    return PRF(tp + len(false_pos) - len(kept), len(kept) - shared, len(missed))
 
 
 class _Dates(ABC):
     """Finds tuples by chemo, label and date, as a scale says dates match."""
 
     @abstractmethod
-    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
+    def finder(self, keyed: Collection[Keyed]) -> Callable[[Keyed], bool]:
         """Whether an item is found in ``keyed``: the same chemo and label, and a matching date."""
 
     @abstractmethod
-    def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
+    def chemo_dates(self, keyed: Iterable[Keyed]) -> set[tuple[str, Any]]:
         """What :meth:`sharing` looks up: the chemos and dates of ``keyed``."""
 
     @abstractmethod
@@ -138,15 +136,17 @@ class _Dates(ABC):
         """How many items of ``keyed`` share their chemo and a matching date with ``chemo_dates``."""
 
     @abstractmethod
-    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
+    def crowded(self, unique: dict[Keyed, None], generic: list[Keyed]) -> set[Keyed]:
         """The ``generic`` items whose label and a matching date another item of ``unique`` has."""
 
-    def summarised(self, keyed: Sequence[Keyed]) -> list[Keyed]:
-        """De-duplicated (first occurrence kept); a generic mention that shares label and date with another dropped."""
-        unique = list(dict.fromkeys(keyed))
+    def summarised(self, keyed: Iterable[Keyed]) -> dict[Keyed, None]:
+        """The items de-duplicated (first occurrence kept), as the keys of a dict, without the generic mentions
+        that share label and date with another item."""
+        unique = dict.fromkeys(keyed)
         generic = [item for item in unique if item[0].startswith(GENERIC_PREFIX)]
-        dropped = self.crowded(unique, generic) if generic else ()
-        return [item for item in unique if item not in dropped] if dropped else unique
+        for item in self.crowded(unique, generic) if generic else ():
+            del unique[item]
+        return unique
 
 
 class _UnitDates(_Dates):
@@ -155,7 +155,7 @@ class _UnitDates(_Dates):
     def __init__(self, scale: Scale):
         self.units = scale.units
 
-    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
+    def finder(self, keyed: Collection[Keyed]) -> Callable[[Keyed], bool]:
         units = self.units
         index = {(chemo, label, unit) for chemo, label, key in keyed for unit in units(key)}
 
@@ -165,14 +165,14 @@ class _UnitDates(_Dates):
 
         return found
 
-    def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
+    def chemo_dates(self, keyed: Iterable[Keyed]) -> set[tuple[str, Any]]:
         return {(chemo, unit) for chemo, _, key in keyed for unit in self.units(key)}
 
     def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
         units = self.units
         return sum(any((chemo, unit) in chemo_dates for unit in units(key)) for chemo, _, key in keyed)
 
-    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
+    def crowded(self, unique: dict[Keyed, None], generic: list[Keyed]) -> set[Keyed]:
         counts = Counter((label, unit) for _, label, key in unique for unit in self.units(key))
         return {item for item in generic if any(counts[item[1], unit] > 1 for unit in self.units(item[2]))}
 
@@ -180,67 +180,80 @@ class _UnitDates(_Dates):
 class _ExactDates(_Dates):
     """Dates that match only when their keys are equal: plain set lookups."""
 
-    def finder(self, keyed: Sequence[Keyed]) -> Callable[[Keyed], bool]:
-        return set(keyed).__contains__
+    def finder(self, keyed: Collection[Keyed]) -> Callable[[Keyed], bool]:
+        # summarised items come in a dict, which answers membership as fast as a set
+        return (keyed if isinstance(keyed, dict) else set(keyed)).__contains__
 
-    def chemo_dates(self, keyed: Sequence[Keyed]) -> set[tuple[str, Any]]:
+    def chemo_dates(self, keyed: Iterable[Keyed]) -> set[tuple[str, Any]]:
         return set(map(_CHEMO_DATE, keyed))
 
     def sharing(self, keyed: list[Keyed], chemo_dates: set[tuple[str, Any]]) -> int:
         return sum(map(chemo_dates.__contains__, map(_CHEMO_DATE, keyed)))
 
-    def crowded(self, unique: list[Keyed], generic: list[Keyed]) -> set[Keyed]:
-        pairs = list(map(_LABEL_DATE, unique))
-        if len(set(pairs)) == len(pairs):  # no two tuples share label and date: the common case
+    def crowded(self, unique: dict[Keyed, None], generic: list[Keyed]) -> set[Keyed]:
+        # only the items on the date of a generic item can share its label and date
+        dates = {item[2] for item in generic}
+        near = list(map(_LABEL_DATE, compress(unique, map(dates.__contains__, map(_DATE, unique)))))
+        if len(near) == len(generic) and len(set(near)) == len(near):  # no two share label and date: common
             return set()
-        return {item for item in generic if pairs.count(item[1:]) > 1}
+        return {item for item in generic if near.count(item[1:]) > 1}
 
 
-_CHEMO, _LABEL = itemgetter(0), itemgetter(1)
+_CHEMO, _DATE = itemgetter(0), itemgetter(2)
 _LABEL_DATE, _CHEMO_DATE = itemgetter(1, 2), itemgetter(0, 2)
 
 
 _EXACT = _ExactDates()
 
 
-def _rescued(
-    items: list[Keyed], ranges: dict[str, tuple[Any, Any]], found: Callable[[Keyed], bool], scale: Scale, side: str
-) -> set[Keyed]:
-    """The ``items`` that the range rule (against ``ranges``) or the label rule (with ``found``) rescues."""
-    rescued: set[Keyed] = set()
+def _unrescued(
+    items: list[Keyed],
+    tuples: Sequence[TimelineTuple],
+    found: Callable[[Keyed], bool],
+    scale: Scale,
+    sides: tuple[str, str],
+) -> list[Keyed]:
+    """The ``items`` that neither the range rule (against the ranges of ``tuples``) nor the label rule rescues.
+
+    ``found`` tells whether the other side holds an item (keyed as ``items`` are); ``sides`` names the
+    sides of ``tuples`` and of ``items``, for errors.
+    """
+    if not items:
+        return items
+    ranges = _ranges(tuples, items, scale, sides[0])
+    kept = []
     for item in items:
         chemo, label, key = item
-        if chemo in ranges and _in_range(item, ranges[chemo], scale, side):
-            rescued.add(item)
+        if chemo in ranges and _in_range(item, ranges[chemo], scale, sides[1]):
             continue
         for other in _RELABEL.get(label, ()):
             if found((chemo, other, key)):
-                rescued.add(item)
                 break
-    return rescued
+        else:
+            kept.append(item)
+    return kept
 
 
 def _ranges(tuples: Sequence[TimelineTuple], items: list[Keyed], scale: Scale, side: str) -> dict[str, tuple[Any, Any]]:
     """The (earliest begins-on, latest ends-on) of each chemo of ``items`` that has both in ``tuples``."""
-    edges = list(compress(tuples, map(_RANGE_LABELS.__contains__, map(_LABEL, tuples)))) if items else ()
-    if not edges:
-        return {}
     chemos = set(map(_CHEMO, items))
     starts: dict[str, Any] = {}
     ends: dict[str, Any] = {}
+    first, last = scale.first, scale.last
     chemo = ""
     try:
-        for chemo, label, value in compress(edges, map(chemos.__contains__, map(_CHEMO, edges))):
-            if label == BEGINS_ON:
-                point = scale.first(value)
-                if chemo not in starts or point < starts[chemo]:
-                    starts[chemo] = point
-            else:
-                point = scale.last(value)
-                if chemo not in ends or point > ends[chemo]:
-                    ends[chemo] = point
+        for chemo, label, value in tuples:
+            if chemo in chemos:
+                if label == BEGINS_ON:
+                    point = first(value)
+                    if chemo not in starts or point < starts[chemo]:
+                        starts[chemo] = point
+                elif label == ENDS_ON:
+                    point = last(value)
+                    if chemo not in ends or point > ends[chemo]:
+                        ends[chemo] = point
     except TypeError as error:  # a date with a time zone among dates without
-        dates = ", ".join(d for c, label, d in edges if c == chemo)
+        dates = ", ".join(d for c, label, d in tuples if c == chemo and label in _RANGE_LABELS)
         raise TimexError(dates, f"the range of {chemo} cannot be ordered ({error})", side) from None
     return {chemo: (start, ends[chemo]) for chemo, start in starts.items() if chemo in ends}
 

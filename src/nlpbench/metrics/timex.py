@@ -23,16 +23,14 @@ ChemoTimelines 2024 ``eval_timeline.py`` does (python-dateutil, ``strptime``
 from __future__ import annotations
 
 import calendar
-import contextlib
 import re
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 from operator import itemgetter
 from typing import Any, Protocol
-
-from dateutil import parser as dateutil_parser
 
 
 class Mode(StrEnum):
@@ -74,23 +72,34 @@ class Scale(Protocol):
 _DATE = itemgetter(2)
 
 
-def _read_all(tuples: Sequence[tuple[str, str, str]], keys: dict[str, Any], key: Callable[[str], Any]) -> None:
-    """Have ``key(date)`` put each date of ``tuples`` not seen before in ``keys``."""
+class _OnFirstUse(dict):
+    """A dict that computes a missing entry with ``compute(key)`` on its first lookup and keeps it.
+
+    A scale keeps what it read of each date value in one: a tuple list is then
+    keyed by plain dict lookups, which cost a fraction of a method call each,
+    and a value is read (and an unreadable one reported) the first time it is
+    looked up, in the order the lookups come.
+    """
+
+    def __init__(self, compute: Callable[[Any], Any]):
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.compute(key)
+        return value
+
+
+def _read_all(tuples: Sequence[tuple[str, str, str]], keys: _OnFirstUse) -> None:
+    """Have ``keys`` read each date of ``tuples`` it has not seen, in order (the first unreadable one is reported)."""
     if not all(map(keys.__contains__, map(_DATE, tuples))):
-        for _, _, value in tuples:  # in order, so that the first value that cannot be read is the one reported
-            if value not in keys:
-                key(value)
+        for _, _, value in tuples:
+            keys[value]  # a lookup reads a value not seen before
 
 
-def _with_keys(
-    tuples: Sequence[tuple[str, str, str]], keys: dict[str, Any], key: Callable[[str], Any]
-) -> list[tuple[str, str, Any]]:
-    """Each ``(chemo, label, date)`` as ``(chemo, label, keys[date])``, ``key`` filling ``keys`` for new dates."""
-    try:
-        return [(chemo, label, keys[value]) for chemo, label, value in tuples]
-    except KeyError:
-        _read_all(tuples, keys, key)
-        return [(chemo, label, keys[value]) for chemo, label, value in tuples]
+def _with_keys(tuples: Sequence[tuple[str, str, str]], keys: _OnFirstUse) -> list[tuple[str, str, Any]]:
+    """Each ``(chemo, label, date)`` as ``(chemo, label, keys[date])``."""
+    return [(chemo, label, keys[value]) for chemo, label, value in tuples]
 
 
 _ISO_WEEK_DATE = re.compile(r"\d{4}-W\d{1,2}-\d", re.IGNORECASE)
@@ -125,58 +134,65 @@ class ScriptScale:
             2001 if reference.year == 2000 else 2000, 2 if reference.month == 1 else 1, 2 if reference.day == 1 else 1
         )
         self._readings: dict[str, tuple[datetime, tuple[str, ...]]] = {}
-        self._keys: dict[str, str] = {}
+        self._keys = _OnFirstUse(self._key)
         self.completed: dict[str, datetime] = {}
         self.exact = True
+        # first(value) and last(value) are dict lookups, a value read (and a completed one noted) on its first
+        # use: the range rule asks for every begins-on and ends-on date of a patient
+        self.first = self.last = _OnFirstUse(self._used).__getitem__
 
     def reading(self, value: str) -> tuple[datetime, tuple[str, ...]]:
         """The instant ``eval_timeline.py`` reads ``value`` as, and the fields it took from the reference date."""
         reading = self._readings.get(value)
         if reading is None:
-            point = script_read(value, self.default)
             fast = _FAST.fullmatch(value)
+            point = _read_fast(fast, self.default) if fast is not None else None
+            if point is None:
+                point = _read_slow(value, self.default)
             if fast is not None:  # what the fast reading took from the default shows in the value
                 filled = ("month", "day") if fast[2] is None else ("day",) if fast[3] is None else ()
+            elif _is_week(value):  # strptime takes nothing from the default
+                filled = ()
             else:  # dateutil: read again with a default that differs in every field
-                probe = script_read(value, self._probe)
+                probe = _read_slow(value, self._probe)
                 filled = tuple(f for f in ("year", "month", "day") if getattr(point, f) != getattr(probe, f))
             reading = self._readings[value] = (point, filled)
         return reading
 
     def keyed(self, tuples: Sequence[tuple[str, str, str]]) -> Sequence[tuple[str, str, str]]:
         if self.mode in (Mode.strict, Mode.day):
-            _read_all(tuples, self._keys, self.key)  # every value is read, in every mode, as the script does
+            _read_all(tuples, self._keys)  # every value is read, in every mode, as the script does
             return tuples
-        return _with_keys(tuples, self._keys, self.key)
+        return _with_keys(tuples, self._keys)
 
-    def key(self, value: str) -> str:
-        key = self._keys.get(value)
-        if key is None:
-            point, filled = self.reading(value)
-            if self.mode is Mode.month:
-                key = f"{point.year}-{point.month:02d}"
-                if "year" in filled or "month" in filled:
-                    self.completed[value] = point
-            elif self.mode is Mode.year:
-                key = str(point.year)
-                if "year" in filled:
-                    self.completed[value] = point
-            else:
-                key = value
-            self._keys[value] = key
-        return key
+    def _key(self, value: str) -> str:
+        """The key of a value not read before (see :meth:`keyed`); a completed month or year is noted.
+
+        Month and year keys are interned: the values of one month share one key
+        string, so keyed tuples on it are compared by identity, not character by
+        character, when they are de-duplicated and looked up.
+        """
+        point, filled = self.reading(value)
+        if self.mode is Mode.month:
+            if "year" in filled or "month" in filled:
+                self.completed[value] = point
+            return sys.intern(f"{point.year}-{point.month:02d}")
+        if self.mode is Mode.year:
+            if "year" in filled:
+                self.completed[value] = point
+            return sys.intern(str(point.year))
+        return value
 
     def span(self, key: str) -> tuple[datetime, datetime]:
         point = self.first(key)
         return point, point
 
-    def first(self, value: str) -> datetime:
-        point, filled = self._readings.get(value) or self.reading(value)
+    def _used(self, value: str) -> datetime:
+        """The instant of ``value``, noted in ``completed`` if its reading took a field from the reference date."""
+        point, filled = self.reading(value)
         if filled:
             self.completed[value] = point
         return point
-
-    last = first
 
 
 _FAST = re.compile(r"([1-9]\d{3})(?:-(0[1-9]|1[0-2])(?:-(\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?)?)?)?")
@@ -191,21 +207,37 @@ def script_read(value: str, default: datetime) -> datetime:
     anything else goes through strptime or dateutil itself.
     """
     fast = _FAST.fullmatch(value)
-    if fast is not None:
-        year, month, day, *time = fast.groups()
-        if day is not None:
-            with contextlib.suppress(ValueError):  # an impossible day: dateutil says why below
-                return datetime(int(year), int(month), int(day), *(int(t) for t in time if t))
-        else:
-            year, month = int(year), int(month) if month else default.month
-            return datetime(year, month, min(default.day, calendar.monthrange(year, month)[1]))
-    text = value.replace("w", "W")
+    point = _read_fast(fast, default) if fast is not None else None
+    return point if point is not None else _read_slow(value, default)
+
+
+def _read_fast(match: re.Match[str], default: datetime) -> datetime | None:
+    """A value :data:`_FAST` matched, read as dateutil reads it; None for a day its month lacks."""
+    year, month, day, hour, minute, second = match.groups()
+    if day is not None:
+        try:
+            return datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
+        except ValueError:  # an impossible day: dateutil says why
+            return None
+    year, month = int(year), int(month) if month else default.month
+    return datetime(year, month, min(default.day, calendar.monthrange(year, month)[1]))
+
+
+def _is_week(value: str) -> bool:
+    """Whether eval_timeline.py reads ``value`` as a ``%W`` week: it holds a ``W``, in either case."""
+    return "W" in value or "w" in value
+
+
+def _read_slow(value: str, default: datetime) -> datetime:
+    """``value`` read with strptime (a week) or dateutil, as eval_timeline.py reads it."""
     try:
-        if "W" in text:
-            return datetime.strptime(text + "-1", "%Y-W%W-%w")
+        if _is_week(value):
+            return datetime.strptime(value.replace("w", "W") + "-1", "%Y-W%W-%w")
+        from dateutil import parser as dateutil_parser  # imported when first needed: it slows every command's start
+
         with warnings.catch_warnings():  # dateutil warns about time zone names it does not know
             warnings.simplefilter("ignore")
-            return dateutil_parser.parse(text, default=default)
+            return dateutil_parser.parse(value, default=default)
     except (ValueError, OverflowError) as error:
         reason = f"eval_timeline.py cannot read it and stops with {type(error).__name__}: {error}"
         if _ISO_WEEK_DATE.fullmatch(value):
@@ -300,19 +332,16 @@ class IsoScale:
             Mode.month: lambda day: day.year * 12 + day.month - 1,
             Mode.year: lambda day: day.year,
         }[self.mode]
-        self._keys: dict[str, tuple[int, int]] = {}
+        self._keys = _OnFirstUse(self._key)
         self.completed: dict[str, datetime] = {}
         self.exact = self.mode is Mode.strict
 
     def keyed(self, tuples: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, tuple[int, int]]]:
-        return _with_keys(tuples, self._keys, self.key)
+        return _with_keys(tuples, self._keys)
 
-    def key(self, value: str) -> tuple[int, int]:
-        key = self._keys.get(value)
-        if key is None:
-            first, last = iso_interval(value)
-            key = self._keys[value] = (self._unit(first), self._unit(last))
-        return key
+    def _key(self, value: str) -> tuple[int, int]:
+        first, last = iso_interval(value)
+        return self._unit(first), self._unit(last)
 
     def units(self, key: tuple[int, int]) -> range:
         return range(key[0], key[1] + 1)
@@ -321,7 +350,7 @@ class IsoScale:
         return key
 
     def first(self, value: str) -> int:
-        return self.key(value)[0]
+        return self._keys[value][0]
 
     def last(self, value: str) -> int:
-        return self.key(value)[1]
+        return self._keys[value][1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,96 @@ def cell(value: Any) -> str:
 
 
 def to_json(report: Report) -> str:
-    return json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n"
+    """The report as ``json.dumps(report.as_dict(), indent=2, ensure_ascii=False)`` writes it, plus a line break."""
+    return _IndentedJSON().dumps(report.as_dict()) + "\n"
+
+
+#: The types whose JSON holds no separator; a container of only these is written in one call.
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat(values: Iterable[Any]) -> bool:
+    return _SCALAR_TYPES.issuperset(map(type, values))
+
+
+def _is_row(value: Any) -> bool:
+    """A non-empty dict of strings, numbers, booleans or None: what reports are made of."""
+    return type(value) is dict and bool(value) and _flat(value.values())
+
+
+class _IndentedJSON:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, byte for byte, a few times faster on report rows.
+
+    With an indent, ``json.dumps`` runs the encoder written in Python (the C
+    encoder writes no line breaks), which takes most of the time of a report
+    with 10,000 per-document rows. Here the C encoder writes each dict or list
+    whose values are all strings, numbers, booleans or None in one call, with
+    the line break and indent of its level as the item separator, and a list
+    of such dicts (a list of rows) in one call too; the levels above are
+    walked here. The JSON of a string, number, boolean or None holds no line
+    break, so the line breaks written are the separators. Keys, numbers
+    (``repr``, ``NaN``, ``Infinity``) and strings are written by the functions
+    ``json.dumps`` uses, and the same errors are raised (a value JSON cannot
+    hold, a key of another type, a circular reference).
+    """
+
+    def __init__(self) -> None:
+        self._scalar = json.JSONEncoder(ensure_ascii=False)
+        self._encoders: dict[int, json.JSONEncoder] = {}
+        self._open: set[int] = set()  # the containers being written, to stop on a circular reference
+
+    def dumps(self, value: Any, level: int = 0) -> str:
+        if isinstance(value, dict):
+            return self._container(value, level, "{}")
+        if isinstance(value, list | tuple):
+            return self._container(value, level, "[]")
+        return self._scalar.encode(value)  # a string, number, boolean or None; a TypeError for anything else
+
+    def _container(self, value: dict | list | tuple, level: int, brackets: str) -> str:
+        if not value:
+            return brackets
+        inner = "\n" + "  " * (level + 1)
+        if _flat(value.values() if isinstance(value, dict) else value):
+            body = self._encoder(level).encode(value)[1:-1]
+        elif not isinstance(value, dict) and all(map(_is_row, value)):
+            body = self._rows(value, level + 1)
+        else:
+            if id(value) in self._open:
+                raise ValueError("Circular reference detected")
+            self._open.add(id(value))
+            if isinstance(value, dict):
+                parts = [f"{self._key(key)}: {self.dumps(item, level + 1)}" for key, item in value.items()]
+            else:
+                parts = [self.dumps(item, level + 1) for item in value]
+            body = ("," + inner).join(parts)
+            self._open.discard(id(value))
+        return brackets[0] + inner + body + "\n" + "  " * level + brackets[1]
+
+    def _rows(self, rows: list | tuple, level: int) -> str:
+        """Rows (see :func:`_is_row`) at ``level``, as a list writes them between its brackets."""
+        outer, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
+        text = self._encoder(level).encode(rows)  # [{"k": v,<inner>"k": v},<inner>{"k": v}]
+        # The encoder separates the rows as it separates their items: "}," inner "{" is where one row ends and
+        # the next begins, and nowhere else (an item ends in a string, number, boolean or None, never "}", and a
+        # key begins with a quote). There the rows get their own line breaks and indents.
+        body = text[2:-2].replace("}," + inner + "{", outer + "}," + outer + "{" + inner)
+        return "{" + inner + body + outer + "}"
+
+    def _encoder(self, level: int) -> json.JSONEncoder:
+        """The C encoder writing items at ``level``: each on a line of its own."""
+        encoder = self._encoders.get(level)
+        if encoder is None:
+            separator = ",\n" + "  " * (level + 1)
+            encoder = self._encoders[level] = json.JSONEncoder(ensure_ascii=False, separators=(separator, ": "))
+        return encoder
+
+    def _key(self, key: Any) -> str:
+        """A key as json.dumps writes it: a string, or a number, boolean or None as the string of its JSON."""
+        if not isinstance(key, str):
+            if not (isinstance(key, int | float) or key is None):
+                raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+            key = self._scalar.encode(key)
+        return self._scalar.encode(key)
 
 
 def to_markdown(report: Report) -> str:

@@ -1,9 +1,12 @@
 """``score timelines``: patient treatment timelines, scored as ChemoTimelines 2024 did.
 
-Reads the gold and predicted timelines and the id files, checks them against
-each other as the profile says, then scores every predicted patient that is
-among the gold ids, in prediction-file order (the metrics are in
-:mod:`nlpbench.metrics.timelines`). Rows: ``micro`` (summed counts),
+Reads the id files and the patients of the gold and predicted timelines,
+checks them against each other as the profile says, then scores every
+predicted patient that is among the gold ids, in prediction-file order (the
+metrics are in :mod:`nlpbench.metrics.timelines`). A patient's tuples are
+decoded when it is scored, so memory holds one patient's tuples at a time; a
+malformed tuple is reported when its patient is read, and every patient is
+read, scored or not. Rows: ``micro`` (summed counts),
 ``type_a`` (mean over scored patients), ``type_b`` (mean over scored patients
 with gold tuples), ``official`` ((Type A F1 + Type B F1) / 2, in the modes the
 profile names) and one ``patient`` row per scored patient.
@@ -12,7 +15,7 @@ profile names) and one ``patient`` row per scored patient.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -36,7 +39,7 @@ from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 
-Timelines = dict[str, tuple[TimelineTuple, ...]]
+Timelines = Mapping[str, tuple[TimelineTuple, ...]]
 
 
 @dataclass(frozen=True)
@@ -125,20 +128,25 @@ def _score_files(
     else:
         _check_identities(inputs, paths)
     tally = _Tally()
-    for patient, predicted in inputs.pred.items():
+    for patient in inputs.pred:
         if patient in scored:
-            _score_patient(patient, predicted, inputs, paths, rules, tally)
+            _score_patient(patient, inputs, paths, rules, tally)
             if on_document:
                 on_document(patient)
         else:
+            inputs.pred[patient]  # read and checked, as every patient is, though not scored
             tally.skipped.append(patient)
+    predicted = inputs.pred.keys()
+    for patient in inputs.gold:
+        if patient not in scored or patient not in predicted:
+            inputs.gold[patient]  # read and checked, as every patient is, though not scored
     _pairing_warnings(inputs, scored, tally)
     patients = {"ids": len(inputs.ids), "gold": len(inputs.gold), "predicted": len(inputs.pred)}
     return tally, {**patients, "scored": len(tally.all_values)}
 
 
 def _read(paths: _Paths) -> _Inputs:
-    gold, pred = timeline_format.read_patients(paths.gold), timeline_format.read_patients(paths.pred)
+    gold, pred = timeline_format.PatientTimelines(paths.gold), timeline_format.PatientTimelines(paths.pred)
     listed_gold = timeline_format.read_ids(paths.gold_ids) if paths.gold_ids else None
     return _Inputs(gold, pred, timeline_format.read_ids(paths.ids), listed_gold)
 
@@ -198,8 +206,8 @@ def _listed(ids: list[str], path: Path | None) -> list[str]:
 
 
 def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Path | None, path: Path) -> None:
-    listed = set(ids)
-    missing = [patient for patient in ids if patient not in timelines]
+    listed, known = set(ids), timelines.keys()
+    missing = [patient for patient in ids if patient not in known]
     if missing:
         raise InputError(
             f"patient {missing[0]} of {ids_path} is not in {name} (write a patient without tuples as "
@@ -211,12 +219,12 @@ def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Pa
         raise InputError(f"patient {extra[0]} is not listed in {ids_path}", path)
 
 
-def _score_patient(
-    patient: str, predicted, inputs: _Inputs, paths: _Paths, rules: TimelineRules, tally: _Tally
-) -> None:
-    if patient not in inputs.gold:
-        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold)
-    gold = inputs.gold[patient]
+def _score_patient(patient: str, inputs: _Inputs, paths: _Paths, rules: TimelineRules, tally: _Tally) -> None:
+    try:
+        gold = inputs.gold[patient]
+    except KeyError:
+        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold) from None
+    predicted = inputs.pred[patient]
     try:
         counts = timeline_counts(gold, predicted, rules)
     except TimexError as error:
@@ -288,7 +296,8 @@ def _listing(items: list[str]) -> str:
 
 def _pairing_warnings(inputs: _Inputs, scored: set[str], tally: _Tally) -> None:
     """Name the patients that eval_timeline.py leaves out without a word."""
-    unscored = sorted(patient for patient in scored if patient in inputs.gold and patient not in inputs.pred)
+    gold, predicted = inputs.gold.keys(), inputs.pred.keys()
+    unscored = sorted(patient for patient in scored if patient in gold and patient not in predicted)
     if unscored:
         _note(f"{len(unscored)} gold patients have no prediction and are not scored: {_listing(unscored)}")
     if inputs.gold_ids is None and tally.skipped:
