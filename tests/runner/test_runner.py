@@ -47,6 +47,18 @@ class Misbehaving:
         self.annotation_requests += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        finished = False
+
+        async def send_then_leave(message):
+            # Leave the count before the last byte goes out: once the client has its answer it may
+            # reset the counters, and a request counted out after that would corrupt the next test.
+            nonlocal finished
+            if message["type"] == "http.response.body" and not message.get("more_body") and not finished:
+                finished = True
+                self.in_flight -= 1
+            await original_send(message)
+
+        original_send, send = send, send_then_leave
         try:
             await asyncio.sleep(self.delay)
             if self.fail_503 > 0:
@@ -66,7 +78,8 @@ class Misbehaving:
                 return await self.app(scope, _replay(request), send)
             return await self.app(scope, receive, send)
         finally:
-            self.in_flight -= 1
+            if not finished:
+                self.in_flight -= 1
 
     @staticmethod
     async def _send(send, status, body):
