@@ -1,26 +1,34 @@
-"""The ``nlpbench`` command: one Typer app, a module per group of subcommands."""
+"""The ``nlpbench`` command: one Typer app, a module per group of subcommands.
+
+A run imports only the module of the command it runs (``nlpbench score coref``
+never loads the web server or the note generator); help and ``--version`` load
+them all, so that every command is listed.
+"""
 
 from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
 
 import typer
 
 from nlpbench import __version__
-from nlpbench.cli import annotate, data, demo, score, serve, synth
 
-app = typer.Typer(
-    name="nlpbench",
-    help="Score, run and rank clinical NLP systems with scorers that reproduce the official ones.",
-    no_args_is_help=True,
-    rich_markup_mode="rich",
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(score.app, name="score")
-data.add_commands(app)
-synth.add_commands(app)
-serve.add_commands(app)
-annotate.add_commands(app)
-demo.add_commands(app)
+# command name -> the module of nlpbench.cli that defines it, in the order help lists them
+COMMANDS = {
+    "score": "score",
+    "convert": "data",
+    "validate": "data",
+    "formats": "data",
+    "profiles": "data",
+    "synth": "synth",
+    "serve": "serve",
+    "annotate": "annotate",
+    "demo": "demo",
+    "run": "demo",
+}
+SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
 
 def _version(value: bool) -> None:
@@ -29,12 +37,36 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Score, run and rank clinical NLP systems with scorers that reproduce the official ones."""
 
 
+def build_app(argv: Sequence[str] | None = None) -> typer.Typer:
+    """The app with the commands ``argv`` can reach: the one it names first, or all when it names none."""
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    wanted = [COMMANDS[named]] if named in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    app = typer.Typer(
+        name="nlpbench",
+        help=SUMMARY,
+        no_args_is_help=True,
+        rich_markup_mode="rich",
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.callback()(_root)
+    for module in wanted:
+        importlib.import_module(f"nlpbench.cli.{module}").add_commands(app)
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``nlpbench.cli.app``: the whole app, for tests and tools that drive every command in process."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main() -> None:
-    app()
+    build_app(sys.argv[1:])()

@@ -84,7 +84,7 @@ def annotate(
     warn([*warnings, *run.stats.warnings])
     stats, tool_info = run.stats, run.check.tool
     resumed = f", {stats.resumed} from the checkpoint" if stats.resumed else ""
-    stderr.print(
+    stderr().print(
         f"{tool_info.name} {tool_info.version} ({tool_info.type}): {stats.notes} notes{resumed}, "
         f"{stats.annotations} annotations, {stats.requests} requests, {stats.retries} retries "
         f"in {time.monotonic() - started:.1f} s",

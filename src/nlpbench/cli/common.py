@@ -8,25 +8,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from nlpbench.errors import InputError
 from nlpbench.registry import UnknownName
 from nlpbench.report import Report, render
 
-stderr = Console(stderr=True, highlight=False)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@functools.cache
+def stderr() -> Console:
+    """Rich's console on standard error (made on first use: scoring commands that print no progress never load Rich)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
 
 
 class OutputFormat(StrEnum):
@@ -75,7 +74,7 @@ def emit(report: Report, fmt: OutputFormat, output: Path | None) -> None:
     text = render(report, fmt.value)
     if output is not None:
         output.write_text(text, encoding="utf-8")
-        stderr.print(f"wrote {output}", markup=False)
+        stderr().print(f"wrote {output}", markup=False)
     else:
         sys.stdout.write(text)
     warn(report.warnings)
@@ -96,6 +95,16 @@ def progress(description: str, total: int | None = None) -> Iterator[Callable[..
     if not sys.stderr.isatty():
         yield lambda *_: None
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     if total is None:
         columns = (SpinnerColumn(), TextColumn("{task.description} {task.completed} documents"), TimeElapsedColumn())
     else:
@@ -106,6 +115,6 @@ def progress(description: str, total: int | None = None) -> Iterator[Callable[..
             TimeElapsedColumn(),
             TimeRemainingColumn(),
         )
-    with Progress(*columns, console=stderr, transient=True) as bar:
+    with Progress(*columns, console=stderr(), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda *_: bar.advance(task)

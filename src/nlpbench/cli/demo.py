@@ -42,7 +42,7 @@ def demo(
     if unknown:
         raise fail(f"unknown annotator {unknown[0]!r}; known: {', '.join(annotators.load_all())}")
     dataset = synth.embedded()[: notes or None]
-    stderr.print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
+    stderr().print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
     with local_tools(names, out / "logs") as urls:
         _benchmark(
             urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of nlpbench's embedded synthetic set"
@@ -96,7 +96,7 @@ def _benchmark(urls: dict[str, str], dataset: list, out: Path, profile: str, con
     gold = out / "gold.json"
     formats.get("sandbox").write(dataset, gold)
     formats.get("sandbox-bundles").write(dataset, out / "notes.json")
-    stderr.print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
+    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
     results = []
     with collected_warnings() as warnings:
         for name, url in urls.items():

@@ -36,6 +36,10 @@ app = typer.Typer(help="Score system output against gold.", no_args_is_help=True
 AnnotationType = Enum("AnnotationType", {name: name for name in PHI_TYPES if name != "covid_symptom"}, type=str)
 
 
+def add_commands(root: typer.Typer) -> None:
+    root.add_typer(app, name="score")
+
+
 def example_file(name: str) -> Path:
     """A file of the example gold/prediction pair shipped with nlpbench."""
     return Path(str(resources.files("nlpbench.data") / "examples" / name))

@@ -65,7 +65,7 @@ def serve(
     import uvicorn
 
     app = build_app(annotator, phi_annotator)
-    stderr.print(
+    stderr().print(
         f"serving {annotator} ({app.title}) at http://{host}:{port}/api/v1 — docs at /ui, Ctrl+C to stop",
         markup=False,
         soft_wrap=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field, fields
 
 from nlpbench.registry import Registry, UnknownName
@@ -23,6 +24,7 @@ class Profile:
 
 
 REGISTRY: Registry[Profile] = Registry("profile")
+TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines")
 
 
 def register(profile: Profile) -> Profile:
@@ -31,7 +33,7 @@ def register(profile: Profile) -> Profile:
 
 def get(task: str, name: str) -> Profile:
     """The profile ``name`` of ``task``; ``UnknownName`` lists that task's profiles."""
-    _load_all()
+    _load(task)
     key = f"{task}/{name}"
     if key not in REGISTRY:
         raise UnknownName(f"unknown profile {name!r} for {task}; known: {', '.join(names(task))}")
@@ -39,7 +41,7 @@ def get(task: str, name: str) -> Profile:
 
 
 def names(task: str) -> list[str]:
-    _load_all()
+    _load(task)
     return [key.split("/", 1)[1] for key in REGISTRY if key.startswith(f"{task}/")]
 
 
@@ -59,6 +61,8 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
-def _load_all() -> None:
-    """Import every profile module so that each registers its profiles."""
-    from nlpbench.profiles import codiesp, coref, linking, ner, relations, spans, timelines  # noqa: F401
+def _load(task: str) -> None:
+    """Import the profile module of ``task`` (each task's profiles live in the module of its name,
+    ``nlpbench.profiles.<task>``) so that it registers them; an unknown task imports nothing."""
+    if task in TASKS:
+        importlib.import_module(f"nlpbench.profiles.{task}")

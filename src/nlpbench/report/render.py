@@ -14,14 +14,12 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-
 from nlpbench.report.model import Report, Row
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+    from rich.console import Console
+    from rich.table import Table
 
 _KEY_COLUMNS = ("metric", "label", "average")
 
@@ -155,7 +153,7 @@ def _markdown_table(rows: list[Row]) -> list[str]:
 
 def to_table(report: Report, width: int | None = None) -> str:
     """The overall rows, then the rows sliced by label or averaged, then the errors, as plain tables."""
-    console = Console(file=io.StringIO(), width=width or 120, force_terminal=False, color_system=None)
+    console = _plain_console(width or 120)
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
     console.print(_rich_table(f"{report.task} · profile {report.profile}", overall))
@@ -168,13 +166,23 @@ def to_table(report: Report, width: int | None = None) -> str:
 
 def table_text(title: str, rows: list[Row], width: int = 120) -> str:
     """Rows as one plain terminal table."""
-    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
+    console = _plain_console(width)
     console.print(_rich_table(title, rows))
     return console.file.getvalue()
 
 
+def _plain_console(width: int) -> Console:
+    """A Rich console that writes plain text into a string (Rich is loaded here: JSON output never needs it)."""
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
+
+
 def _rich_table(title: str, rows: list[Row]) -> Table:
     """Columns of text read left to right, columns of numbers right-aligned."""
+    from rich import box
+    from rich.table import Table
+
     keys = columns(rows)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for key in keys:
