@@ -9,6 +9,7 @@ from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_tokens
 from nlpbench.model import Annotation, Span
+from nlpbench.profiles.spans import treebank_search_tokens
 
 SUBTYPES = st.sampled_from(["city", "state", "zip", None])
 
@@ -33,8 +34,8 @@ def label_of(annotation):
 def oracle(gold, pred, rules, metric):
     """One document's counts straight from the definitions."""
     if metric == "token":
-        gold_tokens = [t for a in gold for t in rules.tokenize(a)]
-        pred_tokens = [t for a in pred for t in rules.tokenize(a)]
+        gold_tokens = [t for a in gold for t in rules.tokens(a)]
+        pred_tokens = [t for a in pred for t in rules.tokens(a)]
         if rules.distinct_tokens:
             gold_tokens, pred_tokens = set(gold_tokens), set(pred_tokens)
         matched = sum((Counter(gold_tokens) & Counter(pred_tokens)).values())
@@ -86,3 +87,14 @@ def test_an_empty_batch_scores_zero():
     rules = SpanRules(tokenize=whitespace_tokens, type_attribute="t")
     batch = batch_counts([([], [])], rules, ["instance_strict", "token"])
     assert batch.document("instance_strict", 0) == PRF() == batch.document("token", 0)
+
+
+def test_a_token_before_the_text_start_matches_nothing_in_another_note():
+    # Treebank's unfound opening quote puts a token at -1 in the second note; keyed without care,
+    # (note 1, start -1) is (note 0, the largest start) and would pair with a token there.
+    rules = SpanRules(tokenize=treebank_search_tokens, type_attribute="t", distinct_tokens=True)
+    quoted = Annotation("b", Span.of(0, 5), "x", '"Bob"')  # tokens (-1, 2) (1, 3) (3, 2)
+    far = Annotation("a", Span.of(7, 2), "x", "Al")
+    batch = batch_counts([([far], []), ([], [quoted])], rules, ["token"])
+    assert batch.document("token", 0) == PRF(0, 0, 1)
+    assert batch.document("token", 1) == PRF(0, 3, 0)

@@ -56,9 +56,11 @@ def test_collapse_keeps_the_last_annotation_per_start():
 
 def test_whitespace_tokens_sit_at_their_true_offsets():
     annotation = Annotation("n", Span.of(10, 17), "location", "88  Harbor\tStreet")
-    assert whitespace_tokens(annotation) == [(10, 2), (14, 6), (21, 6)]
+    assert whitespace_tokens(annotation) == [(0, 2), (4, 6), (11, 6)]  # from the annotation's start
+    assert RULES.tokens(annotation) == [(10, 2), (14, 6), (21, 6)]
     discontinuous = Annotation("n", Span(0, 14, ((0, 4), (8, 14))), "x", "left right!")
-    assert whitespace_tokens(discontinuous) == [(0, 4), (8, 6)]
+    assert RULES.tokens(discontinuous) == [(0, 4), (8, 6)]
+    assert RULES.tokens(Annotation("n", Span(3, 17, ((3, 7), (11, 17))), "x", "left right!")) == [(3, 4), (11, 6)]
 
 
 def test_token_counts_multiset_or_distinct():

@@ -5,6 +5,7 @@ from nltk.tokenize import TreebankWordTokenizer
 
 from nlpbench import profiles
 from nlpbench.metrics.counts import PRF
+from nlpbench.metrics.spans import SpanRules
 from nlpbench.model import Annotation, Span, phi_type
 from nlpbench.profiles.spans import legacy_whitespace_tokens, round_then_f1, treebank_search_tokens
 
@@ -13,21 +14,28 @@ def ann(start, text):
     return Annotation("n", Span.of(start, len(text)), "person_name", text)
 
 
+def placed(tokenizer, annotation):
+    """The tokens a tokeniser cuts, placed in the text as the metrics compare them."""
+    return SpanRules(tokenize=tokenizer, type_attribute="t").tokens(annotation)
+
+
 def test_treebank_tokens_follow_the_text():
     # Treebank keeps "Dr." whole and splits the possessive: Dr. | O'Neil | 's
-    assert treebank_search_tokens(ann(100, "Dr. O'Neil's")) == [(100, 3), (104, 6), (110, 2)]
+    assert placed(treebank_search_tokens, ann(100, "Dr. O'Neil's")) == [(100, 3), (104, 6), (110, 2)]
 
 
 def test_treebank_quotes_are_not_found_and_shift_one_back():
     # Treebank turns " into `` and '': str.find gives -1, so the token lands one
     # character before where the search started, as nlpsandbox-client 4.3 does:
     # say at 0; `` not found from 3 → 2; Bob found at 5; '' not found from 8 → 7.
-    assert treebank_search_tokens(ann(10, 'say "Bob"')) == [(10, 3), (12, 2), (15, 3), (17, 2)]
+    assert placed(treebank_search_tokens, ann(10, 'say "Bob"')) == [(10, 3), (12, 2), (15, 3), (17, 2)]
+    # an opening quote at the very start of a note puts its token at -1
+    assert placed(treebank_search_tokens, ann(0, '"Bob"')) == [(-1, 2), (1, 3), (3, 2)]
 
 
 def test_legacy_tokens_assume_one_character_between_tokens():
-    assert legacy_whitespace_tokens(ann(0, "a  bc")) == [(0, 1), (2, 2)]
-    assert legacy_whitespace_tokens(ann(5, " a ")) == [(5, 0), (6, 1), (8, 0)]
+    assert placed(legacy_whitespace_tokens, ann(0, "a  bc")) == [(0, 1), (2, 2)]
+    assert placed(legacy_whitespace_tokens, ann(5, " a ")) == [(5, 0), (6, 1), (8, 0)]
 
 
 @pytest.mark.parametrize(
@@ -76,7 +84,7 @@ def test_treebank_offsets_equal_the_tokenizer_search(text):
         position = text[position:].find(token) + position
         expected.append((position, len(token)))
         position += len(token)
-    assert treebank_search_tokens(ann(0, text)) == expected
+    assert placed(treebank_search_tokens, ann(0, text)) == expected
 
 
 def test_treebank_loads_without_the_rest_of_nltk():

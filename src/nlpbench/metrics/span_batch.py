@@ -17,9 +17,9 @@ Counts come back per document (for the per-document table) and per label.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -54,23 +54,6 @@ class _Codes(dict):
         return code
 
 
-class _Side:
-    """One side of a batch: a row per instance (document, start, end, label, property codes…)
-    and a row per token (document, start, length, label)."""
-
-    def __init__(self) -> None:
-        self.instances = array("q")  # the rows one after another, flat
-        self.tokens = array("q")
-
-    def columns(self, properties: Sequence[str]) -> dict[str, np.ndarray]:
-        names = ["doc", "start", "end", "label", *properties]
-        instances = np.frombuffer(self.instances, dtype=np.int64).reshape(-1, len(names))
-        tokens = np.frombuffer(self.tokens, dtype=np.int64).reshape(-1, 4)
-        columns = {name: instances[:, i] for i, name in enumerate(names)}
-        columns.update(zip(("token_doc", "token_start", "token_length", "token_label"), tokens.T, strict=True))
-        return columns
-
-
 def batch_counts(
     pairs: Sequence[Pair],
     rules: SpanRules,
@@ -80,14 +63,11 @@ def batch_counts(
     """Counts of each metric for each ``(gold, pred)`` pair of annotation lists, and per label."""
     values, labels = _Codes(), _Codes()
     properties = {m: rules.property_of(m) for m in metrics if m in _EXACT_PROPERTIES}
-    sides = [_Side(), _Side()]
     want_tokens = "token" in metrics or label is not None
-    for doc, pair in enumerate(pairs):
-        for side, found in zip(sides, pair, strict=True):
-            _add(side, doc, found, rules, list(properties.values()), label, values, labels, want_tokens)
-    gold, pred = sides[0].columns(list(properties)), sides[1].columns(list(properties))
+    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, want_tokens)
+    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, want_tokens)
     n_docs, n_labels = len(pairs), len(labels)
-    counts = BatchCounts(collapsed=sum(len(g) + len(p) for g, p in pairs) - len(gold["doc"]) - len(pred["doc"]))
+    counts = BatchCounts(collapsed=gold_left_out + pred_left_out)
     for metric in metrics:
         if metric == "token":
             counts.documents[metric] = _token_counts(gold, pred, rules.distinct_tokens, "token_doc", n_docs)
@@ -124,20 +104,40 @@ def span_counts(
     return counts
 
 
-def _add(side, doc, annotations, rules, properties, label, values, labels, want_tokens) -> None:
-    """Append one document's annotations to a side's rows."""
-    codes = [labels[label(a)] for a in annotations] if label else [0] * len(annotations)
+def _columns(documents, rules, properties, label, values, labels, want_tokens) -> tuple[dict[str, np.ndarray], int]:
+    """One side of a batch as columns, and how many of its annotations collapsing left out.
+
+    A row per instance: ``doc``, ``start``, ``end``, ``label`` and the code of each
+    compared property; a row per token: ``token_doc``, ``token_start``,
+    ``token_length``, ``token_label``. Each column is one list comprehension over
+    all the side's annotations, then numpy.
+    """
+    annotations = [a for found in documents for a in found]
+    n = len(annotations)
+    doc = np.repeat(np.arange(len(documents), dtype=np.int64), [len(found) for found in documents])
+    spans = [a.span for a in annotations]
+    start = np.fromiter([span.start for span in spans], np.int64, n)
+    end = np.fromiter([span.end for span in spans], np.int64, n)
+    code = np.fromiter([labels[label(a)] for a in annotations], np.int64, n) if label else np.zeros(n, np.int64)
+    columns = {"doc": doc, "start": start, "end": end, "label": code}
+    for name, compared in properties.items():
+        columns[name] = np.fromiter([values[compared(a)] for a in annotations], np.int64, n)
     if want_tokens:
-        tokenize, tokens = rules.tokenize, side.tokens
-        for annotation, code in zip(annotations, codes, strict=True):
-            for start, length in tokenize(annotation):
-                tokens.extend((doc, start, length, code))
-    rows = side.instances
-    for index in rules.instance_indexes(annotations):
-        span = annotations[index].span
-        rows.extend((doc, span.start, span.end, codes[index]))
-        for compared in properties:
-            rows.append(values[compared(annotations[index])])
+        tokens = [rules.tokenize(a) for a in annotations]
+        per_annotation = np.fromiter(map(len, tokens), np.int64, n)
+        units = np.fromiter(chain.from_iterable(chain.from_iterable(tokens)), np.int64).reshape(-1, 2)
+        columns["token_doc"] = np.repeat(doc, per_annotation)
+        columns["token_start"] = np.repeat(start, per_annotation) + units[:, 0]
+        columns["token_length"] = units[:, 1]
+        columns["token_label"] = np.repeat(code, per_annotation)
+    if not rules.collapse_by_start:
+        return columns, 0
+    # the last annotation read of each (document, start): the first one met walking backwards
+    _, from_end = np.unique(_pack([doc[::-1], start[::-1]], [])[0], return_index=True)
+    kept = np.sort(n - 1 - from_end)
+    for name in ("doc", "start", "end", "label", *properties):
+        columns[name] = columns[name][kept]
+    return columns, n - len(kept)
 
 
 def _token_counts(gold, pred, distinct: bool, group: str, n_groups: int) -> np.ndarray:
@@ -227,22 +227,27 @@ def _greedy(gold_lengths: np.ndarray, pred_lengths: np.ndarray, tolerance: int) 
 def _pack(gold_columns: list[np.ndarray], pred_columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """One integer key per row for each side, equal exactly when all columns are equal.
 
-    Columns are non-negative; each gets the radix of its largest value on
-    either side. When the radices do not fit in 63 bits, rows are numbered by
-    a joint sort instead.
+    Each column is counted from its smallest value on either side (a Treebank
+    token can start at -1) with the radix of its range. When the radices do not
+    fit in 63 bits, rows are numbered by a joint sort instead. ``pred_columns``
+    may be empty: the gold side alone is keyed.
     """
-    radices = [
-        int(max(g.max(initial=0), p.max(initial=0))) + 1 for g, p in zip(gold_columns, pred_columns, strict=True)
-    ]
+    sides = [columns for columns in (gold_columns, pred_columns) if columns]
+    lows, radices = [], []
+    for i in range(len(gold_columns)):
+        both = [columns[i] for columns in sides]
+        low = min(int(column.min(initial=0)) for column in both)
+        lows.append(low)
+        radices.append(max(int(column.max(initial=0)) for column in both) - low + 1)
     if np.prod([float(r) for r in radices]) < 2**62:
         keys = []
-        for columns in (gold_columns, pred_columns):
+        for columns in sides:
             key = np.zeros(len(columns[0]), dtype=np.int64)
-            for column, radix in zip(columns, radices, strict=True):
-                key = key * radix + column
+            for column, low, radix in zip(columns, lows, radices, strict=True):
+                key = key * radix + (column - low)
             keys.append(key)
-        return keys[0], keys[1]
-    rows = np.concatenate([np.stack(gold_columns, axis=1), np.stack(pred_columns, axis=1)])
+        return keys[0], keys[1] if len(keys) > 1 else keys[0][:0]
+    rows = np.concatenate([np.stack(columns, axis=1) for columns in sides])
     _, numbered = np.unique(rows, axis=0, return_inverse=True)
     numbered = numbered.reshape(-1)
     return numbered[: len(gold_columns[0])], numbered[len(gold_columns[0]) :]

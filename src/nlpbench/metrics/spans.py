@@ -7,7 +7,8 @@ For the annotations of one type in one document:
 - ``instance_relax``: the same start and lengths that differ by at most
   ``tolerance`` characters (2 by default);
 - ``token``: every annotation is cut into tokens ``(start, length)`` and the
-  tokens are compared;
+  tokens are compared (a tokeniser gives each token's offset from the
+  annotation's start, :meth:`SpanRules.tokens` places them in the text);
 - ``type``, ``date_format``, ``hipaa``: strict location and an equal value of a
   property: the annotation's subtype (``locationType``, ``idType``, …), its
   ``dateFormat``, or the HIPAA flag of its location type.
@@ -37,7 +38,8 @@ from nlpbench.model import HIPAA_LOCATION, Annotation
 
 #: A token or an instance reduced to what the metrics compare: (start, length).
 Unit = tuple[int, int]
-Tokenizer = Callable[[Annotation], list[Unit]]
+#: Cuts an annotation into tokens: (offset from the annotation's start, length) each.
+Tokenizer = Callable[[Annotation], Sequence[Unit]]
 
 #: The metrics of this module, in the order reports list them.
 SPAN_METRICS = ("instance_strict", "instance_relax", "token", "type", "date_format", "hipaa")
@@ -132,7 +134,7 @@ def _match_lengths(gold: list[Annotation], pred: list[Annotation], tolerance: in
 
 
 def whitespace_tokens(annotation: Annotation) -> list[Unit]:
-    """The whitespace-separated pieces of the annotation's text at their true offsets.
+    """The whitespace-separated pieces of the annotation's text, at their true offsets from its start.
 
     A discontinuous annotation's text is its fragments joined by one space
     (:meth:`Span.covered_text`); each fragment is cut separately.
@@ -142,7 +144,8 @@ def whitespace_tokens(annotation: Annotation) -> list[Unit]:
     position = 0
     for start, end in annotation.span.parts:
         piece = text[position : position + end - start]
-        tokens.extend((start + m.start(), m.end() - m.start()) for m in re.finditer(r"\S+", piece))
+        offset = start - annotation.span.start
+        tokens.extend((offset + m.start(), m.end() - m.start()) for m in re.finditer(r"\S+", piece))
         position += end - start + 1
     return tokens
 
@@ -172,7 +175,8 @@ class SpanRules:
     """How the span metrics compare two annotation sets; a profile fills these in.
 
     - ``collapse_by_start``: keep one annotation per start, the last one read;
-    - ``tokenize``: cuts an annotation into ``(start, length)`` tokens;
+    - ``tokenize``: cuts an annotation into ``(offset, length)`` tokens, offsets
+      counted from the annotation's start;
     - ``distinct_tokens``: a token repeated in one document counts once;
     - ``untyped_never_equal``: a missing subtype equals no other, not even a
       missing one (otherwise two missing subtypes are equal);
@@ -186,6 +190,11 @@ class SpanRules:
     distinct_tokens: bool = False
     untyped_never_equal: bool = False
     tolerance: int = 2
+
+    def tokens(self, annotation: Annotation) -> list[Unit]:
+        """The annotation's tokens as ``(start, length)`` in the text."""
+        start = annotation.span.start
+        return [(start + offset, length) for offset, length in self.tokenize(annotation)]
 
     def subtype(self, annotation: Annotation) -> Hashable:
         if self.type_attribute in annotation.attributes:

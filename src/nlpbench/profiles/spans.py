@@ -98,24 +98,85 @@ def _word_tokens(word: str, opens_text: bool, ends_text: bool) -> tuple[str, ...
     return tuple(tokens if ends_text else tokens[:-1])
 
 
-def treebank_search_tokens(annotation: Annotation) -> list[Unit]:
-    """Tokens as nlpsandbox-client 4.3 finds them.
+def treebank_search_tokens(annotation: Annotation) -> tuple[Unit, ...]:
+    """Tokens as nlpsandbox-client 4.3 finds them, as offsets from the annotation's start.
 
     NLTK's Treebank tokeniser cuts the annotation's ``text``; each token is
     then searched for in the text from the end of the previous one. Treebank
     rewrites double quotes as ``````/``''``, which the search does not find: its
-    -1 then moves the token one character before the previous token's end.
+    -1 then moves the token one character before the previous token's end
+    (before the annotation itself when it opens with a quote).
     """
-    return [(annotation.start + offset, length) for offset, length in _treebank_offsets(annotation.text or "")]
+    text = annotation.text or ""
+    found = _OFFSETS.get(text)
+    if found is None:
+        if len(_OFFSETS) >= _OFFSETS_KEPT:  # a cache that forgets all at once: cheaper than LRU upkeep
+            _OFFSETS.clear()
+        found = _OFFSETS[text] = _treebank_offsets(text)
+    return found
+
+
+_OFFSETS: dict[str, tuple[Unit, ...]] = {}
+_OFFSETS_KEPT = 1 << 17
+
+
+def _treebank_offsets(text: str) -> tuple[Unit, ...]:
+    """(offset in ``text``, length) of each token found as nlpsandbox-client searches for it.
+
+    Found a word at a time (cut at single spaces, as :func:`treebank_tokens`
+    cuts) while every word's tokens tile it: found in order with only
+    whitespace between and after them, so that a search from the previous
+    token's end cannot land anywhere else. A word whose tokens do not tile it
+    (Treebank rewrote a quote) sends the whole text through the search itself.
+    """
+    if not _TREEBANK_TOUCHES.search(text):
+        words = text.split()
+        if len(words) == 1 and len(words[0]) == len(text):
+            return ((0, len(text)),)
+        return tuple((m.start(), m.end() - m.start()) for m in _NON_SPACE.finditer(text))
+    pieces = text.split(" ")
+    last = len(pieces) - 1
+    while not pieces[last] or pieces[last].isspace():
+        last -= 1
+    found: list[Unit] = []
+    position = 0
+    for index, piece in enumerate(pieces):
+        if piece and not piece.isspace():
+            offsets = _word_offsets(piece, index == 0, index == last)
+            if offsets is None:
+                return _searched(text)
+            if position:
+                found.extend([(position + offset, length) for offset, length in offsets])
+            else:
+                found.extend(offsets)
+        position += len(piece) + 1
+    return tuple(found)
+
+
+_NON_SPACE = re.compile(r"\S+")
 
 
 @lru_cache(maxsize=1 << 16)
-def _treebank_offsets(text: str) -> tuple[Unit, ...]:
-    """(offset in ``text``, length) of each token found as nlpsandbox-client searches for it."""
-    tokens = treebank_tokens(text)
+def _word_offsets(word: str, opens_text: bool, ends_text: bool) -> tuple[Unit, ...] | None:
+    """Where the Treebank tokens of one word sit in it, or None when they do not tile it."""
     found: list[Unit] = []
     position = 0
-    for token in tokens:
+    for token in _word_tokens(word, opens_text, ends_text):
+        at = word.find(token, position)
+        if at < 0 or (at > position and not word[position:at].isspace()):
+            return None
+        found.append((at, len(token)))
+        position = at + len(token)
+    if position < len(word) and not word[position:].isspace():
+        return None
+    return tuple(found)
+
+
+def _searched(text: str) -> tuple[Unit, ...]:
+    """Each Treebank token searched for in ``text`` from the end of the previous one, as the client does."""
+    found: list[Unit] = []
+    position = 0
+    for token in treebank_tokens(text):
         position = text[position:].find(token) + position
         found.append((position, len(token)))
         position += len(token)
@@ -123,17 +184,17 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
 
 
 def legacy_whitespace_tokens(annotation: Annotation) -> list[Unit]:
-    """Tokens as nlpsandbox-client up to 4.2 made them.
+    """Tokens as nlpsandbox-client up to 4.2 made them, as offsets from the annotation's start.
 
     The text is split on runs of whitespace (leading or trailing whitespace
     gives an empty token) and each token is assumed to follow the previous one
     after exactly one character, whatever the whitespace really was.
     """
     tokens: list[Unit] = []
-    start = annotation.start
+    offset = 0
     for token in re.split(r"\s+", annotation.text or ""):
-        tokens.append((start, len(token)))
-        start += len(token) + 1
+        tokens.append((offset, len(token)))
+        offset += len(token) + 1
     return tokens
 
 
