@@ -13,13 +13,17 @@ from typing import Any
 from nlpbench.model.span import Span
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Annotation:
     """A labelled span of one document.
 
     ``label`` is the annotation type (``date``, ``person_name``, ``location``,
     ``id``, ``contact``, …); ``attributes`` hold its typed properties such as
     ``locationType`` or ``dateFormat``; ``confidence`` runs from 0 to 100.
+
+    Treat an annotation as a value: change one with :func:`dataclasses.replace`.
+    It is not frozen only because readers make them by the million and a frozen
+    dataclass takes four times as long to build; it hashes as a frozen one would.
     """
 
     doc_id: str
