@@ -23,7 +23,7 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -202,8 +202,12 @@ def _typed(
             attributes = {attribute: subtype}
             if allowed and subtype not in allowed:
                 odd.note(f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {subtype!r}")
-        found.append(Annotation(doc_id, Span(start, start + length), label, text, attributes, confidence))
+        found.append(Annotation(doc_id, _span(start, start + length), label, text, attributes, confidence))
     return found
+
+
+#: Spans are values and the same offsets recur from note to note: one object serves them all.
+_span = lru_cache(maxsize=1 << 16)(Span)
 
 
 @cache
