@@ -71,7 +71,10 @@ def test_unknown_profile_lists_the_known_ones():
 
 
 #: Characters and pieces every Treebank rule reacts to, and plain ones it leaves alone.
-TREEBANK_PIECES = [*"ab Z9/\n\t\"'`.,:;-()?$", "n't", "'s", "...", "--", "cannot", "Gonna", "wanna ", "more'n", "'tis"]
+TREEBANK_PIECES = [
+    *"ab Z9/\n\t\"'`.,:;-()?$@!&%#[]{}<>",
+    *("n't", "'s", "...", "--", "cannot", "Gonna", "wanna ", "more'n", "'tis"),
+]
 TREEBANK_ALPHABET = st.sampled_from([*TREEBANK_PIECES, " 'Twas", "d'ye"])
 
 

@@ -66,6 +66,12 @@ _TREEBANK_TOUCHES = re.compile(
 )
 
 
+#: The characters Treebank only pads with spaces, wherever they are: in a word with no
+#: other touch (and no period to end the text with) they are all that cuts it.
+_PADDED = re.compile(r"[;@#$%&?!()\[\]{}<>]")
+_BEYOND_PADDING = re.compile(r"""["'`:,]|--|\.\.\.|(?i:cannot|gimme|gonna|gotta|lemme|wanna|whaddya|whatcha)""")
+
+
 def treebank_tokens(text: str) -> list[str]:
     """Exactly ``TreebankWordTokenizer().tokenize(text)``, computed a word at a time.
 
@@ -94,6 +100,8 @@ def _word_tokens(word: str, opens_text: bool, ends_text: bool) -> tuple[str, ...
     """The Treebank tokens of one word (it may hold line breaks or tabs) in its place in a text."""
     if not _TREEBANK_TOUCHES.search(word):
         return tuple(word.split())
+    if not _BEYOND_PADDING.search(word) and not (ends_text and "." in word):
+        return tuple(_PADDED.sub(r" \g<0> ", word).split())
     tokens = _treebank().tokenize(("" if opens_text else " ") + word + ("" if ends_text else " a"))
     return tuple(tokens if ends_text else tokens[:-1])
 
