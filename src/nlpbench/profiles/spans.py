@@ -10,14 +10,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import sys
-import types
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
+from nlpbench.loading import import_alone
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit, whitespace_tokens
 from nlpbench.model import Annotation, PhiType
@@ -30,32 +27,9 @@ def _treebank():
 
     ``import nltk`` imports nearly all of NLTK, and with it scipy.stats and
     scikit-learn when they are installed: 1 to 1.5 s and 100 MB, against the
-    six small modules the tokeniser needs. Those are imported under empty
-    stand-ins for the ``nltk`` and ``nltk.tokenize`` packages, which are then
-    taken away, so that a later ``import nltk`` still runs NLTK's own
-    initialisation (and finds the same tokeniser module). If NLTK's layout
-    ever changes, the plain import is used.
+    six small modules the tokeniser needs (:func:`nlpbench.loading.import_alone`).
     """
-    spec = importlib.util.find_spec("nltk")
-    if "nltk" not in sys.modules and spec is not None and spec.submodule_search_locations:
-        root = list(spec.submodule_search_locations)
-        stand_ins = {"nltk": root, "nltk.tokenize": [os.path.join(root[0], "tokenize")]}
-        for name, path in stand_ins.items():
-            package = types.ModuleType(name)
-            package.__path__ = path
-            sys.modules[name] = package
-        try:
-            from nltk.tokenize.treebank import TreebankWordTokenizer
-
-            return TreebankWordTokenizer()
-        except ImportError:
-            pass
-        finally:
-            for name in stand_ins:
-                sys.modules.pop(name, None)
-    from nltk.tokenize import TreebankWordTokenizer
-
-    return TreebankWordTokenizer()
+    return import_alone("nltk.tokenize.treebank", ["nltk", "nltk.tokenize"]).TreebankWordTokenizer()
 
 
 #: What some Treebank rule rewrites: quotes, punctuation it splits off, brackets,
