@@ -161,32 +161,21 @@ def _distinct_rows(side: dict[str, np.ndarray], columns: list[str]) -> dict[str,
 
 def _exact(gold, pred, columns: list[str], group: str, n_groups: int) -> np.ndarray:
     """(n_groups, 3) TP, FP, FN when rows with equal ``columns`` pair off one to one."""
-    gold_keys, pred_keys = _pack([gold[c] for c in columns], [pred[c] for c in columns])
-    keys, inverse = np.unique(np.concatenate([gold_keys, pred_keys]), return_inverse=True)
-    per_key = np.minimum(
-        np.bincount(inverse[: len(gold_keys)], minlength=len(keys)),
-        np.bincount(inverse[len(gold_keys) :], minlength=len(keys)),
-    )
-    key_group = np.empty(len(keys), dtype=np.int64)
-    key_group[inverse] = np.concatenate([gold[group], pred[group]])
-    tp = np.bincount(key_group, weights=per_key, minlength=n_groups).astype(np.int64)
-    n_gold = np.bincount(gold[group], minlength=n_groups)
-    n_pred = np.bincount(pred[group], minlength=n_groups)
-    return np.stack([tp, n_pred - tp, n_gold - tp], axis=1)
+    n_keys, gold_of, pred_of = _keyed(gold, pred, columns)
+    matched = np.minimum(np.bincount(gold_of, minlength=n_keys), np.bincount(pred_of, minlength=n_keys))
+    return _per_group(gold, pred, gold_of, pred_of, matched, group, n_groups)
 
 
 def _within(gold, pred, columns: list[str], group: str, n_groups: int, tolerance: int) -> np.ndarray:
     """(n_groups, 3) TP, FP, FN when rows sharing ``columns`` pair off by length within ``tolerance``."""
-    gold_keys, pred_keys = _pack([gold[c] for c in columns], [pred[c] for c in columns])
-    keys, inverse = np.unique(np.concatenate([gold_keys, pred_keys]), return_inverse=True)
-    gold_of, pred_of = inverse[: len(gold_keys)], inverse[len(gold_keys) :]
-    n_gold_key = np.bincount(gold_of, minlength=len(keys))
-    n_pred_key = np.bincount(pred_of, minlength=len(keys))
+    n_keys, gold_of, pred_of = _keyed(gold, pred, columns)
+    n_gold_key = np.bincount(gold_of, minlength=n_keys)
+    n_pred_key = np.bincount(pred_of, minlength=n_keys)
     gold_length, pred_length = gold["end"] - gold["start"], pred["end"] - pred["start"]
-    matched = np.zeros(len(keys), dtype=np.int64)
+    matched = np.zeros(n_keys, dtype=np.int64)
     single = (n_gold_key == 1) & (n_pred_key == 1)
-    length_of_gold = np.zeros(len(keys), dtype=np.int64)
-    length_of_pred = np.zeros(len(keys), dtype=np.int64)
+    length_of_gold = np.zeros(n_keys, dtype=np.int64)
+    length_of_pred = np.zeros(n_keys, dtype=np.int64)
     length_of_gold[gold_of] = gold_length
     length_of_pred[pred_of] = pred_length
     matched[single] = np.abs(length_of_gold[single] - length_of_pred[single]) <= tolerance
@@ -199,8 +188,21 @@ def _within(gold, pred, columns: list[str], group: str, n_groups: int, tolerance
             gold_rows = gold_order[g : g + n_gold_key[key]]
             pred_rows = pred_order[p : p + n_pred_key[key]]
             matched[key] = _greedy(gold_length[gold_rows], pred_length[pred_rows], tolerance)
-    key_group = np.empty(len(keys), dtype=np.int64)
-    key_group[inverse] = np.concatenate([gold[group], pred[group]])
+    return _per_group(gold, pred, gold_of, pred_of, matched, group, n_groups)
+
+
+def _keyed(gold, pred, columns: list[str]) -> tuple[int, np.ndarray, np.ndarray]:
+    """How many distinct keys (rows' values of ``columns``) the two sides hold, and each row's key number."""
+    gold_keys, pred_keys = _pack([gold[c] for c in columns], [pred[c] for c in columns])
+    keys, inverse = np.unique(np.concatenate([gold_keys, pred_keys]), return_inverse=True)
+    return len(keys), inverse[: len(gold_keys)], inverse[len(gold_keys) :]
+
+
+def _per_group(gold, pred, gold_of, pred_of, matched: np.ndarray, group: str, n_groups: int) -> np.ndarray:
+    """(n_groups, 3) TP, FP, FN: TP = the pairs ``matched`` under each key, summed over the keys of a group
+    (rows with one key share a group); FP = predicted rows − TP; FN = gold rows − TP."""
+    key_group = np.empty(len(matched), dtype=np.int64)
+    key_group[np.concatenate([gold_of, pred_of])] = np.concatenate([gold[group], pred[group]])
     tp = np.bincount(key_group, weights=matched, minlength=n_groups).astype(np.int64)
     n_gold = np.bincount(gold[group], minlength=n_groups)
     n_pred = np.bincount(pred[group], minlength=n_groups)
