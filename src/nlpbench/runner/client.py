@@ -252,9 +252,9 @@ class ToolClient:
                     async with asyncio.timeout(self.timeout):  # the whole exchange, however slowly it drips in
                         response, body = await self._exchange(method, path, what, **kwargs)
             except (TimeoutError, httpx.TimeoutException):
-                problem = f"no whole answer within {self.timeout:g} s"
+                problem = f"no answer within {self.timeout:g} s"
             except httpx.ConnectError as error:  # nothing came from the server: the OS's reason is safe to show
-                problem = f"cannot reach {self.url}: {error or type(error).__name__}"
+                problem = f"cannot reach the tool ({error or type(error).__name__})"
             except httpx.TransportError as error:  # its text may quote what the server sent: named only
                 problem = f"the connection broke off ({type(error).__name__})"
             except httpx.HTTPError as error:

@@ -134,13 +134,23 @@ class AnnotationRun:
                         )
                 self._add(client.stats)
 
+    def iterate(self, notes: Iterable[Document]) -> Iterator[Document]:
+        """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come)."""
+        loop = asyncio.new_event_loop()
+        documents = self.stream(notes)
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(anext(documents))
+                except StopAsyncIteration:
+                    return
+        finally:
+            loop.run_until_complete(documents.aclose())
+            loop.close()
+
     def run(self, notes: Iterable[Document]) -> list[Document]:
-        """:meth:`stream` from synchronous code: every note's annotations, in order."""
-
-        async def collect() -> list[Document]:
-            return [document async for document in self.stream(notes)]
-
-        return asyncio.run(collect())
+        """Every note's annotations, in order, in a list."""
+        return list(self.iterate(notes))
 
     def _open_checkpoint(self, url: str) -> None:
         if self.checkpoint is not None:
