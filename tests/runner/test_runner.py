@@ -244,7 +244,7 @@ def test_a_checkpoint_of_another_tool_is_refused(tool, tmp_path):
     checkpoint = tmp_path / "cp.jsonl"
     AnnotationRun(tool.url, labels=("date",), retry=FAST, checkpoint=checkpoint).run(notes(2))
     refused = (
-        r"made for regex-phi 1\.0\.0 at http\S+ for date, not regex-phi 1\.0\.0 at http\S+ for date, id; use --restart"
+        r"made for regex-phi 1\.0\.0 at http\S+ for date, not regex-phi 1\.0\.0 at http\S+ for date, id; --restart starts it again"
     )
     with pytest.raises(InputError, match=refused):
         AnnotationRun(tool.url, labels=("date", "id"), retry=FAST, checkpoint=checkpoint).run(notes(2))

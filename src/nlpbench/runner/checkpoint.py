@@ -159,7 +159,7 @@ class Checkpoint:
         if found != expected:
             raise InputError(
                 f"made for {_identity(found)}, not {_identity(expected)}; "
-                "use --restart to start it again, or give another --checkpoint",
+                "--restart starts it again",
                 self.path,
                 "line 1",
             )
