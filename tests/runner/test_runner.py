@@ -195,7 +195,7 @@ def test_resume_from_the_checkpoint(tool, tmp_path):
     given = notes(12)
     tool.reset(fail_note="note-007")
     with pytest.raises(
-        ToolError, match="for note note-007: HTTP 500 Internal Server Error, application/json, 60 bytes$"
+        ToolError, match=r"for note note-007: HTTP 500 Internal Server Error, application/json, 60 bytes$"
     ):
         AnnotationRun(tool.url, concurrency=1, retry=FAST, checkpoint=checkpoint).run(given)
     lines = checkpoint.read_text().splitlines()
@@ -244,7 +244,7 @@ def test_a_checkpoint_of_another_tool_is_refused(tool, tmp_path):
     checkpoint = tmp_path / "cp.jsonl"
     AnnotationRun(tool.url, labels=("date",), retry=FAST, checkpoint=checkpoint).run(notes(2))
     refused = (
-        r"made for regex-phi 1\.0\.0 at http\S+ for date, not regex-phi 1\.0\.0 at http\S+ for date, id; --restart starts it again"
+        r"made for regex-phi 1\.0\.0 at http\S+ for date, not regex-phi 1\.0\.0 at http\S+ for date, id; --restart"
     )
     with pytest.raises(InputError, match=refused):
         AnnotationRun(tool.url, labels=("date", "id"), retry=FAST, checkpoint=checkpoint).run(notes(2))

@@ -158,8 +158,7 @@ class Checkpoint:
             raise InputError("not an nlpbench annotate checkpoint", self.path, "line 1")
         if found != expected:
             raise InputError(
-                f"made for {_identity(found)}, not {_identity(expected)}; "
-                "--restart starts it again",
+                f"made for {_identity(found)}, not {_identity(expected)}; --restart starts it again",
                 self.path,
                 "line 1",
             )

@@ -206,10 +206,14 @@ class ToolClient:
     async def annotate(self, document: Document, labels: tuple[str, ...]) -> Document:
         """The tool's annotations of ``document`` for each of ``labels``, as a document without text."""
         note = note_json(document)
-        replies = await asyncio.gather(*(self._annotate_one(document, note, label) for label in labels))
+        try:
+            async with asyncio.TaskGroup() as group:  # the first failure cancels the note's other requests
+                replies = [group.create_task(self._annotate_one(document, note, label)) for label in labels]
+        except* ToolError as failures:
+            raise failures.exceptions[0] from None
         result = Document(document.id)
         for found in replies:
-            result.annotations.extend(found)
+            result.annotations.extend(found.result())
         return result
 
     async def _annotate_one(self, document: Document, note: dict, label: str) -> list[Annotation]:
@@ -217,12 +221,12 @@ class ToolClient:
         attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
         data = await self._request("POST", f"/{array}", what, json={"note": note})
-        reply = _checked(schemas.RESPONSE_MODELS[label], data, what)
+        reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
         for index, item in enumerate(getattr(reply, array)):
             value = getattr(item, attribute, None)
-            found.append(
-                annotation_of(
+            try:
+                annotation = annotation_of(
                     document,
                     label,
                     item.start,
@@ -234,12 +238,14 @@ class ToolClient:
                     self.stats,
                     show_text=self.show_text,
                 )
-            )
+            except ToolError as error:
+                raise ToolError(f"{self.url}: {error}") from None
+            found.append(annotation)
         return found
 
     async def _get(self, path: str, model: type[BaseModel]):
         what = f"GET {path}"
-        return _checked(model, await self._request("GET", path, what), what)
+        return _checked(model, await self._request("GET", path, what), f"{self.url}: {what}")
 
     async def _request(self, method: str, path: str, what: str, **kwargs) -> Any:
         if self._client is None or self._slots is None:

@@ -24,7 +24,7 @@ from nlpbench.model import Document
 def replaced_atomically(path: Path) -> Iterator[Path]:
     """A temporary sibling of ``path`` to write into; it takes ``path``'s place only if the block succeeds."""
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    temporary = path.with_name(f".{path.name}.partial")  # a fixed name: the next run clears what a kill left
     _remove(temporary)
     try:
         yield temporary
