@@ -173,7 +173,6 @@ def _benchmark(
     from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
     from nlpbench.runner.output import replaced_atomically
 
-    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
     results = []
     with collected_warnings() as warnings:
         for name, url in urls.items():
@@ -196,6 +195,7 @@ def _benchmark(
     kept = f"; each tool's finished notes are kept in {out}: run the same command again to resume" * checkpoints
     if len(failed) == len(results):
         raise fail(f"every tool failed: {'; '.join(f'{r.name}: {r.failure}' for r in failed)}{kept}")
+    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
     done = [result for result in results if not result.failure]
     for result in done:
         warn([f"{result.name}: {message}" for message in result.warnings])
