@@ -146,9 +146,10 @@ def _tools(given: list[str]) -> dict[str, str]:
         if name in urls:
             raise fail(f"--tool {name}: given twice")
         try:
-            urls[name] = checked_url(url)
+            checked_url(url)
         except ToolError as error:
             raise fail(f"--tool {name}: {error}") from None
+        urls[name] = url
     return urls
 
 
@@ -171,6 +172,7 @@ def _benchmark(
     """
     from nlpbench.report.leaderboard import NOT_SERVED
     from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
+    from nlpbench.runner.client import checked_url
     from nlpbench.runner.output import replaced_atomically
 
     results = []
@@ -195,7 +197,8 @@ def _benchmark(
     kept = f"; each tool's finished notes are kept in {out}: run the same command again to resume" * checkpoints
     if len(failed) == len(results):
         raise fail(f"every tool failed: {'; '.join(f'{r.name}: {r.failure}' for r in failed)}{kept}")
-    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
+    shown = ", ".join(f"{name} at {checked_url(url)}" for name, url in urls.items())  # no password
+    stderr().print(f"tools: {shown}", markup=False)
     done = [result for result in results if not result.failure]
     for result in done:
         warn([f"{result.name}: {message}" for message in result.warnings])
