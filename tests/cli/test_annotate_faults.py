@@ -197,7 +197,8 @@ def test_a_nondeterministic_tool_resumed_keeps_each_notes_first_answer(cli, tool
     assert all(written[note_id] == found for note_id, found in answers.items())
 
 
-def test_kill_9_in_the_middle_then_the_same_command_gives_the_clean_output(tool, tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+def test_killed_or_interrupted_in_the_middle_the_same_command_gives_the_clean_output(tool, tmp_path, stop):
     (tmp_path / "clean").mkdir()
     clean_all = clean_run(tool, tmp_path / "clean", TEXTS * 5)
     notes, out = notes_file(tmp_path, TEXTS * 5), tmp_path / "pred.json"
@@ -209,9 +210,14 @@ def test_kill_9_in_the_middle_then_the_same_command_gives_the_clean_output(tool,
     while not checkpoint.exists() or checkpoint.read_text().count("\n") < 5:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
+    os.kill(process.pid, stop)
     process.wait(timeout=10)
     assert not out.exists()
+    if stop == signal.SIGINT:  # Ctrl-C: the requests in flight are cancelled, and one line says so
+        assert process.returncode == 130
+        assert process.stderr.read().decode() == (
+            f"nlpbench: error: interrupted (finished notes are kept in {checkpoint}; run again to resume)\n"
+        )
     tool.reset()
     again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import formats
+from nlpbench.cli.annotate import stopped
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -179,19 +180,23 @@ def _benchmark(
     with collected_warnings() as warnings:
         for name, url in urls.items():
             with progress(f"annotating with {name}", len(dataset)) as tick:
-                results.append(
-                    run_tool(
-                        name,
-                        url,
-                        dataset,
-                        gold[0],
-                        out,
-                        gold_format=gold[1],
-                        settings=settings,
-                        profile=profile,
-                        on_note=tick,
+                try:
+                    results.append(
+                        run_tool(
+                            name,
+                            url,
+                            dataset,
+                            gold[0],
+                            out,
+                            gold_format=gold[1],
+                            settings=settings,
+                            profile=profile,
+                            on_note=tick,
+                        )
                     )
-                )
+                except KeyboardInterrupt:
+                    kept = f"; finished notes are kept in {out}: run again to resume"
+                    raise stopped(KeyboardInterrupt(), kept) from None
     failed = [result for result in results if result.failure]
     checkpoints = any(result.checkpoint.exists() for result in results)
     kept = f"; each tool's finished notes are kept in {out}: run the same command again to resume" * checkpoints

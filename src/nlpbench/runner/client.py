@@ -261,6 +261,7 @@ class ToolClient:
             retry_after = None
             try:
                 async with self._slots:
+                    await asyncio.sleep(0)  # a sibling's failure, woken with this slot, cancels this request first
                     self.stats.requests += 1
                     async with asyncio.timeout(self.timeout):  # the whole exchange, however slowly it drips in
                         response, body = await self._exchange(method, path, what, **kwargs)
