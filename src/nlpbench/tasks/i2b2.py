@@ -183,7 +183,7 @@ def evaluations(profile: I2b2Profile, selection: Selection, warnings: list[str])
     else:
         if (selection.invert or selection.conjunctive) and not user:
             raise InputError("--invert and --conjunctive need --filter")
-        invert = False
+        invert = conjunctive = False
         base = within = _combine(user, selection.conjunctive, selection.invert) if user else _everything
 
     def hipaa(tag: Tag) -> bool:
