@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from nlpbench.tasks.i2b2 import script_title
 from tests.conformance.i2b2_cases import VECTORS, cases, parse_blocks, write_case
 
 RECORDED = json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
@@ -57,7 +58,8 @@ def test_json_values_are_the_printed_ones(cli, case, tmp_path):
     expected = {block[0]: block for block in case["blocks"]}
     rows = report["scores"]
     for micro, macro in zip(rows[::2], rows[1::2], strict=True):
-        title = f"{micro['system']} {micro['title']}" if "system" in micro else micro["title"]
+        title = script_title(micro["metric"], micro["label"])
+        title = f"{micro['system']} {title}" if "system" in micro else title
         block = expected[title]
         values = [macro["precision"], macro["precision_sd"], macro["recall"], macro["recall_sd"], macro["f1"]]
         values += [micro["precision"], micro["recall"], micro["f1"]]

@@ -81,6 +81,11 @@ class I2b2Profile(Profile):
         "evaluate.py compares start and end as the strings written in the file ('07' is not '7'), except the "
         "relaxed end, which it compares as a number.",
     )
+    unchecked_offsets: bool = quirk(
+        False,
+        "evaluate.py never checks offsets against the text: a tag past its end (or ending before it starts) is "
+        "scored, and tokenised from what the slice holds; standard rejects it (exit 2).",
+    )
     token_type_as_written: bool = quirk(
         False,
         "evaluate.py keys tokens by TYPE as written, tags by TYPE upper-cased: TYPE='patient' matches "
@@ -174,6 +179,7 @@ I2B2_2014 = register(
         reference="kotfic/i2b2_evaluation_scripts acbfd4e evaluate.py phi, Python 2.7",
         sets=True,
         offsets_as_strings=True,
+        unchecked_offsets=True,
         token_type_as_written=True,
         empty_token=True,
         hipaa=tuple((c, "IDNUM " if t == "IDNUM" else t) for c, t in HIPAA),

@@ -81,7 +81,7 @@ def read_note(path: Path, profile: I2b2Profile, skipped: dict[str, int]) -> Note
             raise InputError(
                 f"bad offsets start={tag.start!r} end={tag.end!r}", path, f"tag {index} <{tag.name}>"
             ) from None
-        if not profile.offsets_as_strings and not 0 <= start <= end <= len(text):
+        if not profile.unchecked_offsets and not 0 <= start <= end <= len(text):
             raise InputError(f"offsets {start}-{end} outside the text of {len(text)} characters", path, f"tag {index}")
         tags.append(Tag(tag.name, tag.type or "", tag.start or "", tag.end or "", start, end))
     return Note(doc_id, system, path, text, tags)
@@ -168,8 +168,33 @@ class Evaluation:
     label: str | None
     unit: str  # "tag" or "token"
     match: str  # "strict", "relaxed" or "binary"
-    title: str  # the script's heading
     select: Select
+
+
+#: The script's heading of each evaluation (its spellings kept), overall and per category.
+TITLES = {
+    "token": "Token",
+    "strict": "Strict",
+    "relaxed": "Relaxed",
+    "hipaa_token": "HIPPA Token",
+    "hipaa_strict": "HIPAA Strict",
+    "hipaa_relaxed": "HIPAA Relaxed",
+    "binary_token": "Binary Token",
+    "binary_strict": "Binary Strict",
+    "binary_hipaa_token": "Binary HIPPA Token",
+    "binary_hipaa_strict": "Binary HIPAA Strict",
+}
+CATEGORY_TITLES = {
+    "token": "Token",
+    "strict": "Strict",
+    "hipaa_token": "HIPPA Token",
+    "hipaa_strict": "Binary HIPAA Strict",
+}
+
+
+def script_title(metric: str, label: str | None) -> str:
+    """The heading evaluate.py prints for an evaluation (its per-category ``hipaa_strict`` says "Binary")."""
+    return f"{label} {CATEGORY_TITLES[metric]}" if label else TITLES[metric]
 
 
 def evaluations(profile: I2b2Profile, selection: Selection, warnings: list[str]) -> list[Evaluation]:
@@ -195,16 +220,16 @@ def evaluations(profile: I2b2Profile, selection: Selection, warnings: list[str])
 
     hipaa_only = restricted([hipaa], conjunctive)
     found = [
-        Evaluation("token", None, "token", "strict", "Token", base),
-        Evaluation("strict", None, "tag", "strict", "Strict", base),
-        Evaluation("relaxed", None, "tag", "relaxed", "Relaxed", base),
-        Evaluation("hipaa_token", None, "token", "strict", "HIPPA Token", hipaa_only),
-        Evaluation("hipaa_strict", None, "tag", "strict", "HIPAA Strict", hipaa_only),
-        Evaluation("hipaa_relaxed", None, "tag", "relaxed", "HIPAA Relaxed", hipaa_only),
-        Evaluation("binary_token", None, "token", "binary", "Binary Token", within),
-        Evaluation("binary_strict", None, "tag", "binary", "Binary Strict", within),
-        Evaluation("binary_hipaa_token", None, "token", "binary", "Binary HIPPA Token", hipaa_only),
-        Evaluation("binary_hipaa_strict", None, "tag", "binary", "Binary HIPAA Strict", hipaa_only),
+        Evaluation("token", None, "token", "strict", base),
+        Evaluation("strict", None, "tag", "strict", base),
+        Evaluation("relaxed", None, "tag", "relaxed", base),
+        Evaluation("hipaa_token", None, "token", "strict", hipaa_only),
+        Evaluation("hipaa_strict", None, "tag", "strict", hipaa_only),
+        Evaluation("hipaa_relaxed", None, "tag", "relaxed", hipaa_only),
+        Evaluation("binary_token", None, "token", "binary", within),
+        Evaluation("binary_strict", None, "tag", "binary", within),
+        Evaluation("binary_hipaa_token", None, "token", "binary", hipaa_only),
+        Evaluation("binary_hipaa_strict", None, "tag", "binary", hipaa_only),
     ]
     for category in profile.print_order:
 
@@ -214,10 +239,10 @@ def evaluations(profile: I2b2Profile, selection: Selection, warnings: list[str])
         alone = restricted([of_category], conjunctive)
         with_hipaa = restricted([of_category, hipaa], True)
         found += [
-            Evaluation("token", category, "token", "strict", f"{category} Token", alone),
-            Evaluation("strict", category, "tag", "strict", f"{category} Strict", alone),
-            Evaluation("hipaa_token", category, "token", "strict", f"{category} HIPPA Token", with_hipaa),
-            Evaluation("hipaa_strict", category, "tag", "strict", f"{category} Binary HIPAA Strict", with_hipaa),
+            Evaluation("token", category, "token", "strict", alone),
+            Evaluation("strict", category, "tag", "strict", alone),
+            Evaluation("hipaa_token", category, "token", "strict", with_hipaa),
+            Evaluation("hipaa_strict", category, "tag", "strict", with_hipaa),
         ]
     return found
 
@@ -300,7 +325,6 @@ def _rows(scored: _Scored, system: str, profile: I2b2Profile) -> list[Row]:
             "precision": _value(total.precision, value_digits),
             "recall": _value(total.recall, value_digits),
             "f1": _value(micro_f1, value_digits),
-            "title": evaluation.title,
         },
         {
             **head,
@@ -311,7 +335,6 @@ def _rows(scored: _Scored, system: str, profile: I2b2Profile) -> list[Row]:
             "recall": _value(average.recall, value_digits),
             "recall_sd": _value(average.recall_sd, sd_digits),
             "f1": _value(average.f1, value_digits),
-            "title": evaluation.title,
         },
     ]
 
@@ -409,7 +432,8 @@ def official_text(report: Report) -> str:
     rows = iter(report.scores)
     for micro, macro_row in zip(rows, rows, strict=True):
         system = micro.get("system", "")
-        title = f"{system} {micro['title']}" if system else micro["title"]
+        title = script_title(micro["metric"], micro["label"])
+        title = f"{system} {title}" if system else title
         out.append(_LINE.format(f"{title} ({micro['documents']})", "Measure", "Macro (SD)", "Micro (Primary)"))
         out.append("-" * 75)
         for heading, name in (("Total", "precision"), ("", "recall")):
