@@ -207,3 +207,14 @@ def test_tokens_are_ascii_letter_and_digit_runs():
     assert deid.tokens("a -- b", 2, 4, empty_token=True) == [(4, 4)]
     assert deid.tokens("a -- b", 2, 4, empty_token=False) == []
     assert deid.tokens("abc", 2, 9, empty_token=True) == [(2, 3)]
+
+
+def test_elements_that_are_not_phi_tags_and_tags_without_type_are_warned_about(tmp_path):
+    b, e = at(TEXT, "Boston")
+    system = {"100-01": [tag("name", b, e, "PATIENT"), tag("DIABETES", b, e, "X"), tag("LOCATION", b, e, None)]}
+    report = score(tmp_path, system, {"100-01": [tag("LOCATION", b, e, "CITY")]})
+    assert counts(report, "strict") == (0, 1, 1)
+    assert counts(report, "binary_strict") == (1, 0, 0)
+    assert "1 <name> elements are not PHI tags: not scored" in report.warnings
+    assert "1 <DIABETES> elements are not PHI tags: not scored" in report.warnings
+    assert "1 PHI tags have no TYPE: read as TYPE=''" in report.warnings

@@ -13,6 +13,7 @@ category (``label``) ``token``, ``strict``, ``hipaa_token`` and
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,17 +64,18 @@ def note_id(path: Path) -> tuple[str, str]:
     match = _FILE_NAME.match(path.name)
     if match:
         return f"{match[1]}-{match[2]}", match[3]
-    return f"{path.stem if path.suffix else path.name}-", ""
+    return f"{path.stem}-", ""
 
 
-def read_note(path: Path, profile: I2b2Profile, skipped: dict[str, int]) -> Note:
-    """One file: its PHI tags; other elements are counted in ``skipped`` by name."""
+def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
+    """One file: its PHI tags. What is odd but scored (elements that are not PHI tags, tags without a TYPE)
+    is counted in ``odd``, by what the warning says."""
     text, raw = read_raw(path)
     doc_id, system = note_id(path)
     tags = []
     for index, tag in enumerate(raw):
         if tag.name not in TAG_NAMES:
-            skipped[tag.name] = skipped.get(tag.name, 0) + 1
+            odd[f"<{tag.name}> elements are not PHI tags: not scored"] += 1
             continue
         try:
             start, end = int(tag.start or ""), int(tag.end or "")
@@ -83,6 +85,8 @@ def read_note(path: Path, profile: I2b2Profile, skipped: dict[str, int]) -> Note
             ) from None
         if not profile.unchecked_offsets and not 0 <= start <= end <= len(text):
             raise InputError(f"offsets {start}-{end} outside the text of {len(text)} characters", path, f"tag {index}")
+        if tag.type is None:
+            odd["PHI tags have no TYPE: read as TYPE=''"] += 1
         tags.append(Tag(tag.name, tag.type or "", tag.start or "", tag.end or "", start, end))
     return Note(doc_id, system, path, text, tags)
 
@@ -103,21 +107,21 @@ def _files(path: Path, suffix: str | None) -> list[Path]:
     return entries
 
 
-def _gold_notes(path: Path, profile: I2b2Profile, skipped: dict[str, int]) -> dict[str, Note]:
+def _gold_notes(path: Path, profile: I2b2Profile, odd: Counter[str]) -> dict[str, Note]:
     notes: dict[str, Note] = {}
     for file in _files(path, None if profile.gold_reads_every_file else ".xml"):
-        note = read_note(file, profile, skipped)
+        note = read_note(file, profile, odd)
         if note.id in notes:
             raise InputError(f"two gold files for note {note.id}: {notes[note.id].path.name}, {file.name}", path)
         notes[note.id] = note
     return notes
 
 
-def _system_notes(path: Path, profile: I2b2Profile, skipped: dict[str, int]) -> dict[str, dict[str, Note]]:
+def _system_notes(path: Path, profile: I2b2Profile, odd: Counter[str]) -> dict[str, dict[str, Note]]:
     """System notes by system suffix, then by note id."""
     by_system: dict[str, dict[str, Note]] = {}
     for file in _files(path, "xml" if profile.gold_reads_every_file else ".xml"):
-        note = read_note(file, profile, skipped)
+        note = read_note(file, profile, odd)
         notes = by_system.setdefault(note.system, {})
         if note.id in notes:
             raise InputError(f"two system files for note {note.id}: {notes[note.id].path.name}, {file.name}", path)
@@ -302,10 +306,6 @@ class _Scored:
     counts: list[PRF] = field(default_factory=list)
 
 
-def _value(value: float | None, digits: int | None) -> float | None:
-    return significant(value, digits)
-
-
 def _rows(scored: _Scored, system: str, profile: I2b2Profile) -> list[Row]:
     value_digits, sd_digits = profile.digits or (None, None)
     evaluation, counts = scored.evaluation, scored.counts
@@ -322,19 +322,19 @@ def _rows(scored: _Scored, system: str, profile: I2b2Profile) -> list[Row]:
             "tp": total.tp,
             "fp": total.fp,
             "fn": total.fn,
-            "precision": _value(total.precision, value_digits),
-            "recall": _value(total.recall, value_digits),
-            "f1": _value(micro_f1, value_digits),
+            "precision": significant(total.precision, value_digits),
+            "recall": significant(total.recall, value_digits),
+            "f1": significant(micro_f1, value_digits),
         },
         {
             **head,
             "average": "macro",
             "documents": len(counts),
-            "precision": _value(average.precision, value_digits),
-            "precision_sd": _value(average.precision_sd, sd_digits),
-            "recall": _value(average.recall, value_digits),
-            "recall_sd": _value(average.recall_sd, sd_digits),
-            "f1": _value(average.f1, value_digits),
+            "precision": significant(average.precision, value_digits),
+            "precision_sd": significant(average.precision_sd, sd_digits),
+            "recall": significant(average.recall, value_digits),
+            "recall_sd": significant(average.recall_sd, sd_digits),
+            "f1": significant(average.f1, value_digits),
         },
     ]
 
@@ -370,7 +370,7 @@ def score_i2b2(
     """Score a directory (or file) of system XML against gold XML."""
     chosen: I2b2Profile = profiles.get("i2b2", profile)  # type: ignore[assignment]
     warnings: list[str] = []
-    skipped: dict[str, int] = {}
+    odd: Counter[str] = Counter()
     report = Report(
         "i2b2",
         profile,
@@ -383,8 +383,8 @@ def score_i2b2(
         },
     )
     with collector_paused():
-        gold_notes = _gold_notes(Path(gold), chosen, skipped)
-        by_system = _system_notes(Path(pred), chosen, skipped)
+        gold_notes = _gold_notes(Path(gold), chosen, odd)
+        by_system = _system_notes(Path(pred), chosen, odd)
         found = evaluations(chosen, selection, warnings)
         for name in sorted(by_system) or [""]:
             scored = [_Scored(e) for e in found]
@@ -397,8 +397,7 @@ def score_i2b2(
                 on_document()
             for item in scored:
                 report.scores += _rows(item, name, chosen)
-    for name, count in sorted(skipped.items()):
-        warnings.append(f"{count} <{name}> elements are not PHI tags: not scored")
+    warnings += [f"{count} {what}" for what, count in sorted(odd.items())]
     report.warnings = warnings
     return report
 
