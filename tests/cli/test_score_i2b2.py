@@ -110,3 +110,28 @@ def test_profiles_lists_the_quirks():
     assert "i2b2-2014" in result.stdout and "standard" in result.stdout
     for quirk in ("sets = True", "hipaa_prefix_case_sensitive = True", "only_common_notes = True", "'IDNUM '"):
         assert quirk in result.stdout
+
+
+def test_the_readme_example_prints_what_the_readme_shows(cli, tmp_path, monkeypatch):
+    """The README's i2b2 commands, run as written on the example pair, print the lines it shows."""
+    from nlpbench.cli.score import example_file
+    from tests.conftest import ROOT
+
+    for name in ("gold.json", "pred.json"):
+        (tmp_path / name).write_bytes(example_file(name).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    section = readme[readme.index("## i2b2 2014 de-identification") :]
+    section = section[: section.index("```", section.index("```console") + 1)]
+    commands = [i for i, line in enumerate(section) if line.startswith("$ nlpbench ")]
+    assert len(commands) == 5
+    for at, end in zip(commands, [*commands[1:], len(section)], strict=True):
+        result = cli(*section[at].split()[2:])
+        assert result.exit_code == 0, result.stderr
+        shown = section[at + 1 : end]
+        shown = shown[: shown.index("…")] if "…" in shown else shown
+        printed = [line.rstrip() for line in (result.stderr + result.stdout).splitlines()]
+        if section[at].startswith("$ nlpbench convert"):  # warnings, then the summary line
+            assert sorted(printed) == sorted(shown)
+        else:
+            assert printed[: len(shown)] == shown
