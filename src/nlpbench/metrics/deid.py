@@ -51,7 +51,7 @@ def relaxed(gold: Sequence[RelaxedKey], system: Sequence[RelaxedKey], tolerance:
     script's relaxed equality, which is not transitive. Each side is first
     reduced as ``set(list)`` reduces it, keeping a key unless it equals one
     already kept (file order). Then FP counts the kept system keys equal to
-    no kept gold key, FN the kept gold keys equal to no system key, and TP
+    no kept gold key, FN the kept gold keys equal to no kept system key, and TP
     the keys of the smaller side (the system side when sizes tie) equal to
     some key of the other, which is what ``gold.intersection(system)`` counts
     when it walks the smaller set. TP + FP need not be |S|.
