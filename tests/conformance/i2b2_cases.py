@@ -236,6 +236,31 @@ def handmade() -> list[dict]:
     )
     crlf = pair(GOLD[:12], GOLD, newline="\r\n")
     add("crlf_text", crlf)
+    # a system that counted offsets in the file's CRLF text: every tag after a line break moves by one per line
+    crlf_offsets = [
+        tag(name, start + TEXT.count("\n", 0, start), end + TEXT.count("\n", 0, end), tag_type)
+        for name, start, end, tag_type in [
+            ("DATE", *at(TEXT, "2067-05-03"), "DATE"),
+            ("NAME", *at(TEXT, "Jane Q. Doe"), "PATIENT"),
+            ("NAME", *at(TEXT, "Alan Smith"), "DOCTOR"),
+            ("DATE", *at(TEXT, "05/17/2067"), "DATE"),
+        ]
+    ]
+    add("crlf_offsets_counted_in_the_file", pair(crlf_offsets, GOLD, newline="\r\n"))
+    j, _ = at(TEXT, "Jane Q. Doe")
+    add(
+        "start_after_end",
+        pair([tag("NAME", j + 5, j, "PATIENT"), tag("DATE", 20, 13, "DATE")], [t("NAME", "Jane Q. Doe", "PATIENT")]),
+    )
+    same_span = [tag("NAME", b, e, "PATIENT"), tag("PHI", b, e, "CITY"), tag("LOCATION", *at(TEXT, "MA"), "CITY")]
+    add("same_span_other_types", pair(same_span, [tag("LOCATION", b, e, "CITY"), t("LOCATION", "MA", "STATE")]))
+    nl, _ = at(TEXT, "\n")
+    add(
+        "whitespace_tags",
+        pair([tag("DATE", nl, nl + 1, "DATE"), tag("NAME", j - 1, j, "PATIENT")], [tag("DATE", nl, nl + 1, "DATE")]),
+    )
+    suffixed_gold = {"system/100-01.xml": xml(TEXT, GOLD[:7]), "gold/100-01gold.xml": xml(TEXT, GOLD)}
+    add("gold_file_with_suffix", suffixed_gold)
     unicode_text = "Pt. José Müller-Ñúñez 😀 seen at Zürich Klinik 東京, née Øberg; DOB 03.05.1967 — 🏥 Bâle.\n"
     unicode_gold = [
         t("NAME", "José Müller-Ñúñez", "PATIENT", unicode_text),
