@@ -423,6 +423,22 @@ def parse_blocks(printed: str) -> list[list[str]]:
     return blocks
 
 
+def _vectors_json(how: str, recorded: list[dict]) -> str:
+    """The vectors as JSON with one line per case's inputs and one per printed block."""
+
+    def dumps(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    entries = [
+        dumps({k: case[k] for k in ("name", "args", "files")})[:-1]
+        + ', "blocks": [\n'
+        + ",\n".join("  " + dumps(block) for block in case["blocks"])
+        + "]}"
+        for case in recorded
+    ]
+    return '{"how": ' + dumps(how) + ',\n"cases": [\n' + ",\n".join(entries) + "\n]}\n"
+
+
 def record(python: str, script: str) -> None:
     recorded = []
     for case in cases():
@@ -443,7 +459,7 @@ def record(python: str, script: str) -> None:
         "'Adding type specific PHI evaluations'), under CPython 2.7.18 (pyenv, wide unicode) with lxml 4.9.3 "
         "and numpy 1.16.6 (pip install --target, PYTHONPATH). blocks: what each printed block says, as printed."
     )
-    VECTORS.write_text(json.dumps({"how": how, "cases": recorded}, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    VECTORS.write_text(_vectors_json(how, recorded), "utf-8")
     print(f"{VECTORS}: {len(recorded)} cases")
 
 
