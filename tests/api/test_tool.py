@@ -164,7 +164,7 @@ def test_an_annotator_that_fails_gives_a_500_problem(official):
     response = AsgiClient(create_app(Broken())).post("/api/v1/textDateAnnotations", json={"note": NOTE})
     assert response.status_code == 500
     official["phi-annotator"].validate_response("post", "/textDateAnnotations", 500, response.json())
-    assert response.json()["detail"] == "RuntimeError: the lexicon is missing"
+    assert response.json()["detail"] == "RuntimeError (see the server log)"  # the message might quote the note
 
 
 def test_redirects(phi):
