@@ -42,7 +42,8 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
 
 
 def too_large(max_body_bytes: int) -> ProblemResponse:
-    return problem(413, f"the request body is over the {max_body_bytes} bytes this service accepts")
+    detail = f"the request body is over the {max_body_bytes} bytes this service accepts"
+    return problem(413, detail, title="Content Too Large")  # RFC 9110's name, whatever Python's HTTPStatus says
 
 
 class BodyTooLarge(HTTPException):
