@@ -1,0 +1,167 @@
+"""The Dask executor when workers die: a real scheduler and worker processes on 127.0.0.1, ``annotate`` as run by users.
+
+A worker process is killed (SIGKILL, no nanny to bring it back) while it sends
+its batch to a slow tool: with another worker alive the batch runs there and
+the output equals a local run's; with none left the run stops with one line
+within a bounded time, and the notes finished before stay in the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nlpbench import formats
+from nlpbench.api.tool import create_app
+from nlpbench.model import Document
+from tests.toolkit import RegexPhi, served
+
+distributed = pytest.importorskip("distributed")
+
+NOTES = 12
+RUN_TIMEOUT = 180  # a hang fails the test instead of blocking the suite
+
+
+class Slow(RegexPhi):
+    """Takes ``DELAY`` s per request and counts them (served without a cache: each request is a call)."""
+
+    DELAY = 0.1
+    calls = 0
+    lock = threading.Lock()
+
+    def annotate(self, note):
+        with Slow.lock:
+            Slow.calls += 1
+        time.sleep(Slow.DELAY)
+        return super().annotate(note)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """A ``dask scheduler`` process on 127.0.0.1; yields its address file."""
+    path = tmp_path_factory.mktemp("dask") / "scheduler.json"
+    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+    process = spawn([*command, "--scheduler-file", str(path)])
+    deadline = time.monotonic() + 60
+    while not path.exists() or not path.read_text().strip():
+        assert process.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+        time.sleep(0.2)
+    yield path
+    stop(process)
+
+
+def spawn(arguments: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def workers(scheduler):
+    """Start ``n`` worker processes without nannies; all are killed after the test."""
+    started: list[subprocess.Popen] = []
+
+    def start(n: int) -> list[subprocess.Popen]:
+        for _ in range(n):
+            command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler), "--no-nanny"]
+            started.append(spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]))
+        with distributed.Client(scheduler_file=str(scheduler), timeout=60) as client:
+            client.wait_for_workers(n, timeout=60)
+        return started[-n:]
+
+    yield start
+    for process in started:
+        stop(process)
+
+
+@pytest.fixture
+def bundles(tmp_path) -> Path:
+    texts = [f"Note {i}: seen on {1 + i % 12}/{1 + i}/2020 by Dr. Prescott in Seattle." for i in range(NOTES)]
+    documents = [Document(f"note-{i}", text, metadata={"patientId": "p-1"}) for i, text in enumerate(texts)]
+    path = tmp_path / "notes.json"
+    formats.get("sandbox-bundles").write(documents, path)
+    return path
+
+
+def annotate(*arguments: str | Path) -> tuple[subprocess.CompletedProcess, float]:
+    started = time.monotonic()
+    command = [sys.executable, "-m", "nlpbench", "annotate", *map(str, arguments)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ})
+    return result, time.monotonic() - started
+
+
+def kill_when_busy(process: subprocess.Popen, calls: int) -> threading.Thread:
+    """SIGKILL ``process`` once the tool has had ``calls`` requests."""
+
+    def wait_and_kill() -> None:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while Slow.calls < calls and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=wait_and_kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def address(scheduler: Path) -> str:
+    return json.loads(scheduler.read_text())["address"]
+
+
+def test_a_batch_whose_worker_dies_runs_on_another_worker(scheduler, workers, bundles, tmp_path):
+    doomed, _survivor = workers(2)
+    Slow.calls = 0
+    with served(create_app(RegexPhi())) as url:
+        local, _ = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "local.json")
+    assert local.returncode == 0, local.stderr
+    with served(create_app(Slow(), cache_bytes=0)) as url:
+        killer = kill_when_busy(doomed, calls=8)
+        on_dask = ("--executor", "dask", "--scheduler", address(scheduler), "--batch-size", "2", "--concurrency", "1")
+        result, _ = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "dask.json", *on_dask)
+        killer.join(timeout=10)
+    assert doomed.wait(timeout=10) == -signal.SIGKILL
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "dask.json").read_text() == (tmp_path / "local.json").read_text()
+    assert Slow.calls > 5 * (1 + NOTES)  # five types for the probe and each note, and what the dead worker sent, again
+
+
+def test_with_no_worker_left_the_run_stops_with_one_line(scheduler, workers, bundles, tmp_path):
+    (only,) = workers(1)
+    Slow.calls = 0
+    out = tmp_path / "dask.json"
+    with served(create_app(Slow(), cache_bytes=0)) as url:
+        killer = kill_when_busy(only, calls=8)
+        on_dask = ("--executor", "dask", "--scheduler", address(scheduler), "--batch-size", "2", "--timeout", "3")
+        result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", out, *on_dask)
+        killer.join(timeout=10)
+    assert only.wait(timeout=10) == -signal.SIGKILL
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"nlpbench: error: Dask executor: the Dask scheduler at {address(scheduler)} ")
+    assert "has had no worker for 3 s; the batches in flight cannot run" in lines[0]
+    assert elapsed < 90  # seconds: the 3 s grace, the process start-up and the tool's probe on a busy machine
+    kept = out.with_name(out.name + ".checkpoint.jsonl")
+    assert kept.exists() and not out.exists()
+
+
+@pytest.mark.parametrize("given", ["garbage", "ftp://127.0.0.1:8786", "tcp://127.0.0.1:notaport"])
+def test_a_scheduler_address_that_is_not_one_is_one_line(cli, bundles, tmp_path, given):
+    with served(create_app(RegexPhi())) as url:
+        arguments = ("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json")
+        result = cli("annotate", *arguments, "--executor", "dask", "--scheduler", given)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"nlpbench: error: --scheduler {given!r} is not a Dask scheduler")
