@@ -157,11 +157,19 @@ def test_with_no_worker_left_the_run_stops_with_one_line(scheduler, workers, bun
     assert kept.exists() and not out.exists()
 
 
-@pytest.mark.parametrize("given", ["garbage", "ftp://127.0.0.1:8786", "tcp://127.0.0.1:notaport"])
-def test_a_scheduler_address_that_is_not_one_is_one_line(cli, bundles, tmp_path, given):
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("garbage", "--scheduler 'garbage' is not a Dask scheduler address such as tcp://HOST:8786: "),
+        ("ftp://127.0.0.1:8786", "--scheduler 'ftp://127.0.0.1:8786' is not a Dask scheduler address "),
+        ("tcp://127.0.0.1:notaport", "--scheduler 'tcp://127.0.0.1:notaport' is not a Dask scheduler address "),
+        ("tcp://no-such-host.invalid:8786", "cannot reach the Dask scheduler at tcp://no-such-host.invalid:8786: "),
+    ],
+)
+def test_a_scheduler_address_that_is_not_one_is_one_line(cli, bundles, tmp_path, given, said):
     with served(create_app(RegexPhi())) as url:
         arguments = ("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json")
         result = cli("annotate", *arguments, "--executor", "dask", "--scheduler", given)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"nlpbench: error: --scheduler {given!r} is not a Dask scheduler")
+    assert len(lines) == 1 and lines[0].startswith(f"nlpbench: error: {said}"), lines

@@ -56,11 +56,13 @@ async def connect(address: str, timeout: float) -> DaskCluster:
     """
     try:
         from distributed import Client
-        from distributed.comm.addressing import get_address_host_port
+        from distributed.comm.addressing import resolve_address
     except ImportError:
         raise ToolError("the Dask executor needs distributed: pip install 'nlpbench[dask]'") from None
     try:
-        get_address_host_port(address)  # before a Client exists: a half-built one complains when collected
+        resolve_address(address)  # before a Client exists: a half-built one prints tracebacks when collected
+    except OSError as error:
+        raise ToolError(f"cannot reach the Dask scheduler at {address}: {error}") from None
     except ValueError as error:
         raise ToolError(
             f"--scheduler {address!r} is not a Dask scheduler address such as tcp://HOST:8786: {error}"
