@@ -173,3 +173,36 @@ def test_a_scheduler_address_that_is_not_one_is_one_line(cli, bundles, tmp_path,
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"nlpbench: error: {said}"), lines
+
+
+def test_a_scheduler_that_dies_stops_the_run_with_one_line(tmp_path, bundles):
+    """Its own scheduler and worker: the scheduler is killed while batches are in flight."""
+    path = tmp_path / "scheduler.json"
+    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+    doomed = spawn([*command, "--scheduler-file", str(path)])
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while not path.exists() or not path.read_text().strip():
+            assert doomed.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.2)
+        command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(path), "--no-nanny"]
+        worker = spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"])
+        with distributed.Client(scheduler_file=str(path), timeout=60) as client:
+            client.wait_for_workers(1, timeout=60)
+        Slow.calls = 0
+        with served(create_app(Slow(), cache_bytes=0)) as url:
+            killer = kill_when_busy(doomed, calls=8)
+            on_dask = ("--executor", "dask", "--scheduler", address(path), "--batch-size", "2", "--timeout", "3")
+            result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
+            killer.join(timeout=10)
+    finally:
+        stop(doomed)
+        if worker is not None:
+            stop(worker)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("nlpbench: error: Dask executor: ")
+    assert f"the Dask scheduler at {address(path)}" in lines[0] and "; the batches in flight cannot run" in lines[0]
+    assert elapsed < 90

@@ -12,14 +12,17 @@ another worker by the scheduler (Dask allows a task three such deaths, then
 the batch fails with one line). :class:`DaskCluster` asks the scheduler every
 ``POLL_SECONDS`` how many workers it has: with none for ``grace`` seconds, or
 a scheduler that no longer answers within ``grace``, every batch in flight
-fails with one line instead of waiting for a worker forever. Every failure is
-a :class:`~nlpbench.runner.client.ToolError` naming the scheduler, never a
-batch's notes.
+fails with one line instead of waiting for a worker forever; so does a lost
+connection to the scheduler. Every failure is a
+:class:`~nlpbench.runner.client.ToolError` naming the scheduler, never a
+batch's notes; once one is raised, the Dask client's own complaints (its
+reconnection attempts, with tracebacks) are not logged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -86,6 +89,8 @@ class DaskCluster:
         self._stopped = asyncio.Event()
         self._reason = ""
         self._watcher = asyncio.ensure_future(self._watch())
+        self._quiet = _QuietOnceStopped(self._stopped)
+        logging.getLogger("distributed.client").addFilter(self._quiet)
 
     def scheduler_info(self) -> dict[str, Any]:
         """The scheduler's description of the cluster: ``["workers"]`` maps each worker's address to it."""
@@ -94,6 +99,7 @@ class DaskCluster:
     async def submit(self, function: Any, *arguments: Any, pure: bool = False) -> Any:
         """``function(*arguments)`` run on a worker; a ToolError when no worker is left to run it."""
         from distributed import KilledWorker
+        from distributed.client import FutureCancelledError
 
         future = self._client.submit(function, *arguments, pure=pure)
         result = asyncio.ensure_future(future.result())
@@ -108,6 +114,9 @@ class DaskCluster:
             raise ToolError(self._reason)
         try:
             return result.result()
+        except FutureCancelledError:  # the client lost the scheduler before the watcher noticed
+            self._stop(f"lost the connection to the Dask scheduler at {self.address}")
+            raise ToolError(self._reason) from None
         except KilledWorker as error:
             raise ToolError(
                 f"Dask executor: {error.allowed_failures + 1} workers died while running one batch "
@@ -117,7 +126,10 @@ class DaskCluster:
     async def close(self) -> None:
         self._watcher.cancel()
         await asyncio.gather(self._watcher, return_exceptions=True)
-        await self._client.close(timeout=self.grace)
+        try:
+            await self._client.close(timeout=self.grace)
+        finally:
+            logging.getLogger("distributed.client").removeFilter(self._quiet)
 
     async def _watch(self) -> None:
         """Ask the scheduler for its workers until it has had none, or not answered, for ``grace`` seconds."""
@@ -139,5 +151,17 @@ class DaskCluster:
             await asyncio.sleep(POLL_SECONDS)
 
     def _stop(self, reason: str) -> None:
-        self._reason = f"Dask executor: {reason}; the batches in flight cannot run"
-        self._stopped.set()
+        if not self._stopped.is_set():
+            self._reason = f"Dask executor: {reason}; the batches in flight cannot run"
+            self._stopped.set()
+
+
+class _QuietOnceStopped(logging.Filter):
+    """Drops the Dask client's log records once the run has stopped with its own one-line reason."""
+
+    def __init__(self, stopped: asyncio.Event):
+        super().__init__()
+        self._stopped = stopped
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self._stopped.is_set()
