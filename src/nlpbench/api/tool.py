@@ -41,6 +41,7 @@ from nlpbench import __version__
 from nlpbench.annotators import Annotator, ToolInfo
 from nlpbench.api import schemas
 from nlpbench.api.deidentify import StepError, deidentify
+from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import (
     PROBLEM_MEDIA_TYPE,
     AnnotatorError,
@@ -54,10 +55,6 @@ from nlpbench.model import PHI_TYPES, Annotation, Document
 BASE_PATH = "/api/v1"
 UI_ASSETS = f"{BASE_PATH}/ui/assets"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
-#: Request bodies above this many bytes get 413 (``serve --max-body-bytes``).
-MAX_BODY_BYTES = 10 * 2**20
-#: The note cache keeps annotations up to this many bytes in all (``serve --cache-bytes``).
-CACHE_BYTES = 64 * 2**20
 #: What one cache entry holds besides its annotations: the key, the entry, its lock, the dict's slot.
 ENTRY_BYTES = 256
 

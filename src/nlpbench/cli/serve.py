@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.cli.common import fail, one_line_errors, stderr
 
 if TYPE_CHECKING:
@@ -63,10 +64,10 @@ def serve(
     list_names: bool = typer.Option(False, "--list", help="List the annotators that can be served, and exit."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
     max_body_bytes: int = typer.Option(
-        10 * 2**20, "--max-body-bytes", min=1, help="Refuse request bodies over this many bytes (413)."
+        MAX_BODY_BYTES, "--max-body-bytes", min=1, help="Refuse request bodies over this many bytes (413)."
     ),
     cache_bytes: int = typer.Option(
-        64 * 2**20, "--cache-bytes", min=0, help="Keep recent notes' annotations up to this many bytes in all."
+        CACHE_BYTES, "--cache-bytes", min=0, help="Keep recent notes' annotations up to this many bytes in all."
     ),
 ) -> None:
     """Serve an annotator as an NLP Sandbox 1.2.0 tool: /api/v1/tool, /healthCheck, /text…Annotations.
