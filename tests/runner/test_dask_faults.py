@@ -48,18 +48,39 @@ class Slow(RegexPhi):
 def scheduler(tmp_path_factory):
     """A ``dask scheduler`` process on 127.0.0.1; yields its address file."""
     path = tmp_path_factory.mktemp("dask") / "scheduler.json"
-    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
-    process = spawn([*command, "--scheduler-file", str(path)])
-    deadline = time.monotonic() + 60
-    while not path.exists() or not path.read_text().strip():
-        assert process.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
-        time.sleep(0.2)
+    process = start_scheduler(path)
     yield path
     stop(process)
 
 
-def spawn(arguments: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start_scheduler(path: Path, **config: str) -> subprocess.Popen:
+    """A scheduler writing its address to ``path``; ``config`` is Dask configuration (environment variables)."""
+    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+    process = spawn([*command, "--scheduler-file", str(path)], config)
+    deadline = time.monotonic() + 60
+    while not path.exists() or not path.read_text().strip():
+        assert process.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+        time.sleep(0.2)
+    return process
+
+
+def start_worker(path: Path) -> subprocess.Popen:
+    command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(path), "--no-nanny"]
+    return spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"])
+
+
+def wait_for_workers(path: Path, n: int) -> None:
+    with distributed.Client(scheduler_file=str(path), timeout=60) as client:
+        client.wait_for_workers(n, timeout=60)
+
+
+def spawn(arguments: list[str], environment: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, *arguments],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(environment or {})},
+    )
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -74,11 +95,8 @@ def workers(scheduler):
     started: list[subprocess.Popen] = []
 
     def start(n: int) -> list[subprocess.Popen]:
-        for _ in range(n):
-            command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler), "--no-nanny"]
-            started.append(spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]))
-        with distributed.Client(scheduler_file=str(scheduler), timeout=60) as client:
-            client.wait_for_workers(n, timeout=60)
+        started.extend(start_worker(scheduler) for _ in range(n))
+        wait_for_workers(scheduler, n)
         return started[-n:]
 
     yield start
@@ -175,34 +193,52 @@ def test_a_scheduler_address_that_is_not_one_is_one_line(cli, bundles, tmp_path,
     assert len(lines) == 1 and lines[0].startswith(f"nlpbench: error: {said}"), lines
 
 
-def test_a_scheduler_that_dies_stops_the_run_with_one_line(tmp_path, bundles):
-    """Its own scheduler and worker: the scheduler is killed while batches are in flight."""
-    path = tmp_path / "scheduler.json"
-    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
-    doomed = spawn([*command, "--scheduler-file", str(path)])
-    worker = None
-    try:
-        deadline = time.monotonic() + 60
-        while not path.exists() or not path.read_text().strip():
-            assert doomed.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
-            time.sleep(0.2)
-        command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(path), "--no-nanny"]
-        worker = spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"])
-        with distributed.Client(scheduler_file=str(path), timeout=60) as client:
-            client.wait_for_workers(1, timeout=60)
-        Slow.calls = 0
-        with served(create_app(Slow(), cache_bytes=0)) as url:
-            killer = kill_when_busy(doomed, calls=8)
-            on_dask = ("--executor", "dask", "--scheduler", address(path), "--batch-size", "2", "--timeout", "3")
-            result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
-            killer.join(timeout=10)
-    finally:
-        stop(doomed)
-        if worker is not None:
-            stop(worker)
+@pytest.fixture
+def own_cluster(tmp_path):
+    """A scheduler (with Dask configuration) and workers of the test's own; all are killed after the test."""
+    started: list[subprocess.Popen] = []
+
+    def start(workers: int, **config: str) -> tuple[Path, subprocess.Popen, list[subprocess.Popen]]:
+        path = tmp_path / "scheduler.json"
+        started.append(start_scheduler(path, **config))
+        started.extend(start_worker(path) for _ in range(workers))
+        wait_for_workers(path, workers)
+        return path, started[0], started[1:]
+
+    yield start
+    for process in started:
+        stop(process)
+
+
+def test_a_scheduler_that_dies_stops_the_run_with_one_line(own_cluster, tmp_path, bundles):
+    path, doomed, _workers = own_cluster(1)
+    Slow.calls = 0
+    with served(create_app(Slow(), cache_bytes=0)) as url:
+        killer = kill_when_busy(doomed, calls=8)
+        on_dask = ("--executor", "dask", "--scheduler", address(path), "--batch-size", "2", "--timeout", "3")
+        result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
+        killer.join(timeout=10)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("nlpbench: error: Dask executor: ")
     assert f"the Dask scheduler at {address(path)}" in lines[0] and "; the batches in flight cannot run" in lines[0]
     assert elapsed < 90
+
+
+def test_a_batch_that_kills_its_workers_stops_the_run_with_one_line(own_cluster, tmp_path, bundles):
+    """Dask gives up on a task after ``allowed-failures`` worker deaths (here none allowed): one line."""
+    path, _scheduler, (doomed, _survivor) = own_cluster(2, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
+    Slow.calls = 0
+    with served(create_app(Slow(), cache_bytes=0)) as url:
+        killer = kill_when_busy(doomed, calls=8)
+        on_dask = ("--executor", "dask", "--scheduler", address(path), "--batch-size", "2")
+        result, _ = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
+        killer.join(timeout=10)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    expected = (
+        "nlpbench: error: Dask executor: Dask gave up a batch whose worker died (0 retries allowed, last worker tcp://"
+    )
+    assert lines[0].startswith(expected)

@@ -119,8 +119,8 @@ class DaskCluster:
             raise ToolError(self._reason) from None
         except KilledWorker as error:
             raise ToolError(
-                f"Dask executor: {error.allowed_failures + 1} workers died while running one batch "
-                f"(last {error.last_worker.address}); see the workers' logs"
+                f"Dask executor: Dask gave up a batch whose worker died ({error.allowed_failures} retries allowed, "
+                f"last worker {error.last_worker.address}); see the workers' logs"
             ) from None
 
     async def close(self) -> None:
