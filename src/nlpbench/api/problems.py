@@ -47,7 +47,11 @@ def too_large(max_body_bytes: int) -> ProblemResponse:
 
 
 class BodyTooLarge(HTTPException):
-    """Raised while the body streams in; FastAPI lets an ``HTTPException`` through its body parsing."""
+    """Raised while the body streams in past the limit.
+
+    FastAPI lets an ``HTTPException`` through its body parsing, and the app's
+    handler of HTTP errors answers it with :func:`too_large`.
+    """
 
     def __init__(self) -> None:
         super().__init__(status_code=413)
@@ -91,9 +95,6 @@ class Guard:
 
         try:
             await self.app(scope, limited_receive, watched_send)
-        except BodyTooLarge:
-            if not started:
-                await too_large(self.max_body_bytes)(scope, receive, send)
         except Exception as error:  # every failure becomes a problem, never a traceback
             log.error("%s %s failed: %s", scope.get("method"), scope.get("path"), _where(error))
             if not started:
