@@ -63,7 +63,9 @@ def main() -> None:
     print(f"{args.documents:,} documents, {args.resamples:,} resamples, median of {args.repeat}")
     print(f"{'work':<32}{'nlpbench s':>12}{'scipy s':>10}{'speed-up':>10}   interval (nlpbench | scipy)")
     for method in ("percentile", "bca"):
-        ours_s, ours = timed(args.repeat, lambda m=method: bootstrap_interval(table, F1, resamples=args.resamples, method=m))
+        ours_s, ours = timed(
+            args.repeat, lambda m=method: bootstrap_interval(table, F1, resamples=args.resamples, method=m)
+        )
         theirs_s, theirs = timed(args.repeat, lambda m=method: scipy_interval(table, args.resamples, m))
         width = theirs.high - theirs.low
         agree = abs(ours.low - theirs.low) <= 0.03 * width and abs(ours.high - theirs.high) <= 0.03 * width
@@ -73,7 +75,10 @@ def main() -> None:
             f"{method + ' interval':<32}{ours_s:>12.2f}{theirs_s:>10.2f}{theirs_s / ours_s:>9.1f}x   "
             f"[{ours.low:.4f}, {ours.high:.4f}] | [{theirs.low:.4f}, {theirs.high:.4f}]"
         )
-    for name, test in (("approximate randomization", approximate_randomization), ("paired bootstrap", paired_bootstrap)):
+    for name, test in (
+        ("approximate randomization", approximate_randomization),
+        ("paired bootstrap", paired_bootstrap),
+    ):
         seconds, result = timed(args.repeat, lambda t=test: t(table, other, F1))
         print(f"{name:<32}{seconds:>12.2f}{'':>10}{'':>10}   p = {result.p_value:.4f}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -65,7 +65,9 @@ def test_a_higher_confidence_gives_a_wider_interval():
 def test_coref_f1_and_conll_from_numerators_and_denominators():
     rng = np.random.default_rng(5)
     den = rng.integers(5, 20, size=(40, 1))
-    blocks = [np.column_stack([rng.integers(0, 5, 40), den[:, 0], rng.integers(0, 5, 40), den[:, 0] + 1]) for _ in "mbc"]
+    blocks = [
+        np.column_stack([rng.integers(0, 5, 40), den[:, 0], rng.integers(0, 5, 40), den[:, 0] + 1]) for _ in "mbc"
+    ]
     counts = np.hstack(blocks)
     conll = bootstrap_interval(counts, statistic_for("conll"), resamples=1_000)
     sums = counts.sum(axis=0)

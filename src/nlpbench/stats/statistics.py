@@ -105,3 +105,40 @@ def macro(base: Statistic, labels: int) -> Statistic:
 
 def statistic_for(name: str) -> Statistic:
     return STATISTICS.get(name)
+
+
+@_register(
+    "official_timelines",
+    ("f1", "patients", "gold_f1", "gold_patients"),
+    "(Σ F1 / patients + Σ F1 of patients with gold / patients with gold) / 2 (ChemoTimelines 2024)",
+)
+def official_timelines(sums: np.ndarray) -> np.ndarray:
+    return (_ratio(sums[..., 0], sums[..., 1]) + _ratio(sums[..., 2], sums[..., 3])) / 2
+
+
+def _blanc(part: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """BLANC's value from the coreference (columns 0–3) and non-coreference (4–7) link counts.
+
+    The mean of the two parts' values; a part neither side has links of is
+    left out (Luo et al. 2014); with no part left, 0.
+    """
+
+    def compute(sums: np.ndarray) -> np.ndarray:
+        coref, noncoref = sums[..., :4], sums[..., 4:]
+        has_coref = coref[..., 1] + coref[..., 3] > 0
+        has_noncoref = noncoref[..., 1] + noncoref[..., 3] > 0
+        both = (part(coref) + part(noncoref)) / 2
+        one = np.where(has_coref, part(coref), part(noncoref))
+        return np.where(has_coref & has_noncoref, both, np.where(has_coref | has_noncoref, one, 0.0))
+
+    return compute
+
+
+BLANC_COLUMNS = tuple(f"{side}.{column}" for side in ("coreference", "non-coreference") for column in COREF_COLUMNS)
+for _value, _part in (("recall", coref_recall), ("precision", coref_precision), ("f1", coref_f1)):
+    STATISTICS.register(
+        f"blanc_{_value}",
+        Statistic(
+            f"blanc_{_value}", BLANC_COLUMNS, _blanc(_part), f"mean of the coreference and non-coreference {_value}"
+        ),
+    )
