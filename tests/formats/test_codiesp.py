@@ -76,8 +76,6 @@ def test_valid_codes_first_column_lower_cased(tmp_path):
         (tsv.read_ranked_codes, "d1\t\n", "line 1: empty code"),
         (tsv.read_ranked_codes, "d1\ta01.0 \n", "line 1: code 'a01.0 ' contains whitespace"),
         (tsv.read_ranked_codes, "d 1\ta01.0\n", "line 1: case id 'd 1' contains whitespace"),
-        (tsv.read_ranked_codes, "", "empty file: there is nothing to score"),
-        (tsv.read_ranked_codes, "\n\r\n", "empty file: there is nothing to score"),
         (tsv.read_references, "d1\t10 20\tDIAGNOSTICO\ta01.0\n", "expected 5 tab-separated fields (case, label, code"),
         (
             tsv.read_references,
@@ -93,6 +91,7 @@ def test_valid_codes_first_column_lower_cased(tmp_path):
         (tsv.read_predicted_references, "d1\tD\ta01.0\tref\t10 20\n", "found 5: is this a CodiEsp-X gold file?"),
         (tsv.read_predicted_references, "d1\ta01.0\n", "found 2: is this a CodiEsp-D/P file?"),
         (tsv.read_valid_codes, " A00.0\tdesc\n", "line 1: code ' A00.0' contains whitespace"),
+        (tsv.read_valid_codes, "\n\r\n", "empty file: a valid-code list needs at least one code"),
     ],
 )
 def test_bad_lines_name_file_line_and_problem(tmp_path, reader, text, message):
@@ -102,6 +101,12 @@ def test_bad_lines_name_file_line_and_problem(tmp_path, reader, text, message):
     text = str(raised.value)
     assert text.startswith(f"{path}: ") and message in text and "\n" not in text
     assert text.startswith(f"{path}: line ") or "empty file" in text
+
+
+@pytest.mark.parametrize("reader", [tsv.read_ranked_codes, tsv.read_references, tsv.read_predicted_references])
+@pytest.mark.parametrize("text", ["", "\n\r\n", "\ufeff"])
+def test_an_empty_file_has_no_records(tmp_path, reader, text):
+    assert reader(write(tmp_path, text)) == []
 
 
 def test_not_utf8(tmp_path):

@@ -11,7 +11,8 @@
   only the first column is read, lower-cased.
 
 Files are UTF-8 (a byte-order mark is ignored); lines end in ``\\n``, ``\\r\\n``
-or ``\\r``; empty lines are skipped. There is no header (a header line would be
+or ``\\r``; empty lines are skipped, and a file of none but empty lines has no
+records (scoring warns about it). There is no header (a header line would be
 read as data, as the official scripts read it) and no quoting: lines are split
 on tabs. Every line must have the layout's number of fields, case ids and
 codes must be non-empty and free of whitespace, and offsets are integers
@@ -156,7 +157,7 @@ def read_valid_codes(path: Path | str) -> frozenset[str]:
                 raise InputError(problem, path, f"line {number}")
             codes.add(code.lower())
     if not codes:
-        raise _empty(path)
+        raise InputError("empty file: a valid-code list needs at least one code", path)
     return frozenset(codes)
 
 
@@ -205,15 +206,12 @@ def _text(path: Path | str) -> str:
 
 
 def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
-    """The values of every non-empty line; the first bad line raises."""
+    """The values of every non-empty line (none for an empty file); the first bad line raises."""
     text = _text(path)
     matches = layout.line.findall(text)
     if len(matches) != text.count("\n") + 1:  # some line is neither valid nor empty
         _raise_first_problem(text, path, layout)
-    records = [values for values in matches if values[0]]
-    if not records:
-        raise _empty(path)
-    return records
+    return [values for values in matches if values[0]]
 
 
 def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoReturn:
@@ -223,10 +221,6 @@ def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoRetur
         if problem:
             raise InputError(problem, path, f"line {number}")
     raise InputError(f"not {layout.kind}", path)
-
-
-def _empty(path: Path | str) -> InputError:
-    return InputError("empty file: there is nothing to score", path)
 
 
 def _pair(piece: str) -> tuple[int, int]:

@@ -86,6 +86,11 @@ class _Tally:
     per_document: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def start(self, means: list[str], counts: list[str]) -> None:
+        """Give each metric its row, in this order, even when no document is scored."""
+        self.means = dict.fromkeys(means, Mean())
+        self.counts = dict.fromkeys(counts, PRF())
+
     def add_mean(self, metric: str, mean: Mean) -> None:
         self.means[metric] = self.means.get(metric, Mean()) + mean
 
@@ -95,7 +100,7 @@ class _Tally:
 
     def score_rows(self, profile: CodingProfile) -> list[Row]:
         rows: list[Row] = [
-            {"metric": metric, "documents": mean.count, "sum": mean.total, "value": profile.rounded(mean.value)}
+            {"metric": metric, "documents": mean.count, "sum": mean.total, "value": profile.mean_value(mean)}
             for metric, mean in self.means.items()
         ]
         rows += [{"metric": metric, **_prf_fields(prf, profile.values(prf))} for metric, prf in self.counts.items()]
@@ -154,10 +159,9 @@ def _score_rankings(
         ranking = tuple([code for code in distinct if code in valid])
         if ranking:
             rankings[doc.doc_id] = ranking
-    if not rankings:
-        raise _nothing_valid(pred, total)
     sides = _Sides(set(relevant), set(rankings), profile)
     tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
+    tally.notes += _undefined_notes(profile, track, gold_codes=len(relevant), predicted=total, valid=len(rankings))
     if repeats:
         tally.notes.append(f"{repeats} repeated predicted codes were dropped; each code keeps its first rank")
     below = sum(max(0, len(r) - profile.depth) for r in rankings.values()) if profile.depth else 0
@@ -166,6 +170,8 @@ def _score_rankings(
     tally.notes += sides.notes(ranked=True)
 
     category = _category_key(track)
+    tally.start(["map", *(f"{metric}@{cutoff}" for metric in ("map", "precision", "recall") for cutoff in cutoffs)],
+                ["micro", "category_micro"] if profile.extras else ["micro"])  # fmt: skip
     for doc in sides.documents():
         gold_codes, ranking = relevant.get(doc, set()), rankings.get(doc, ())
         counted = doc in (sides.pred if profile.map_over_predicted else sides.gold)
@@ -203,11 +209,10 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
         start, end = reference.fragments[0]  # a prediction has one
         odd += end < start or start < 0
         pred_refs.setdefault(reference.doc_id, []).append(reference)
-    if not pred_refs:
-        raise _nothing_valid(pred, total)
     gold_codes = [{r.code.lower() for r in refs} for refs in gold_refs.values()]
     sides = _Sides(set(gold_refs), set(pred_refs), profile)
     tally = _Tally(notes=_code_notes(invalid, gold_codes, valid, ranked=False))
+    tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_refs), predicted=total, valid=len(pred_refs))
     if odd:
         tally.notes.append(
             f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
@@ -220,6 +225,7 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
         tally.notes += _unreachable_note(gold_refs.values())
     tally.notes += sides.notes(ranked=False)
 
+    tally.start([], ["micro", "category_micro"] if profile.extras else ["micro"])
     for doc in sides.documents():
         gold_doc, pred_doc = gold_refs.get(doc, []), pred_refs.get(doc, [])
         prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=str.lower)
@@ -246,12 +252,53 @@ def _category_key(track: str) -> Callable[[str], str]:
     return lambda code: code_category(code, track)
 
 
-def _nothing_valid(pred: Path, total: int) -> InputError:
-    return InputError(
-        f"none of the {total} predicted codes is in the valid-code lists: nothing to score "
-        "(are the lists and --track the right ones?)",
-        pred,
-    )
+def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, predicted: int, valid: int) -> list[str]:
+    """Warnings for input without gold codes or without a valid prediction: which values divide by 0 and what the
+    profile reports for them, and (under ``official_failures``) which official script fails on it and how."""
+    ranked = track != "X"
+    zero = "null, as the official scripts print nan" if profile.nan_when_undefined else "reported as 0"
+    notes = []
+    if not predicted:
+        notes.append("the prediction file has no predictions")
+    elif not valid:
+        notes.append(f"none of the {predicted} predicted codes is in the valid-code lists "
+                     "(are the lists and --track the right ones?)")  # fmt: skip
+    if not valid:
+        what = "micro precision and F1 have" if profile.nan_when_undefined else "micro precision has"
+        if ranked and profile.map_over_predicted:
+            what = "MAP averages over no predicted document, and " + what
+        tail = "; every gold document scores 0 in MAP" if ranked and not profile.map_over_predicted else ""
+        notes.append(f"{what} no predicted code (0/0): {zero}{tail}")
+    if not gold_codes:
+        what = "recall and F1 have" if profile.nan_when_undefined else "recall has"
+        mean = " and MAP averages over no gold document" if ranked and not profile.map_over_predicted else ""
+        notes.append(f"the gold file has no codes: there is nothing to find; {what} no gold code (0/0){mean}: {zero}")
+    if profile.official_failures:
+        notes += [
+            f"the official {script} fails on this input ({exception}): {why}; the values here follow its formulas"
+            for script, exception, why in _official_failures(track, gold_codes, predicted, valid)
+        ]
+    return notes
+
+
+_EMPTY_DATA = "pandas.errors.EmptyDataError: No columns to parse from file"
+
+
+def _official_failures(track: str, gold_codes: int, predicted: int, valid: int) -> list[tuple[str, str, str]]:
+    """(script, exception, reason) for each official script that fails on valid input of this shape
+    (recorded in tests/conformance/codiesp_official_cases.json)."""
+    empty = "an empty gold file" if not gold_codes else "an empty prediction file" if not predicted else ""
+    if track == "X":
+        if empty:
+            return [("codiespX_evaluation.py", _EMPTY_DATA, empty)]
+        if not valid:
+            return [("codiespX_evaluation.py", "ValueError: not enough values to unpack (expected 2, got 0)",
+                     "no predicted code is valid")]  # fmt: skip
+        return []
+    failures = [("codiespD_P_evaluation.py", _EMPTY_DATA, empty)] if empty else []
+    if not gold_codes:
+        failures.append(("comp_f1_diag_proc.py", "ZeroDivisionError: division by zero", "an empty gold file"))
+    return failures
 
 
 def _code_notes(
