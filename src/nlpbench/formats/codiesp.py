@@ -21,18 +21,27 @@ Anything else raises :class:`~nlpbench.errors.InputError` naming the file and
 the first bad line.
 
 Reading is one regular-expression pass over the whole file; only a file that
-fails it is read again line by line, to name its first bad line.
+fails it is read again line by line, to name its first bad line. CodiEsp-X
+predictions, the large files, are also read as columns
+(:func:`read_predicted_columns`): numpy checks every line at once and reads
+the offsets, and Python sees only the distinct case ids and codes; a file
+the bulk check does not accept as plainly valid (a bad line, a non-ASCII id
+or offset, an offset of more than 18 digits) goes through the exact reader,
+which names the first bad line or reads what the bulk check left to it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
-from operator import itemgetter
+from operator import itemgetter, lt
 from pathlib import Path
 from typing import NoReturn
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from nlpbench.errors import InputError
 from nlpbench.model import CodeReference, RankedCodes
@@ -124,13 +133,36 @@ def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
 
 def read_references(path: Path | str) -> list[CodeReference]:
     """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
-    references = []
+    return [
+        CodeReference(case, code, tuple(zip(starts, ends, strict=True)), label, text)
+        for case, label, code, text, starts, ends in _gold_records(path)
+    ]
+
+
+def read_reference_columns(path: Path | str, *, listed: bool = False) -> ReferenceColumns:
+    """CodiEsp-X gold as columns, each reference from its smallest start to its largest end, or (``listed``)
+    from the start of its first listed fragment to the end of its last (which may be inverted)."""
+    documents: dict[str, int] = {}
+    codes: dict[str, int] = {}
+    rows = [
+        (
+            documents.setdefault(case, len(documents)),
+            codes.setdefault(code.lower(), len(codes)),
+            *((starts[0], ends[-1]) if listed else (min(starts), max(ends))),
+        )
+        for case, _, code, _, starts, ends in _gold_records(path)
+    ]
+    return ReferenceColumns.of_rows(documents, codes, rows)
+
+
+def _gold_records(path: Path | str) -> Iterator[tuple[str, str, str, str, list[int], list[int]]]:
+    """Case, label, code, text, and the starts and ends of the fragments of each gold line."""
     for case, label, code, text, position in _records(path, GOLD_REFERENCES):
-        fragments = tuple(_pair(piece) for piece in position.split(";"))
-        if any(end < start for start, end in fragments):
+        offsets = list(map(int, position.replace(";", " ").split(" ")))
+        starts, ends = offsets[0::2], offsets[1::2]
+        if any(map(lt, ends, starts)):
             _raise_first_problem(_text(path), path, GOLD_REFERENCES)
-        references.append(CodeReference(case, code, fragments, label, text))
-    return references
+        yield case, label, code, text, starts, ends
 
 
 def read_predicted_references(path: Path | str) -> list[CodeReference]:
@@ -144,6 +176,50 @@ def read_predicted_references(path: Path | str) -> list[CodeReference]:
         CodeReference(case, code, ((int(start), int(end)),), label)
         for case, start, end, label, code in _records(path, PREDICTED_REFERENCES)
     ]
+
+
+@dataclass(frozen=True)
+class ReferenceColumns:
+    """CodiEsp-X references as columns: entry ``i`` of each array is line ``i`` (empty lines apart).
+
+    ``document`` and ``code`` index ``documents`` (the distinct case ids) and
+    ``codes`` (the distinct codes, lower-cased); ``start`` and ``end`` bound
+    the reference (a prediction's offsets as written, see
+    :func:`read_predicted_references`).
+    """
+
+    documents: list[str]
+    codes: list[str]
+    document: np.ndarray
+    code: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def of_rows(cls, documents: dict[str, int], codes: dict[str, int], rows: list[tuple]) -> ReferenceColumns:
+        """Columns of ``(document index, code index, start, end)`` rows; the dicts number the ids."""
+        document, code, start, end = np.array(rows, dtype=np.int64).reshape(-1, 4).T
+        return cls(list(documents), list(codes), document, code, start, end)
+
+
+def read_predicted_columns(path: Path | str) -> ReferenceColumns:
+    """CodiEsp-X predictions as columns, the same lines :func:`read_predicted_references` accepts."""
+    columns = _bulk_predicted_columns(_bytes(path))
+    if columns is not None:
+        return columns
+    references = read_predicted_references(path)
+    documents: dict[str, int] = {}
+    codes: dict[str, int] = {}
+    rows = [
+        (documents.setdefault(r.doc_id, len(documents)), codes.setdefault(r.code.lower(), len(codes)), *r.fragments[0])
+        for r in references
+    ]
+    try:
+        return ReferenceColumns.of_rows(documents, codes, rows)
+    except OverflowError:
+        number = next(n for n, r in enumerate(references) if not all(-(2**63) <= x < 2**63 for x in r.fragments[0]))
+        line = [n for n, text in enumerate(_text(path).split("\n"), start=1) if text][number]
+        raise InputError("predicted span has an offset beyond 64-bit integers", path, f"line {line}") from None
 
 
 def read_valid_codes(path: Path | str) -> frozenset[str]:
@@ -205,6 +281,151 @@ def _text(path: Path | str) -> str:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
 
 
+def _bytes(path: Path | str) -> bytes:
+    """The file's bytes without a byte-order mark, lines ended by ``\\n``; not UTF-8 raises as :func:`_text` does."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        _text(path)  # raises the reader's one-line error
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
+
+
+_WIDEST = {"case": 256, "code": 64}  # wider ids go to the exact reader
+_BLOCK = 1 << 17  # lines whose ids are compared at once: bounds the memory of the id matrices
+
+
+def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
+    """The columns of a CodiEsp-X prediction file whose every line is plainly valid, or None.
+
+    Plainly valid: ``case<TAB>start end<TAB>label<TAB>code`` with ids of
+    printable ASCII and offsets of ASCII digits. Only the bytes that are not
+    printable ASCII (tabs, line ends, spaces, anything else) are located, and
+    each must be where such a line allows it.
+    """
+    size = len(data) + 1  # with a last line end
+    buf = np.frombuffer(data + b"\n" + bytes(8 * (_WIDEST["case"] // 8 + 1)), dtype=np.uint8)  # and padding
+    special = np.flatnonzero((buf[:size] < 33) | (buf[:size] > 126))
+    value = buf[special]
+    ends = special[value == 10]
+    tabs = special[value == 9]
+    other = special[(value != 9) & (value != 10)]
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    filled = ends > starts
+    starts, ends = starts[filled], ends[filled]
+    if len(tabs) != 3 * len(starts):
+        return None
+    # the three tabs of row i all lie inside line i: with 3 per line in all, every line has exactly 3
+    tabs = tabs.reshape(-1, 3)
+    if not (np.all(tabs[:, 0] > starts) and np.all(tabs[:, 2] + 1 < ends)):
+        return None
+    # spaces and other bytes: in the label anything, in the position field one space, elsewhere nothing
+    if len(other) == len(starts) and np.all((tabs[:, 0] < other) & (other < tabs[:, 1])):
+        space = other  # the usual file: one space per line, the one in its position field
+    else:
+        line = np.searchsorted(ends, other)
+        field = np.searchsorted(tabs.ravel(), other) - 3 * line
+        in_position = field == 1
+        if not np.all((field == 2) | (in_position & (buf[other] == 32))):
+            return None
+        space = other[in_position]
+        if len(space) != len(starts) or np.any(line[in_position] != np.arange(len(starts))):
+            return None
+    offsets = _bulk_offsets(buf, tabs[:, 0] + 1, space, tabs[:, 1])
+    if offsets is None:
+        return None
+    ids = _bulk_ids(data, buf, (starts, tabs[:, 0]), (tabs[:, 2] + 1, ends))
+    if ids is None:
+        return None
+    return ReferenceColumns(*ids, *offsets)
+
+
+def _bulk_offsets(
+    buf: np.ndarray, starts: np.ndarray, spaces: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The two numbers of each 'start end' field (the bytes from ``starts`` to ``ends``, split at ``spaces``), or
+    None if one is not an optional minus sign then 1 to 8 ASCII digits.
+
+    The digits of a number, read as one little-endian 64-bit word, moved to its
+    top bytes and led by '0' bytes, are checked and added up eight at a time.
+    """
+    numbers = []
+    window = sliding_window_view(buf, 8)
+    for first, end in ((starts, spaces), (spaces + 1, ends)):
+        negative = buf[first] == 45
+        first = first + negative
+        digits = (end - first).astype(np.uint64)
+        if len(digits) and (digits.min() < 1 or digits.max() > 8):
+            return None
+        leading = np.uint64(8) * (np.uint64(8) - digits)  # bits of leading '0' bytes
+        word = (window[first].view("<u8").ravel() << leading) | (_ZEROS & ((np.uint64(1) << leading) - np.uint64(1)))
+        if np.any(word & _HIGH != _ZEROS) or np.any((word + _SIXES) & _HIGH != _ZEROS):
+            return None  # a byte that is not a digit
+        word = word - _ZEROS
+        word = (word * np.uint64(10) + (word >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+        word = (word * np.uint64(100) + (word >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+        word = (word * np.uint64(10000) + (word >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
+        number = word.astype(np.int64)
+        numbers.append(np.where(negative, -number, number))
+    return numbers[0], numbers[1]
+
+
+_ZEROS, _SIXES, _HIGH = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for b in (0x30, 0x06, 0xF0))
+
+
+def _bulk_ids(
+    data: bytes, buf: np.ndarray, cases: tuple[np.ndarray, np.ndarray], codes: tuple[np.ndarray, np.ndarray]
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray] | None:
+    """Distinct case ids and lower-cased codes, and each line's index into them (fields from start to end)."""
+    widths = {name: int((end - start).max(initial=1)) for name, (start, end) in (("case", cases), ("code", codes))}
+    if any(widths[name] > _WIDEST[name] for name in widths):
+        return None
+    documents: dict[str, int] = {}
+    document, code = [], []
+    for first in range(0, len(cases[0]), _BLOCK):
+        block = slice(first, first + _BLOCK)
+        # case ids: only where a run of lines of one document begins does Python read the id
+        start, end = cases[0][block], cases[1][block]
+        words = _words(buf, start, end, widths["case"])
+        heads = np.flatnonzero(
+            np.concatenate(
+                ([True], (words[1:] != words[:-1]).any(axis=1) | (end[1:] - start[1:] != end[:-1] - start[:-1]))
+            )
+        )
+        runs = [
+            documents.setdefault(data[s:e].decode("ascii"), len(documents))
+            for s, e in zip(start[heads].tolist(), end[heads].tolist(), strict=True)
+        ]
+        document.append(np.repeat(np.array(runs, dtype=np.int64), np.diff(np.append(heads, len(start)))))
+        # codes: their bytes, zero-padded to whole 8-byte words, are their keys
+        code.append(_words(buf, codes[0][block], codes[1][block], widths["code"]))
+    if not document:
+        return [], [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    words = np.concatenate(code)
+    keys = words.ravel() if words.shape[1] == 1 else words.view(f"V{8 * words.shape[1]}").ravel()
+    written = np.unique(keys)
+    index = np.searchsorted(written, keys)
+    # the distinct codes as written, lower-cased: codes that differ only in case become one
+    lowered: dict[str, int] = {}
+    as_lowered = [
+        lowered.setdefault(bytes(key).rstrip(b"\0").decode("ascii").lower(), len(lowered))
+        for key in (written.view("S8") if words.shape[1] == 1 else written)
+    ]
+    return list(documents), list(lowered), np.concatenate(document), np.array(as_lowered, dtype=np.int64)[index]
+
+
+def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
+    """Each field's bytes, zero-padded to ``width`` rounded up to 8, as rows of little-endian 64-bit words."""
+    count = -(-width // 8)
+    inside = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(count), 0, 8)  # bytes of word j in a field of n
+    masks = np.where(inside == 8, ~np.uint64(0), (np.uint64(1) << (8 * inside % 64).astype(np.uint64)) - np.uint64(1))
+    return sliding_window_view(buf, 8 * count)[start].view("<u8") & masks[end - start]
+
+
 def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
     """The values of every non-empty line (none for an empty file); the first bad line raises."""
     text = _text(path)
@@ -221,8 +442,3 @@ def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoRetur
         if problem:
             raise InputError(problem, path, f"line {number}")
     raise InputError(f"not {layout.kind}", path)
-
-
-def _pair(piece: str) -> tuple[int, int]:
-    start, end = piece.split(" ")
-    return int(start), int(end)

@@ -11,19 +11,20 @@ a :class:`~nlpbench.metrics.counts.PRF`); corpus rows are their sums.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
+
+import numpy as np
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import codiesp as tsv
-from nlpbench.metrics.coding import code_category, reference_counts
+from nlpbench.metrics.coding import code_category, found_keys
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
-from nlpbench.model import CodeReference
 from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
@@ -33,6 +34,8 @@ TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
 SLACK = 10
 _SHOWN = 5
+#: Largest key space whose distinct keys are found by marking a table (bytes); larger ones are sorted.
+_TABLE = 1 << 26
 
 
 @register("codiesp", "Clinical coding (CodiEsp 2020): MAP over ranked codes (D, P), F1 with references (X)", "codiesp")
@@ -197,55 +200,77 @@ def _score_rankings(
 
 
 def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile) -> _Tally:
-    gold_refs = _by_document(tsv.read_references(gold))
-    pred_refs: dict[str, list[CodeReference]] = {}
-    invalid: Counter[str] = Counter()
-    odd = total = 0
-    for reference in tsv.read_predicted_references(pred):
-        total += 1
-        if (code := reference.code.lower()) not in valid:
-            invalid[code] += 1
-            continue
-        start, end = reference.fragments[0]  # a prediction has one
-        odd += end < start or start < 0
-        pred_refs.setdefault(reference.doc_id, []).append(reference)
-    gold_codes = [{r.code.lower() for r in refs} for refs in gold_refs.values()]
-    sides = _Sides(set(gold_refs), set(pred_refs), profile)
-    tally = _Tally(notes=_code_notes(invalid, gold_codes, valid, ranked=False))
-    tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_refs), predicted=total, valid=len(pred_refs))
+    gold_columns = tsv.read_reference_columns(gold, listed=profile.listed_reference_bounds)
+    columns = tsv.read_predicted_columns(pred)
+    kept = np.array([code in valid for code in columns.codes], dtype=bool)[columns.code]
+    counts = np.bincount(columns.code[~kept], minlength=len(columns.codes)).tolist()
+    invalid = Counter(dict(zip(columns.codes, counts, strict=True)))
+    document, code, start, end = (
+        column[kept] for column in (columns.document, columns.code, columns.start, columns.end)
+    )
+    odd = int(np.count_nonzero((end < start) | (start < 0)))
+
+    # one numbering of the documents and codes of both sides
+    documents = dict(zip(columns.documents, itertools.count()))
+    codes = dict(zip(columns.codes, itertools.count()))
+    gold_document = _renumbered(gold_columns.document, gold_columns.documents, documents)
+    gold_code = _renumbered(gold_columns.code, gold_columns.codes, codes)
+    names = list(documents)
+    predicted = np.flatnonzero(np.bincount(document, minlength=len(names))).tolist()
+    sides = _Sides(set(gold_columns.documents), {names[i] for i in predicted}, profile)
+
+    tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
+    tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_document), predicted=len(columns.code),
+                                    valid=len(document))  # fmt: skip
     if odd:
         tally.notes.append(
             f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
             "as the official script scores them"
         )
-    bounds: Callable[[CodeReference], tuple[int, int]] = attrgetter(
-        "listed_bounds" if profile.listed_reference_bounds else "covering_bounds"
-    )
+    stride = len(codes)
     if profile.listed_reference_bounds:
-        tally.notes += _unreachable_note(gold_refs.values())
+        tally.notes += _unreachable_note(gold_document * stride + gold_code, gold_columns.start, gold_columns.end)
     tally.notes += sides.notes(ranked=False)
 
+    def per_document(key_of_code: np.ndarray) -> list[PRF]:
+        """Each document's TP, FP and FN over the distinct keys of its codes."""
+        stride = int(key_of_code.max(initial=0)) + 1
+        gold_keys = gold_document * stride + key_of_code[gold_code]
+        pred_keys = document * stride + key_of_code[code]
+        found = found_keys(gold_keys, gold_columns.start, gold_columns.end, pred_keys, start, end, slack=SLACK)
+        tp, n_gold, n_pred = (
+            np.bincount(keys // stride, minlength=len(names)).tolist()
+            for keys in (found, _distinct(gold_keys, stride * len(names)), _distinct(pred_keys, stride * len(names)))
+        )
+        return [PRF.from_matches(*counts) for counts in zip(tp, n_gold, n_pred, strict=True)]
+
+    micro = per_document(np.arange(len(codes)))
+    if profile.extras:
+        categories: dict[str, int] = {}
+        category = per_document(np.array([categories.setdefault(code_category(c), len(categories)) for c in codes]))
     tally.start([], ["micro", "category_micro"] if profile.extras else ["micro"])
     for doc in sides.documents():
-        gold_doc, pred_doc = gold_refs.get(doc, []), pred_refs.get(doc, [])
-        prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=str.lower)
-        values = profile.document_values(prf, doc in sides.gold, doc in sides.pred, references=True)
-        tally.add_counts(doc, "micro", prf, values)
+        index = documents[doc]
+        values = profile.document_values(micro[index], doc in sides.gold, doc in sides.pred, references=True)
+        tally.add_counts(doc, "micro", micro[index], values)
         if profile.extras:
-            prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=_lower_category)
-            tally.add_counts(doc, "category_micro", prf, profile.values(prf))
+            tally.add_counts(doc, "category_micro", category[index], profile.values(category[index]))
     return tally
 
 
-def _lower_category(code: str) -> str:
-    return code_category(code.lower())
+def _renumbered(indices: np.ndarray, names: list[str], numbers: dict[str, int]) -> np.ndarray:
+    """Indices into ``names`` as the numbers ``numbers`` gives the names (adding the names it lacks)."""
+    return np.array([numbers.setdefault(name, len(numbers)) for name in names], dtype=np.int64)[indices]
 
 
-def _by_document(references: Iterable[CodeReference]) -> dict[str, list[CodeReference]]:
-    grouped: dict[str, list[CodeReference]] = {}
-    for reference in references:
-        grouped.setdefault(reference.doc_id, []).append(reference)
-    return grouped
+def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of ``keys``, all in ``range(size)``, in order (marked in a table of ``size`` when small)."""
+    if size > _TABLE:
+        ordered = np.sort(keys)
+        return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(keys) else ordered
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    return np.flatnonzero(seen)
 
 
 def _category_key(track: str) -> Callable[[str], str]:
@@ -317,22 +342,16 @@ def _code_notes(
     return notes
 
 
-def _unreachable_note(gold_refs: Iterable[list[CodeReference]]) -> list[str]:
-    """Codes whose every gold reference is inverted when spanned from first listed start to last listed end."""
-    inverted = 0
-    codes: dict[tuple[str, str], bool] = {}
-    for refs in gold_refs:
-        for r in refs:
-            start, end = r.listed_bounds
-            inverted += end < start
-            pair = r.doc_id, r.code.lower()
-            codes[pair] = codes.get(pair, False) or start <= end
-    if not inverted:
+def _unreachable_note(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    """Codes (``keys``: document and code) whose every gold reference is inverted when spanned from first listed
+    start to last listed end (``starts``, ``ends``)."""
+    inverted = ends < starts
+    if not inverted.any():
         return []
+    unreachable = len(np.unique(keys)) - len(np.unique(keys[~inverted]))
     return [
-        f"{inverted} gold references list their pieces out of text order; spanned from the first listed start "
-        f"to the last listed end they end before they start, so {len(codes) - sum(codes.values())} codes "
-        "cannot be found"
+        f"{int(inverted.sum())} gold references list their pieces out of text order; spanned from the first listed "
+        f"start to the last listed end they end before they start, so {unreachable} codes cannot be found"
     ]
 
 
