@@ -2,7 +2,7 @@
 
 Input: the 250 documents of the CodiEsp test split, each with 1,000 predicted
 codes in rank order (tracks D and P) or 1,000 predicted code references
-(track X), built from the test gold with a fixed seed: most gold codes near
+(track X), built from the test gold with a fixed seed per track: most gold codes near
 the top of the ranking, some missing, the rest filled with other codes; some
 codes upper-cased; for P, diagnosis codes fill the ranking past the 870
 procedure codes; X spans move up to 12 characters. The valid-code list holds
@@ -189,7 +189,6 @@ def reference_predictions(
 
 
 def build_inputs(codiesp: Path, work: Path, tracks: list[str], size: int) -> dict[str, dict]:
-    rng = random.Random(2020)
     valid = valid_code_list(codiesp, work)
     codes = sorted(tsv.read_valid_codes(valid))
     d_codes = [code for code in codes if code_kind(code) == "D"]
@@ -197,13 +196,16 @@ def build_inputs(codiesp: Path, work: Path, tracks: list[str], size: int) -> dic
     documents = sorted(path.stem for path in (codiesp / "corpus/test/text_files").glob("*.txt"))
     test = codiesp / "corpus" / "test"
     made = {
-        "D": lambda: (ranked_predictions(test / "testD.tsv", documents, d_codes, rng, size), [valid]),
-        "P": lambda: (ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng, size), [valid]),
-        "X": lambda: (reference_predictions(test / "testX.tsv", codiesp, documents, codes, rng, size), [valid, valid]),
+        "D": lambda rng: (ranked_predictions(test / "testD.tsv", documents, d_codes, rng, size), [valid]),
+        "P": lambda rng: (
+            ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng, size),
+            [valid],
+        ),
+        "X": lambda rng: (reference_predictions(test / "testX.tsv", codiesp, documents, codes, rng, size), [valid] * 2),
     }
     inputs = {}
     for track in tracks:
-        text, lists = made[track]()
+        text, lists = made[track](random.Random(f"2020-{track}"))  # each track its seed, whichever tracks run
         pred = work / f"pred_{track}_{size}.tsv"
         pred.write_text(text, encoding="utf-8")
         inputs[track] = {"gold": test / f"test{track}.tsv", "pred": pred, "lists": lists, "lines": text.count("\n")}

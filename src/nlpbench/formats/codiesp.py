@@ -16,7 +16,8 @@ records (scoring warns about it). There is no header (a header line would be
 read as data, as the official scripts read it) and no quoting: lines are split
 on tabs. Every line must have the layout's number of fields, case ids and
 codes must be non-empty and free of whitespace, and offsets are integers
-(non-negative in gold; see :func:`read_predicted_references` for predictions).
+(non-negative in gold; see :func:`read_predicted_references` for predictions)
+of at most 18 digits in gold and within 64 bits in predictions.
 Anything else raises :class:`~nlpbench.errors.InputError` naming the file and
 the first bad line.
 
@@ -25,18 +26,20 @@ fails it is read again line by line, to name its first bad line. CodiEsp-X
 predictions, the large files, are also read as columns
 (:func:`read_predicted_columns`): numpy checks every line at once and reads
 the offsets, and Python sees only the distinct case ids and codes; a file
-the bulk check does not accept as plainly valid (a bad line, a non-ASCII id
-or offset, an offset of more than 18 digits) goes through the exact reader,
-which names the first bad line or reads what the bulk check left to it.
+the bulk check does not accept as plainly valid (a bad line, an id or
+offset that is not printable ASCII, an offset of more than 8 digits) goes
+through the exact reader, which names the first bad line or reads what the
+bulk check left to it. Gold references are read as columns too
+(:func:`read_reference_columns`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
-from operator import itemgetter, lt
+from operator import itemgetter
 from pathlib import Path
 from typing import NoReturn
 
@@ -49,6 +52,7 @@ from nlpbench.model import CodeReference, RankedCodes
 _TOKEN = re.compile(r"\S+")
 _GOLD_POSITION = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
 _PRED_POSITION = re.compile(r"(-?\d+) (-?\d+)")
+_LONG_NUMBER = re.compile(r"\d{19}")
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class Layout:
 def _gold_position_problem(position: str) -> str | None:
     if not _GOLD_POSITION.fullmatch(position):
         return f"reference position {position!r} is not 'start end' or 'start end;start end…'"
+    if _LONG_NUMBER.search(position):
+        return f"reference position {position!r} has an offset of more than 18 digits"
     for piece in position.split(";"):
         start, end = map(int, piece.split(" "))
         if end < start:
@@ -133,36 +139,43 @@ def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
 
 def read_references(path: Path | str) -> list[CodeReference]:
     """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
+    records, starts, ends, first = _gold_records(path)
+    starts, ends, first = starts.tolist(), ends.tolist(), first.tolist()
     return [
-        CodeReference(case, code, tuple(zip(starts, ends, strict=True)), label, text)
-        for case, label, code, text, starts, ends in _gold_records(path)
+        CodeReference(case, code, tuple(zip(starts[a:b], ends[a:b], strict=True)), label, text)
+        for (case, label, code, text, _), a, b in zip(records, first[:-1], first[1:], strict=True)
     ]
 
 
 def read_reference_columns(path: Path | str, *, listed: bool = False) -> ReferenceColumns:
     """CodiEsp-X gold as columns, each reference from its smallest start to its largest end, or (``listed``)
     from the start of its first listed fragment to the end of its last (which may be inverted)."""
+    records, starts, ends, first = _gold_records(path)
     documents: dict[str, int] = {}
     codes: dict[str, int] = {}
-    rows = [
-        (
-            documents.setdefault(case, len(documents)),
-            codes.setdefault(code.lower(), len(codes)),
-            *((starts[0], ends[-1]) if listed else (min(starts), max(ends))),
-        )
-        for case, _, code, _, starts, ends in _gold_records(path)
-    ]
-    return ReferenceColumns.of_rows(documents, codes, rows)
+    rows = [(documents.setdefault(r[0], len(documents)), codes.setdefault(r[2].lower(), len(codes))) for r in records]
+    document, code = np.array(rows, dtype=np.int64).reshape(-1, 2).T
+    if not records:
+        return ReferenceColumns([], [], document, code, starts, ends)
+    if listed:
+        start, end = starts[first[:-1]], ends[first[1:] - 1]
+    else:
+        start, end = np.minimum.reduceat(starts, first[:-1]), np.maximum.reduceat(ends, first[:-1])
+    return ReferenceColumns(list(documents), list(codes), document, code, start, end)
 
 
-def _gold_records(path: Path | str) -> Iterator[tuple[str, str, str, str, list[int], list[int]]]:
-    """Case, label, code, text, and the starts and ends of the fragments of each gold line."""
-    for case, label, code, text, position in _records(path, GOLD_REFERENCES):
-        offsets = list(map(int, position.replace(";", " ").split(" ")))
-        starts, ends = offsets[0::2], offsets[1::2]
-        if any(map(lt, ends, starts)):
-            _raise_first_problem(_text(path), path, GOLD_REFERENCES)
-        yield case, label, code, text, starts, ends
+def _gold_records(path: Path | str) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray, np.ndarray]:
+    """The fields of each gold line; the starts and ends of all their fragments, line after line; and where each
+    line's fragments begin among them (one more entry: where they end)."""
+    records = _records(path, GOLD_REFERENCES)
+    positions = " ".join(record[4] for record in records)
+    if _LONG_NUMBER.search(positions):
+        _raise_first_problem(_text(path), path, GOLD_REFERENCES)
+    offsets = np.array(positions.replace(";", " ").split(), dtype=np.int64).reshape(-1, 2)
+    if np.any(offsets[:, 1] < offsets[:, 0]):
+        _raise_first_problem(_text(path), path, GOLD_REFERENCES)
+    first = np.concatenate(([0], np.cumsum([record[4].count(";") + 1 for record in records], dtype=np.int64)))
+    return records, offsets[:, 0], offsets[:, 1], first
 
 
 def read_predicted_references(path: Path | str) -> list[CodeReference]:
@@ -309,7 +322,8 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
     """
     size = len(data) + 1  # with a last line end
     buf = np.frombuffer(data + b"\n" + bytes(8 * (_WIDEST["case"] // 8 + 1)), dtype=np.uint8)  # and padding
-    special = np.flatnonzero((buf[:size] < 33) | (buf[:size] > 126))
+    text = buf[:size]
+    special = np.flatnonzero(text < 33 if text.max(initial=0) < 127 else (text < 33) | (text > 126))
     value = buf[special]
     ends = special[value == 10]
     tabs = special[value == 9]
@@ -423,7 +437,9 @@ def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> n
     count = -(-width // 8)
     inside = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(count), 0, 8)  # bytes of word j in a field of n
     masks = np.where(inside == 8, ~np.uint64(0), (np.uint64(1) << (8 * inside % 64).astype(np.uint64)) - np.uint64(1))
-    return sliding_window_view(buf, 8 * count)[start].view("<u8") & masks[end - start]
+    lengths = end - start
+    uniform = len(lengths) and np.all(lengths == lengths[0])  # usual for case ids: one mask for every row
+    return sliding_window_view(buf, 8 * count)[start].view("<u8") & (masks[lengths[0]] if uniform else masks[lengths])
 
 
 def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:

@@ -92,7 +92,9 @@ def found_keys(
         raise ValueError(f"slack must be 0 or more, not {slack}")
     order = np.argsort(gold_keys, kind="stable")
     keys, starts, ends = gold_keys[order], gold_starts[order], gold_ends[order]
-    candidates = np.flatnonzero(np.isin(pred_keys, keys))  # predictions of a gold key: the only ones that can match
+    # predictions of a gold key, the only ones that can match (found in a table of the keys' range when small)
+    small = len(keys) and int(keys[-1]) - int(keys[0]) < _PAIRS * 16
+    candidates = np.flatnonzero(np.isin(pred_keys, keys, kind="table" if small else None))
     first = np.zeros(len(pred_keys), dtype=np.intp)
     count = np.zeros(len(pred_keys), dtype=np.intp)  # gold references of each prediction's key
     first[candidates] = np.searchsorted(keys, pred_keys[candidates], side="left")

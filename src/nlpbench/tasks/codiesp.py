@@ -62,7 +62,7 @@ def score_codiesp(
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs):
         raise InputError(f"cutoffs k must be positive integers, not {list(k)}")
     with collected_warnings() as warnings, collector_paused():
-        valid = frozenset().union(*(tsv.read_valid_codes(path) for path in valid_codes))
+        valid = frozenset().union(*map(tsv.read_valid_codes, dict.fromkeys(map(Path, valid_codes))))
         if track == "X":
             tally = _score_references(Path(gold), Path(pred), valid, chosen)
         else:
