@@ -12,6 +12,7 @@ a :class:`~nlpbench.metrics.counts.PRF`); corpus rows are their sums.
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -62,11 +63,18 @@ def score_codiesp(
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs):
         raise InputError(f"cutoffs k must be positive integers, not {list(k)}")
     with collected_warnings() as warnings, collector_paused():
-        valid = frozenset().union(*map(tsv.read_valid_codes, dict.fromkeys(map(Path, valid_codes))))
+        lists = [tsv.read_valid_codes(path) for path in dict.fromkeys(map(Path, valid_codes))]
+        valid = frozenset().union(*lists)
         if track == "X":
             tally = _score_references(Path(gold), Path(pred), valid, chosen)
         else:
             tally = _score_rankings(Path(gold), Path(pred), valid, chosen, track, cutoffs)
+    if chosen.official_failures:
+        tally.shape.numeric_list = next((_number_type(codes) for codes in lists if _numbers(codes)), None)
+        tally.notes += [
+            f"the official {script} fails on this input ({exception}): {why}; the values here follow its formulas"
+            for script, exception, why in _official_failures(track, tally.shape)
+        ]
     inputs = {"track": track, "gold": str(gold), "pred": str(pred), "valid_codes": [str(v) for v in valid_codes]}
     if cutoffs:
         inputs["k"] = cutoffs
@@ -81,6 +89,18 @@ def score_codiesp(
 
 
 @dataclass
+class _Shape:
+    """What of the input decides whether an official script fails on it: each file ``empty``, all its codes
+    numbers (``numeric``) or neither (``""``); whether a predicted code is valid; a valid-code list of numbers
+    (``"int"`` or ``"float"``, the type pandas reads them as)."""
+
+    gold: str = ""
+    pred: str = ""
+    valid: bool = True
+    numeric_list: str | None = None
+
+
+@dataclass
 class _Tally:
     """Sums over the scored documents, their per-document rows, and what the run noted."""
 
@@ -88,6 +108,7 @@ class _Tally:
     counts: dict[str, PRF] = field(default_factory=dict)
     per_document: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    shape: _Shape = field(default_factory=_Shape)
 
     def start(self, means: list[str], counts: list[str]) -> None:
         """Give each metric its row, in this order, even when no document is scored."""
@@ -151,10 +172,11 @@ def _score_rankings(
     gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile, track: str, cutoffs: list[int]
 ) -> _Tally:
     relevant = {doc.doc_id: {code.lower() for code in doc.codes} for doc in tsv.read_ranked_codes(gold)}
+    predicted = tsv.read_ranked_codes(pred)
     rankings: dict[str, tuple[str, ...]] = {}
     invalid: Counter[str] = Counter()
     repeats = total = 0
-    for doc in tsv.read_ranked_codes(pred):
+    for doc in predicted:
         distinct = dict.fromkeys(map(str.lower, doc.codes))
         total += len(doc.codes)
         repeats += len(doc.codes) - len(distinct)
@@ -165,6 +187,11 @@ def _score_rankings(
     sides = _Sides(set(relevant), set(rankings), profile)
     tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
     tally.notes += _undefined_notes(profile, track, gold_codes=len(relevant), predicted=total, valid=len(rankings))
+    tally.shape = _Shape(
+        _state(relevant and (code for codes in relevant.values() for code in codes)),
+        _state(predicted and (code for doc in predicted for code in doc.codes)),
+        bool(rankings),
+    )
     if repeats:
         tally.notes.append(f"{repeats} repeated predicted codes were dropped; each code keeps its first rank")
     below = sum(max(0, len(r) - profile.depth) for r in rankings.values()) if profile.depth else 0
@@ -222,6 +249,8 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
     tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
     tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_document), predicted=len(columns.code),
                                     valid=len(document))  # fmt: skip
+    tally.shape = _Shape(_state(len(gold_document) and gold_columns.codes), _state(len(columns.code) and columns.codes),
+                         bool(len(document)))  # fmt: skip
     if odd:
         tally.notes.append(
             f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
@@ -279,7 +308,7 @@ def _category_key(track: str) -> Callable[[str], str]:
 
 def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, predicted: int, valid: int) -> list[str]:
     """Warnings for input without gold codes or without a valid prediction: which values divide by 0 and what the
-    profile reports for them, and (under ``official_failures``) which official script fails on it and how."""
+    profile reports for them."""
     ranked = track != "X"
     zero = "null, as the official scripts print nan" if profile.nan_when_undefined else "reported as 0"
     notes = []
@@ -298,32 +327,51 @@ def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, pre
         what = "recall and F1 have" if profile.nan_when_undefined else "recall has"
         mean = " and MAP averages over no gold document" if ranked and not profile.map_over_predicted else ""
         notes.append(f"the gold file has no codes: there is nothing to find; {what} no gold code (0/0){mean}: {zero}")
-    if profile.official_failures:
-        notes += [
-            f"the official {script} fails on this input ({exception}): {why}; the values here follow its formulas"
-            for script, exception, why in _official_failures(track, gold_codes, predicted, valid)
-        ]
     return notes
 
 
-_EMPTY_DATA = "pandas.errors.EmptyDataError: No columns to parse from file"
-
-
-def _official_failures(track: str, gold_codes: int, predicted: int, valid: int) -> list[tuple[str, str, str]]:
-    """(script, exception, reason) for each official script that fails on valid input of this shape
-    (recorded in tests/conformance/codiesp_official_cases.json)."""
-    empty = "an empty gold file" if not gold_codes else "an empty prediction file" if not predicted else ""
+def _official_failures(track: str, shape: _Shape) -> list[tuple[str, str, str]]:
+    """(script, exception, reason) for each official script that fails on valid input of this shape, by the first
+    thing it reads that it fails on (recorded in tests/conformance/codiesp_official_cases.json)."""
+    lists = shape.numeric_list and (
+        f"AttributeError: '{shape.numeric_list}' object has no attribute 'lower'",
+        "every code of a valid-code list is a number, which pandas reads as one",
+    )
+    reading = lists or _reading_failure("gold", shape.gold) or _reading_failure("prediction", shape.pred)
     if track == "X":
-        if empty:
-            return [("codiespX_evaluation.py", _EMPTY_DATA, empty)]
-        if not valid:
-            return [("codiespX_evaluation.py", "ValueError: not enough values to unpack (expected 2, got 0)",
-                     "no predicted code is valid")]  # fmt: skip
-        return []
-    failures = [("codiespD_P_evaluation.py", _EMPTY_DATA, empty)] if empty else []
-    if not gold_codes:
-        failures.append(("comp_f1_diag_proc.py", "ZeroDivisionError: division by zero", "an empty gold file"))
-    return failures
+        failure = reading or (not shape.valid and (_UNPACK, "no predicted code is valid"))
+        return [("codiespX_evaluation.py", *failure)] if failure else []
+    divided = lists or (shape.gold == "empty" and ("ZeroDivisionError: division by zero", "an empty gold file"))
+    scripts = (("codiespD_P_evaluation.py", reading), ("comp_f1_diag_proc.py", divided))
+    return [(script, *failure) for script, failure in scripts if failure]
+
+
+def _reading_failure(side: str, state: str) -> tuple[str, str] | None:
+    if state == "empty":
+        return _EMPTY_DATA, f"an empty {side} file"
+    if state == "numeric":
+        return _STR_ACCESSOR, f"every {side} code is a number, which pandas reads as one"
+    return None
+
+
+def _state(codes: Iterable[str]) -> str:
+    """``empty`` without codes (a false ``codes``), ``numeric`` if every code is a number, else ``""``."""
+    return "empty" if not codes else "numeric" if _numbers(codes) else ""
+
+
+def _numbers(codes: Iterable[str]) -> bool:
+    """Whether pandas reads every code as a number (stops at the first that is not)."""
+    return all(map(_NUMBER.fullmatch, codes))
+
+
+def _number_type(codes: Iterable[str]) -> str:
+    return "int" if all(map(str.isdigit, codes)) else "float"
+
+
+_EMPTY_DATA = "pandas.errors.EmptyDataError: No columns to parse from file"
+_STR_ACCESSOR = "AttributeError: Can only use .str accessor with string values!. Did you mean: 'std'?"
+_UNPACK = "ValueError: not enough values to unpack (expected 2, got 0)"
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _code_notes(
