@@ -299,7 +299,7 @@ def _bytes(path: Path | str) -> bytes:
     with open(path, "rb") as handle:
         data = handle.read()
     try:
-        data.decode("utf-8")
+        data.isascii() or data.decode("utf-8")
     except UnicodeDecodeError:
         _text(path)  # raises the reader's one-line error
     data = data.removeprefix(b"\xef\xbb\xbf")
@@ -309,7 +309,7 @@ def _bytes(path: Path | str) -> bytes:
 
 
 _WIDEST = {"case": 256, "code": 64}  # wider ids go to the exact reader
-_BLOCK = 1 << 17  # lines whose ids are compared at once: bounds the memory of the id matrices
+_CHUNK = 1 << 22  # bytes checked at once (whole lines): keeps the work arrays small enough for the caches
 
 
 def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
@@ -318,17 +318,40 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
     Plainly valid: ``case<TAB>start end<TAB>label<TAB>code`` with ids of
     printable ASCII and offsets of ASCII digits. Only the bytes that are not
     printable ASCII (tabs, line ends, spaces, anything else) are located, and
-    each must be where such a line allows it.
+    each must be where such a line allows it. The file is read a chunk of
+    whole lines at a time.
     """
     size = len(data) + 1  # with a last line end
     buf = np.frombuffer(data + b"\n" + bytes(8 * (_WIDEST["case"] // 8 + 1)), dtype=np.uint8)  # and padding
-    text = buf[:size]
-    special = np.flatnonzero(text < 33 if text.max(initial=0) < 127 else (text < 33) | (text > 126))
+    ascii_only = data.isascii()
+    documents: dict[str, int] = {}
+    parts = []
+    begin = 0
+    while begin < size:
+        end = data.find(b"\n", begin + _CHUNK - 1) + 1 or size
+        part = _bulk_chunk(data, buf, begin, end, ascii_only, documents)
+        if part is None:
+            return None
+        parts.append(part)
+        begin = end
+    document, words, start, end = zip(*parts, strict=True)
+    width = max(w.shape[1] for w in words)
+    words = np.concatenate([np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in words])
+    codes, code = _distinct_codes(words)
+    return ReferenceColumns(list(documents), codes, np.concatenate(document), code, np.concatenate(start),
+                            np.concatenate(end))  # fmt: skip
+
+
+def _bulk_chunk(data: bytes, buf: np.ndarray, begin: int, end: int, ascii_only: bool, documents: dict[str, int]):
+    """Document indices, code words, starts and ends of the lines from byte ``begin`` to ``end``; None if one
+    of them is not plainly valid. ``documents`` numbers the case ids."""
+    text = buf[begin:end]
+    special = np.flatnonzero(text < 33 if ascii_only else (text < 33) | (text > 127)) + begin
     value = buf[special]
     ends = special[value == 10]
     tabs = special[value == 9]
     other = special[(value != 9) & (value != 10)]
-    starts = np.concatenate(([0], ends[:-1] + 1))
+    starts = np.concatenate(([begin], ends[:-1] + 1))
     filled = ends > starts
     starts, ends = starts[filled], ends[filled]
     if len(tabs) != 3 * len(starts):
@@ -350,12 +373,25 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
         if len(space) != len(starts) or np.any(line[in_position] != np.arange(len(starts))):
             return None
     offsets = _bulk_offsets(buf, tabs[:, 0] + 1, space, tabs[:, 1])
-    if offsets is None:
+    case_width = int((tabs[:, 0] - starts).max(initial=1))
+    code_width = int((ends - tabs[:, 2] - 1).max(initial=1))
+    if offsets is None or case_width > _WIDEST["case"] or code_width > _WIDEST["code"]:
         return None
-    ids = _bulk_ids(data, buf, (starts, tabs[:, 0]), (tabs[:, 2] + 1, ends))
-    if ids is None:
-        return None
-    return ReferenceColumns(*ids, *offsets)
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64), *offsets
+    # case ids: only where a run of lines of one document begins does Python read the id
+    words = _words(buf, starts, tabs[:, 0], case_width)
+    lengths = tabs[:, 0] - starts
+    heads = np.flatnonzero(
+        np.concatenate(([True], (words[1:] != words[:-1]).any(axis=1) | (lengths[1:] != lengths[:-1])))
+    )
+    runs = [
+        documents.setdefault(data[s:e].decode("ascii"), len(documents))
+        for s, e in zip(starts[heads].tolist(), tabs[heads, 0].tolist(), strict=True)
+    ]
+    document = np.repeat(np.array(runs, dtype=np.int64), np.diff(np.append(heads, len(starts))))
+    # codes: their bytes, zero-padded to whole 8-byte words, are their keys
+    return document, _words(buf, tabs[:, 2] + 1, ends, code_width), *offsets
 
 
 def _bulk_offsets(
@@ -391,35 +427,8 @@ def _bulk_offsets(
 _ZEROS, _SIXES, _HIGH = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for b in (0x30, 0x06, 0xF0))
 
 
-def _bulk_ids(
-    data: bytes, buf: np.ndarray, cases: tuple[np.ndarray, np.ndarray], codes: tuple[np.ndarray, np.ndarray]
-) -> tuple[list[str], list[str], np.ndarray, np.ndarray] | None:
-    """Distinct case ids and lower-cased codes, and each line's index into them (fields from start to end)."""
-    widths = {name: int((end - start).max(initial=1)) for name, (start, end) in (("case", cases), ("code", codes))}
-    if any(widths[name] > _WIDEST[name] for name in widths):
-        return None
-    documents: dict[str, int] = {}
-    document, code = [], []
-    for first in range(0, len(cases[0]), _BLOCK):
-        block = slice(first, first + _BLOCK)
-        # case ids: only where a run of lines of one document begins does Python read the id
-        start, end = cases[0][block], cases[1][block]
-        words = _words(buf, start, end, widths["case"])
-        heads = np.flatnonzero(
-            np.concatenate(
-                ([True], (words[1:] != words[:-1]).any(axis=1) | (end[1:] - start[1:] != end[:-1] - start[:-1]))
-            )
-        )
-        runs = [
-            documents.setdefault(data[s:e].decode("ascii"), len(documents))
-            for s, e in zip(start[heads].tolist(), end[heads].tolist(), strict=True)
-        ]
-        document.append(np.repeat(np.array(runs, dtype=np.int64), np.diff(np.append(heads, len(start)))))
-        # codes: their bytes, zero-padded to whole 8-byte words, are their keys
-        code.append(_words(buf, codes[0][block], codes[1][block], widths["code"]))
-    if not document:
-        return [], [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    words = np.concatenate(code)
+def _distinct_codes(words: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The distinct codes, lower-cased, of codes given as rows of zero-padded words, and each row's index."""
     keys = words.ravel() if words.shape[1] == 1 else words.view(f"V{8 * words.shape[1]}").ravel()
     written = np.unique(keys)
     index = np.searchsorted(written, keys)
@@ -429,7 +438,7 @@ def _bulk_ids(
         lowered.setdefault(bytes(key).rstrip(b"\0").decode("ascii").lower(), len(lowered))
         for key in (written.view("S8") if words.shape[1] == 1 else written)
     ]
-    return list(documents), list(lowered), np.concatenate(document), np.array(as_lowered, dtype=np.int64)[index]
+    return list(lowered), np.array(as_lowered, dtype=np.int64)[index]
 
 
 def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
