@@ -5,7 +5,8 @@ renderings show the overall and sliced score rows and, when asked for, the
 errors; Markdown and HTML also list the warnings, which the command line
 prints on standard error. Per-document rows appear in JSON only. A score
 value a row holds as None (JSON null: a ratio over 0, which official scorers
-print as nan) shows as ``nan``; a column a row does not have stays blank.
+print as nan) shows as ``nan``; a column a row does not have, and a label or
+average of None, stay blank.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def cell(value: Any) -> str:
 
 
 def score_cell(row: Row, key: str) -> str:
-    """A score row's cell: ``nan`` where the row holds None, blank where it has no such column."""
-    return "nan" if key in row and row[key] is None else cell(row.get(key))
+    """A score row's cell: ``nan`` where the row holds None as a value (not as its label or average), blank where
+    it has no such column."""
+    return "nan" if key not in _KEY_COLUMNS and key in row and row[key] is None else cell(row.get(key))
 
 
 def _plain_cell(row: Row, key: str) -> str:
