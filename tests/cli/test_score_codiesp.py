@@ -180,3 +180,13 @@ def test_profiles_command_lists_the_quirks(cli):
     result = cli("profiles", "codiesp")
     assert result.exit_code == 0
     assert "map_over_predicted = True" in result.stdout and "depth = 1000" in result.stdout
+
+
+def test_markdown_and_html_show_nan_where_json_has_null(cli, inputs):
+    gold, pred, codes = inputs(GOLD_D, "S1\tXXX\n")
+    command = ("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "codiesp2020")
+    markdown = cli(*command, "-f", "markdown").stdout
+    assert "| map | 0 | 0 | nan |  |  |  |  |  |  |" in markdown
+    assert "| micro |  |  |  | 0 | 0 | 3 | nan | 0 | nan |" in markdown
+    html = cli(*command, "-f", "html").stdout
+    assert html.count(">nan</td>") == 3
