@@ -401,8 +401,9 @@ def timelines(
     Profiles: [bold]standard[/] (ISO 8601 date intervals that match when they
     share a day, month or year; case-insensitive labels; ids checked by id),
     [bold]chemotimelines2024[/] (eval_timeline.py exactly: dateutil dates
-    completed from --reference-date, %W weeks, count checks, the official score
-    in strict mode only).
+    completed from --reference-date, %W weeks, count checks). The official row is
+    reported in every mode: eval_timeline.py v20240305 printed it for --relaxed_to
+    month, the October 2024 version for --strict.
     """
     from nlpbench.tasks.timelines import score_timelines
 
