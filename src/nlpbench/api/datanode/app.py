@@ -32,6 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nlpbench import __version__
@@ -635,6 +636,16 @@ def _annotation_routes(router: APIRouter, reading, writing) -> None:
         return {}
 
 
+def _methods(app: FastAPI, request: Request) -> set[str]:
+    """Every method some route serves at the request's path."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return methods
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
@@ -645,10 +656,12 @@ def _add_error_handlers(app: FastAPI) -> None:
         return problem(error.status, str(error))
 
     @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, error: HTTPException) -> ProblemResponse:
+    async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
         detail = error.detail if isinstance(error.detail, str) else None
         response = problem(error.status_code, detail)
         response.headers.update(error.headers or {})
+        if error.status_code == 405:  # Starlette names the methods of one route; a path has several
+            response.headers["Allow"] = ", ".join(sorted(_methods(app, request)))
         return response
 
     @app.exception_handler(OperationalError)
