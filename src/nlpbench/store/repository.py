@@ -17,11 +17,11 @@ what a dataset holds.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import msgspec
 from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
@@ -308,9 +308,17 @@ def _notes_query(store_id: int) -> Select:
 def get_note(
     session: Session, dataset: str, fhir_store: str, identifier: str, missing: type[StoreError] = NotFound
 ) -> NoteRow:
-    store = get_fhir_store(session, dataset, fhir_store, missing)
-    row = session.execute(_notes_query(store.id).where(Note.identifier == identifier)).first()
+    """One note, in one query; when it is missing, a second lookup says what is."""
+    query = (
+        select(Note.identifier, Patient.identifier, Note.type, Note.text)
+        .join(Patient, Note.patient_id == Patient.id)
+        .join(FhirStore, Note.fhir_store_id == FhirStore.id)
+        .join(Dataset, FhirStore.dataset_id == Dataset.id)
+        .where(Dataset.name == dataset, FhirStore.name == fhir_store, Note.identifier == identifier)
+    )
+    row = session.execute(query).first()
     if row is None:
+        get_fhir_store(session, dataset, fhir_store, missing)
         raise _gone(missing, f"note {identifier!r} in {dataset}/{fhir_store}")
     return NoteRow(*row)
 
@@ -649,7 +657,7 @@ def content_hash(session: Session, dataset: str) -> str:
     digest = hashlib.sha256()
 
     def add(*parts: Any) -> None:
-        digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(msgspec.json.encode(parts, order="sorted"))
         digest.update(b"\n")
 
     stores = session.scalars(select(FhirStore.name).where(FhirStore.dataset_id == row.id).order_by(FhirStore.name))
