@@ -125,6 +125,17 @@ def _page(session: Session, query: Select, offset: int, limit: int) -> Page:
     return Page([row[0] if len(row) == 1 else row for row in rows], total, offset, limit)
 
 
+def _rows_page(session: Session, model: Any, parent: Any, parent_id: int, query: Select, offset: int, limit: int):
+    """A page of a large listing (notes, records): counted on the parent's index, and the offset skipped
+    over ids alone (the index on (parent, identifier)), so that only the rows shown are read and joined."""
+    total = session.execute(select(func.count()).select_from(model).where(parent == parent_id)).scalar_one()
+    if offset >= total:
+        return Page([], total, offset, limit)
+    ids = select(model.id).where(parent == parent_id).order_by(model.identifier).offset(offset).limit(limit).subquery()
+    rows = session.execute(query.join(ids, ids.c.id == model.id)).all()
+    return Page([row[0] if len(row) == 1 else row for row in rows], total, offset, limit)
+
+
 def _insert_new(session: Session, row: Any, what: str) -> Any:
     """Add ``row``; a row with the same name written meanwhile by another transaction is a :class:`Conflict`."""
     try:
@@ -339,7 +350,7 @@ def create_note(
 
 def list_notes(session: Session, dataset: str, fhir_store: str, offset: int = 0, limit: int = 10) -> Page[NoteRow]:
     store = get_fhir_store(session, dataset, fhir_store, MissingParent)
-    page = _page(session, _notes_query(store.id), offset, limit)
+    page = _rows_page(session, Note, Note.fhir_store_id, store.id, _notes_query(store.id), offset, limit)
     return Page([NoteRow(*row) for row in page.items], page.total, offset, limit)
 
 
@@ -434,12 +445,9 @@ def list_annotations(
     session: Session, dataset: str, annotation_store: str, offset: int = 0, limit: int = 10
 ) -> Page[AnnotationRecord]:
     store = get_annotation_store(session, dataset, annotation_store, MissingParent)
-    query = (
-        select(AnnotationRecord)
-        .where(AnnotationRecord.annotation_store_id == store.id)
-        .order_by(AnnotationRecord.identifier)
-    )
-    return _page(session, query, offset, limit)
+    query = select(AnnotationRecord).order_by(AnnotationRecord.identifier)
+    parent = AnnotationRecord.annotation_store_id
+    return _rows_page(session, AnnotationRecord, parent, store.id, query, offset, limit)
 
 
 def delete_annotation(session: Session, dataset: str, annotation_store: str, identifier: str) -> None:
