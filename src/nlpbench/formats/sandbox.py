@@ -68,10 +68,18 @@ def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document
     oddities.report()
 
 
+def read_records(records: Iterable[Any], source: str, labels: Collection[str] | None = None) -> Iterator[Document]:
+    """Annotation records already decoded (a data node's pages), checked as :func:`read` checks a file's;
+    ``source`` names them in messages."""
+    oddities = _Oddities(source, labels)
+    yield from _unique(_records(records, source, oddities), source)
+    oddities.report()
+
+
 class _Oddities:
     """The reading context: which labels are wanted; odd annotations counted per kind with a first example."""
 
-    def __init__(self, path: Path, labels: Collection[str] | None = None):
+    def __init__(self, path: Path | str, labels: Collection[str] | None = None):
         self.path = path
         self.labels = labels
         self.found: dict[str, list] = {}
@@ -373,20 +381,32 @@ def write(documents: Iterable[Document], path: Path) -> None:
 
 
 def write_bundles(documents: Iterable[Document], path: Path) -> None:
-    """Write patient bundles; every document needs its text."""
+    """Write patient bundles; every document needs its text.
+
+    The bundles load with the NLP Sandbox's seeding script (nlpsandbox-client's
+    ``examples/push_dataset.py``), which takes a note's id from the ``noteId``
+    its annotations share and passes the note and its record to the 1.2.0
+    create requests as they are: every annotation carries ``noteId`` and a
+    ``confidence`` (the schema requires one: an annotation without gets 100),
+    the record has no ``name`` and the note no ``identifier`` — except a note
+    without annotations, which keeps its ``identifier`` so that it is read back.
+    """
     patients: dict[str, list[dict[str, Any]]] = {}
     left_out: Counter[str] = Counter()
     for document in documents:
         if document.text is None:
             raise InputError("patient bundles need each note's text", record=f"document {document.id}")
         patient = str(document.metadata.get("patientId", document.id))
-        note = {
-            "identifier": document.id,
-            "text": document.text,
-            "type": document.metadata.get("noteType", ""),
-            "patientId": patient,
-        }
-        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document, left_out)})
+        note = {"text": document.text, "type": document.metadata.get("noteType", ""), "patientId": patient}
+        record = record_json(document, left_out)
+        del record["name"]
+        annotations = [a for key, values in record.items() if key in BY_ARRAY for a in values]
+        for annotation in annotations:
+            annotation.setdefault("confidence", 100)
+            annotation["noteId"] = document.id
+        if not annotations:
+            note = {"identifier": document.id, **note}
+        patients.setdefault(patient, []).append({"note": note, "annotation": record})
     bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
