@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-from nlpbench import formats
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
-from nlpbench.errors import InputError, collected_warnings
-from nlpbench.model import Document
+from nlpbench.errors import collected_warnings
 
 PHI_LABELS = ("date", "person_name", "location", "id", "contact")
 
@@ -25,8 +22,12 @@ class Executor(StrEnum):
 @one_line_errors
 def annotate(
     tool: str = typer.Option(..., "--tool", "-t", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
-    notes: Path = typer.Option(..., "--notes", "-n", help="The notes to send, with their texts."),
-    out: Path = typer.Option(..., "--out", "-o", help="Where to write the tool's annotations."),
+    notes: str = typer.Option(
+        ..., "--notes", "-n", help="The notes to send, with their texts: a file, or a data node's FHIR store URL."
+    ),
+    out: str = typer.Option(
+        ..., "--out", "-o", help="Where to write the annotations: a file, or datanode:URL of an annotation store."
+    ),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
@@ -52,16 +53,22 @@ def annotate(
     within the 1.2.0 schemas before any note is sent. Finished notes go to the
     checkpoint as they finish; running the same command again skips them. The
     checkpoint is removed once OUT is written.
+
+    --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation reads the notes
+    from an NLP Sandbox data node; --out datanode:http://HOST/api/v1/datasets/D/annotationStores/S
+    stores one annotation record per note there (the store is created if
+    missing; a record already stored is kept when equal, an error otherwise).
     """
-    from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
+    from nlpbench.formats.datanode import open_notes, open_output  # httpx and pydantic load only when used
+    from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
 
     labels = _labels(types)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")
-    checkpoint = checkpoint or out.with_name(out.name + ".checkpoint.jsonl")
-    reader = formats.get(notes_format)
-    writer = formats.get(out_format)
-    total = sum(1 for _ in reader.read(notes))
+    source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
+    output = open_output(out, out_format, notes=notes, timeout=timeout, retries=retries)
+    checkpoint = checkpoint or output.checkpoint()
+    total = source.count()
     started = time.monotonic()
     with collected_warnings() as warnings, progress("annotating", total) as tick:
         run = AnnotationRun(
@@ -76,10 +83,10 @@ def annotate(
             batch_size=batch_size,
         )
         try:
-            documents = run.run(_with_texts(reader.read(notes), notes))
+            documents = run.run(source.documents())
         except ToolError as error:
             raise fail(f"{error} (finished notes are kept in {checkpoint}; run again to resume)") from None
-        writer.write(documents, out)
+        where = output.write(documents)
     checkpoint.unlink(missing_ok=True)
     warn([*warnings, *run.stats.warnings])
     stats, tool_info = run.stats, run.check.tool
@@ -91,7 +98,7 @@ def annotate(
         markup=False,
         soft_wrap=True,
     )
-    typer.echo(f"{out}: wrote {stats.notes} notes, {stats.annotations} annotations")
+    typer.echo(f"{where}: wrote {stats.notes} notes, {stats.annotations} annotations")
 
 
 def _labels(types: str | None) -> tuple[str, ...] | None:
@@ -102,13 +109,6 @@ def _labels(types: str | None) -> tuple[str, ...] | None:
     if unknown or not labels:
         raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(PHI_LABELS)}")
     return labels
-
-
-def _with_texts(documents: Iterator[Document], path: Path) -> Iterator[Document]:
-    for document in documents:
-        if document.text is None:
-            raise InputError("this note has no text to send (use a format that carries texts)", path, document.id)
-        yield document
 
 
 def add_commands(app: typer.Typer) -> None:

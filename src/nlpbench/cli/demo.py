@@ -51,7 +51,12 @@ def demo(
 
 @one_line_errors
 def run(
-    notes: Path = typer.Option(..., "--notes", "-n", help="The dataset: notes with their texts and gold annotations."),
+    notes: str = typer.Option(
+        ...,
+        "--notes",
+        "-n",
+        help="The dataset, notes with their texts and gold annotations: a file, or a data node's FHIR store URL.",
+    ),
     tool: list[str] = typer.Option(..., "--tool", "-t", help="NAME=URL of an NLP Sandbox tool; repeat for several."),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
@@ -65,17 +70,19 @@ def run(
     Every tool gets every note of --notes through the tool API; its dates,
     person names, locations, ids and contacts are scored against the notes'
     own annotations with every span metric. Prints a leaderboard and writes
-    an HTML report, as `nlpbench demo` does on the embedded dataset.
+    an HTML report, as `nlpbench demo` does on the embedded dataset. With
+    --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation the notes come
+    from an NLP Sandbox data node and the gold from the dataset's annotation
+    store goldstandard.
     """
+    from nlpbench.formats.datanode import open_notes  # httpx loads only when used
+
     urls = dict(_name_and_url(given) for given in tool)
     with collected_warnings() as warnings:
-        dataset = list(formats.get(notes_format).read(notes))
+        dataset = list(open_notes(notes, notes_format).documents(gold=True))
     warn(warnings)
     if not dataset:
         raise fail(f"{notes}: no notes")
-    missing = next((note.id for note in dataset if note.text is None), None)
-    if missing is not None:
-        raise fail(f"{notes}: note {missing} has no text to send (use a format that carries texts)")
     _benchmark(urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of {notes}")
 
 

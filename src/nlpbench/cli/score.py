@@ -48,9 +48,14 @@ def example_file(name: str) -> Path:
 @app.command("sandbox")
 @one_line_errors
 def sandbox(
-    gold: Path = typer.Option(None, "--gold", "-g", help="Gold annotations (NLP Sandbox JSON unless --gold-format)."),
-    pred: Path = typer.Option(
-        None, "--pred", "-p", help="Predicted annotations (NLP Sandbox JSON unless --pred-format)."
+    gold: str = typer.Option(
+        None,
+        "--gold",
+        "-g",
+        help="Gold annotations: a file (NLP Sandbox JSON unless --gold-format) or a data node's annotation store URL.",
+    ),
+    pred: str = typer.Option(
+        None, "--pred", "-p", help="Predicted annotations: a file (see --pred-format) or an annotation store URL."
     ),
     annotation_type: AnnotationType = typer.Option(
         "location", "--annotation-type", "-t", help="Which annotations to score."

@@ -29,15 +29,17 @@ import time
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import msgspec
 
 from nlpbench import formats
 from nlpbench.errors import InputError
 from nlpbench.formats import sandbox
 from nlpbench.model import Annotation, Document
+
+if TYPE_CHECKING:
+    import httpx
 
 PREFIX = "datanode:"
 NOTES, ANNOTATIONS = "fhirStores", "annotationStores"
@@ -129,6 +131,8 @@ class DataNodeClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.requests = 0
+        import httpx  # loaded only when a data node is used: scoring files never needs it
+
         self._client = httpx.Client(base_url=self.api, timeout=timeout, transport=transport)
 
     def __enter__(self) -> DataNodeClient:
@@ -144,6 +148,8 @@ class DataNodeClient:
         self, method: str, path: str, *, params: dict | None = None, json: Any = None, accept: Collection[int] = ()
     ) -> Any:
         """The decoded JSON answer; a status in ``accept`` is returned as ``None`` instead of raised."""
+        import httpx
+
         where = self._where(path, params)
         for attempt in range(self.retries + 1):
             retry_after = None

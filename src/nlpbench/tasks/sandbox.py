@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from nlpbench import formats, profiles
+from nlpbench import profiles
 from nlpbench.errors import collected_warnings
+from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
@@ -56,8 +57,8 @@ def score_sandbox(
     chosen: SpanProfile = profiles.get("spans", profile)
     run = _Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = formats.get(gold_format).read(Path(gold), labels={phi.name})
-        pred_docs = formats.get(pred_format).read(Path(pred), labels={phi.name})
+        gold_docs = datanode.documents(gold, gold_format, labels={phi.name})
+        pred_docs = datanode.documents(pred, pred_format, labels={phi.name})
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             run.add(doc_id, gold_doc and gold_doc.of_label(phi.name), pred_doc and pred_doc.of_label(phi.name))
             if on_document:
