@@ -66,11 +66,18 @@ def sandbox(
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
     pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
+    db: str = typer.Option(
+        None, "--db", help="The store that --gold/--pred store:DATASET/annotationStores/NAME name (or $NLPBENCH_DB)."
+    ),
     fmt: OutputFormat = FORMAT_OPTION,
     output: Path = OUTPUT_OPTION,
     per_document: bool = PER_DOCUMENT_OPTION,
 ) -> None:
     """PHI span annotation as the NLP Sandbox scored it: instance strict and relaxed, token, type.
+
+    --gold and --pred are files, annotation stores of a data node
+    (http://HOST/api/v1/datasets/D/annotationStores/goldstandard) or of the
+    store (store:D/annotationStores/goldstandard with --db).
 
     Profiles: [bold]standard[/] (one-to-one matching, whitespace tokens, unrounded),
     [bold]nlpsandbox[/] (nlpsandbox-client 4.3.1 exactly), [bold]nlpsandbox-legacy[/]
@@ -80,12 +87,13 @@ def sandbox(
         gold, pred = example_file("gold.json"), example_file("pred.json")
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
+    from nlpbench.cli.stored import scoring_input
     from nlpbench.tasks.sandbox import score_sandbox
 
     with progress("scoring") as tick:
         report = score_sandbox(
-            gold,
-            pred,
+            scoring_input(gold, db),
+            scoring_input(pred, db),
             annotation_type.value,
             profile=profile,
             relax=relax,

@@ -451,9 +451,13 @@ def open_output(
 
 
 def documents(
-    source: str | Path, fmt: str, labels: Collection[str] | None = None, *, timeout: float = 30.0
+    source: Any, fmt: str, labels: Collection[str] | None = None, *, timeout: float = 30.0
 ) -> Iterator[Document]:
-    """Annotated documents to score: a file of ``fmt``, or an annotation store of a data node."""
+    """Annotated documents to score: a file of ``fmt``, an annotation store of a data node, or an object whose
+    ``read(labels)`` yields them (an annotation store of nlpbench's store, as the command line opens it)."""
+    if not isinstance(source, (str, Path)):
+        yield from source.read(labels)
+        return
     if not is_data_node(source):
         yield from formats.get(fmt).read(Path(source), labels=labels)
         return

@@ -1,0 +1,248 @@
+"""annotate, run and score sandbox against a real ``nlpbench datanode serve`` on 127.0.0.1.
+
+The data node is seeded the way the NLP Sandbox seeded its own: nlpbench's
+patient bundles pushed with the official client library (nlpsandbox-client
+4.3.1) through the calls of its ``examples/push_dataset.py``, which also shows
+that the bundles carry what that script needs (``noteId``, a confidence, no
+``identifier`` or ``name`` its create requests refuse).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from nlpbench import formats, synth
+from nlpbench.api.tool import create_app
+from tests.toolkit import DatesOnly, RegexPhi, served
+
+NOTES = 12
+DATASET = "synth-12"
+PHI = ("date", "person_name", "location", "id", "contact")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def push_bundles(api: str, dataset: str, path: Path) -> None:
+    """Seed a data node from patient bundles with the official client, call for call as push_dataset.py does."""
+    pytest.importorskip("nlpsandboxclient")
+    import nlpsandbox
+    import nlpsandbox.apis
+    from nlpsandboxclient.utils import camelcase_to_snakecase, change_keys
+
+    with nlpsandbox.ApiClient(nlpsandbox.Configuration(host=api)) as client:
+        nlpsandbox.apis.DatasetApi(client).create_dataset(dataset, body={})
+        fhir_store = nlpsandbox.apis.FhirStoreApi(client).create_fhir_store(dataset, "evaluation", body={})
+        nlpsandbox.apis.AnnotationStoreApi(client).create_annotation_store(dataset, "goldstandard", body={})
+        patients, notes = nlpsandbox.apis.PatientApi(client), nlpsandbox.apis.NoteApi(client)
+        annotations = nlpsandbox.apis.AnnotationApi(client)
+        for bundle in json.loads(path.read_text())["patient_bundles"]:
+            patient = change_keys(bundle["patient"], camelcase_to_snakecase)
+            patient_id = patient.pop("identifier")
+            patients.create_patient(dataset, "evaluation", patient_id, patient_create_request=patient)
+            for note_bundle in bundle["note_bundles"]:
+                record = note_bundle["annotation"]
+                (note_id,) = {a["noteId"] for key, values in record.items() if key.startswith("text") for a in values}
+                note = change_keys(note_bundle["note"], camelcase_to_snakecase)
+                note["patient_id"] = patient_id
+                notes.create_note(dataset, "evaluation", note_id, note_create_request=note)
+                record["annotationSource"]["resourceSource"]["name"] = f"{fhir_store.name}/fhir/Note/{note_id}"
+                annotations.create_annotation(
+                    dataset,
+                    "goldstandard",
+                    annotation_id=note_id,
+                    annotation_create_request=change_keys(record, camelcase_to_snakecase),
+                )
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory) -> Path:
+    """The first notes of the embedded synthetic set with their PHI gold, as nlpbench writes patient bundles."""
+    dataset = synth.embedded()[:NOTES]
+    for note in dataset:
+        note.annotations = [a for a in note.annotations if a.label in PHI]
+    path = tmp_path_factory.mktemp("bundles") / "notes.json"
+    formats.get("sandbox-bundles").write(dataset, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory, bundles):
+    """``nlpbench datanode serve`` on a SQLite file, seeded from the bundles; yields (API URL, database URL)."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('node') / 'node.db'}"
+    port = free_port()
+    command = [sys.executable, "-m", "nlpbench", "datanode", "serve", "--db", db, "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{api}/healthCheck").raise_for_status()
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read()
+                assert time.monotonic() < deadline, "the data node did not start within 60 s"
+                time.sleep(0.2)
+        push_bundles(api, DATASET, bundles)
+        yield api, db
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def tool():
+    with served(create_app(RegexPhi())) as url:
+        yield url
+
+
+def store(api: str, kind: str, name: str) -> str:
+    return f"{api}/datasets/{DATASET}/{kind}/{name}"
+
+
+def note_texts(bundles: Path) -> list[str]:
+    return [note.text for note in formats.get("sandbox-bundles").read(bundles)]
+
+
+def test_annotate_from_a_data_node_into_an_annotation_store(cli, node, tool, bundles, tmp_path, monkeypatch):
+    api, _ = node
+    monkeypatch.chdir(tmp_path)  # where the data node's default checkpoint goes
+    notes, out = store(api, "fhirStores", "evaluation"), store(api, "annotationStores", "submission-1")
+    result = cli("annotate", "--tool", tool, "--notes", notes, "--out", f"datanode:{out}")
+    assert result.exit_code == 0, result.stderr
+    from_file = cli("annotate", "--tool", tool, "--notes", bundles, "--out", tmp_path / "pred.json")
+    assert from_file.exit_code == 0, from_file.stderr
+    count = from_file.stdout.split(": wrote ")[1]
+    assert result.stdout == f"{out}: wrote {count}"
+    assert not list(tmp_path.glob("*.checkpoint.jsonl"))
+
+    # read back over HTTP: one record per note, named by the note's resource name, equal to the file's records
+    page = httpx.get(f"{out}/annotations", params={"limit": 100}).json()
+    assert page["totalResults"] == NOTES
+    first = page["annotations"][0]
+    assert first["annotationSource"]["resourceSource"]["name"] == (
+        f"datasets/{DATASET}/fhirStores/evaluation/fhir/Note/{first['name'].rsplit('/', 1)[-1]}"
+    )
+    stored = {d.id: d.annotations for d in formats.get("sandbox").read(write(tmp_path / "stored.json", page))}
+    written = {d.id: d.annotations for d in formats.get("sandbox").read(tmp_path / "pred.json")}
+    assert stored == written
+
+    again = cli("annotate", "--tool", tool, "--notes", notes, "--out", f"datanode:{out}")
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout == f"{out} ({NOTES} already stored): wrote {count}"
+    with served(create_app(DatesOnly())) as other:
+        different = cli("annotate", "--tool", other, "--notes", notes, "--out", f"datanode:{out}")
+    assert different.exit_code == 2
+    assert different.stderr.startswith(f"nlpbench: error: {out}: note synth-20260-00000: the store already holds")
+    assert different.stderr.count("\n") == 1
+
+
+def write(path: Path, page: dict) -> Path:
+    path.write_text(json.dumps(page))
+    return path
+
+
+def test_score_sandbox_reads_a_data_node_and_the_store_as_it_reads_files(
+    cli, node, tool, bundles, tmp_path, monkeypatch
+):
+    api, db = node
+    monkeypatch.chdir(tmp_path)
+    notes, out = store(api, "fhirStores", "evaluation"), store(api, "annotationStores", "submission-2")
+    assert cli("annotate", "--tool", tool, "--notes", notes, "--out", f"datanode:{out}").exit_code == 0
+    pred = tmp_path / "pred.json"
+    assert cli("annotate", "--tool", tool, "--notes", bundles, "--out", pred).exit_code == 0
+    gold = store(api, "annotationStores", "goldstandard")
+    sources = {
+        "files": (bundles, pred, "--gold-format", "sandbox-bundles"),
+        "data node": (gold, out),
+        "store": (
+            f"store:{DATASET}/annotationStores/goldstandard",
+            f"store:{DATASET}/annotationStores/submission-2",
+            "--db",
+            db,
+        ),
+    }
+    for label in ("date", "location"):
+        scored = {}
+        for name, (gold_source, pred_source, *more) in sources.items():
+            args = ("score", "sandbox", "--gold", gold_source, "--pred", pred_source, "-t", label, "--format", "json")
+            result = cli(*args, *more)
+            assert result.exit_code == 0, result.stderr
+            report = json.loads(result.stdout)
+            scored[name] = (report["scores"], report["per_document"], report["warnings"])
+        assert scored["data node"] == scored["files"] == scored["store"]
+        assert scored["files"][0][0]["tp"] > 0
+
+
+def test_run_from_a_data_node_scores_as_from_the_bundles(cli, node, tool, bundles, tmp_path, monkeypatch):
+    api, _ = node
+    monkeypatch.chdir(tmp_path)
+    from_node = cli("run", "--notes", store(api, "fhirStores", "evaluation"), "--tool", f"regex={tool}",
+                    "--out", tmp_path / "node")  # fmt: skip
+    assert from_node.exit_code == 0, from_node.stderr
+    from_file = cli("run", "--notes", bundles, "--tool", f"regex={tool}", "--out", tmp_path / "file")
+    assert from_file.exit_code == 0, from_file.stderr
+    for name in ("gold.json", "notes.json", "regex.json"):
+        assert (tmp_path / "node" / name).read_text() == (tmp_path / "file" / name).read_text(), name
+    assert "instance_strict F1 (standard)" in from_node.stdout
+
+
+def test_bad_urls_are_one_line_with_status_and_no_note_text(cli, node, tool, bundles, tmp_path, monkeypatch):
+    api, _ = node
+    monkeypatch.chdir(tmp_path)
+    texts = note_texts(bundles)
+    port = free_port()
+    html = tmp_path / "www" / "api" / "v1" / "datasets" / DATASET / "fhirStores" / "evaluation" / "fhir"
+    html.mkdir(parents=True)
+    (html / "Note").write_text(f"<html><body>{texts[0]}</body></html>")
+    static = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              cwd=tmp_path / "www", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        html_notes = f"http://127.0.0.1:{port}/api/v1/datasets/{DATASET}/fhirStores/evaluation"
+        missing = store(api, "fhirStores", "evaluation").replace(DATASET, "no-such-set")
+        cases = {
+            ("annotate", "--notes", f"{api}/datasets/{DATASET}"): "not a data-node store URL",
+            ("annotate", "--notes", store(api, "annotationStores", "goldstandard")): "names an annotationStore",
+            ("annotate", "--notes", missing): "GET: HTTP 404 Not Found (",
+            ("annotate", "--notes", html_notes): "the response is not JSON (",
+            ("annotate", "--notes", f"http://127.0.0.1:{free_port()}/api/v1/datasets/abc/fhirStores/evaluation"):
+                "cannot reach the data node (ConnectError)",
+            ("run", "--notes", missing): "GET: HTTP 404 Not Found (",
+            ("score", "--gold", store(api, "annotationStores", "nope")): "GET: HTTP 404 Not Found (",
+            ("score", "--gold", f"store:{DATASET}/annotationStores/nope"): "not found",
+        }  # fmt: skip
+        for (command, option, value), expected in cases.items():
+            if command == "annotate":
+                args = ("annotate", "--tool", tool, option, value, "--out", tmp_path / "o.json", "--retries", "0")
+            elif command == "run":
+                args = ("run", option, value, "--tool", f"regex={tool}", "--out", tmp_path / "run")
+            else:
+                args = ("score", "sandbox", option, value, "--pred", bundles, "--db", node[1])
+            result = cli(*args)
+            assert result.exit_code == 2, (args, result.stderr)
+            assert result.stderr.startswith("nlpbench: error: ") and result.stderr.count("\n") == 1, result.stderr
+            assert expected in result.stderr, (expected, result.stderr)
+            assert not any(text[:40] in result.stderr for text in texts)
+    finally:
+        static.terminate()
+        static.wait(timeout=10)
