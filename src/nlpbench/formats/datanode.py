@@ -246,8 +246,8 @@ def _page(page: Any, key: str, where: str) -> tuple[list, int | None, bool]:
 
 def read_notes(url: StoreURL, node: DataNodeClient) -> Iterator[Document]:
     """The notes of a FHIR store, with their texts, patient ids and note types, in the data node's order."""
-    path = url.path + "/fhir/Note"
-    for index, note in node.pages(path, "notes"):
+    node.get(url.path)  # a missing store or dataset is a 404 here (listing its notes would be a 400)
+    for index, note in node.pages(url.path + "/fhir/Note", "notes"):
         where = f"notes[{index}]"
         if not isinstance(note, dict):
             raise DataNodeError("a note must be an object", url.url, where)
@@ -371,6 +371,7 @@ class Notes:
         if url is None:
             return sum(1 for _ in _read_file(self.source, self.format))
         with self._client(url) as node:
+            node.get(url.path)
             return node.total(url.path + "/fhir/Note", "notes")
 
     def documents(self, gold: bool = False) -> Iterator[Document]:
