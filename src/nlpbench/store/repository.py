@@ -119,6 +119,8 @@ def _one(session: Session, query: Select, error: StoreError) -> Any:
 
 def _page(session: Session, query: Select, offset: int, limit: int) -> Page:
     total = session.execute(select(func.count()).select_from(query.order_by(None).subquery())).scalar_one()
+    if offset >= total:  # also keeps offsets beyond any integer column out of SQL
+        return Page([], total, offset, limit)
     rows = session.execute(query.offset(offset).limit(limit)).all()
     return Page([row[0] if len(row) == 1 else row for row in rows], total, offset, limit)
 
