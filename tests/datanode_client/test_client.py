@@ -159,3 +159,19 @@ def test_a_record_outside_the_schema_names_the_store_and_record_only():
     with client(handler) as node, pytest.raises(InputError) as e:
         list(datanode.read_annotations(url, node))
     assert str(e.value) == f"{url}: record 0, textDateAnnotations[0]: negative offset: start -1, length 3"
+
+
+def test_the_api_key_comes_from_the_environment_only(monkeypatch):
+    seen = []
+
+    def handler(request):
+        seen.append(request.headers.get("x-api-key"))
+        return httpx.Response(200, json={})
+
+    monkeypatch.delenv(datanode.KEY_VARIABLE, raising=False)
+    with client(handler) as node:
+        node.get("/healthCheck")
+    monkeypatch.setenv(datanode.KEY_VARIABLE, "nbk-secret")
+    with client(handler) as node:
+        node.get("/healthCheck")
+    assert seen == [None, "nbk-secret"]

@@ -19,11 +19,14 @@ Every request has a timeout; a timeout, a refused connection or HTTP 429, 502,
 ``Retry-After`` asks, at most ``max_backoff``). A response is read up to
 ``MAX_RESPONSE_BYTES``. Every failure is a :class:`DataNodeError`, one line
 naming the URL, the HTTP status and the response's size — never its body, so
-that no note text reaches a message.
+that no note text reaches a message. A data node that requires API keys gets
+the one in ``$NLPBENCH_DATANODE_KEY`` (``X-API-Key``), never one given on the
+command line, where other users of the machine would see it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Collection, Iterable, Iterator
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
     import httpx
 
 PREFIX = "datanode:"
+KEY_VARIABLE = "NLPBENCH_DATANODE_KEY"
 NOTES, ANNOTATIONS = "fhirStores", "annotationStores"
 #: The NLP Sandbox conventions: a dataset's notes and its gold standard.
 EVALUATION, GOLDSTANDARD = "evaluation", "goldstandard"
@@ -133,7 +137,9 @@ class DataNodeClient:
         self.requests = 0
         import httpx  # loaded only when a data node is used: scoring files never needs it
 
-        self._client = httpx.Client(base_url=self.api, timeout=timeout, transport=transport)
+        key = os.environ.get(KEY_VARIABLE)
+        headers = {"X-API-Key": key} if key else None
+        self._client = httpx.Client(base_url=self.api, timeout=timeout, transport=transport, headers=headers)
 
     def __enter__(self) -> DataNodeClient:
         return self
@@ -309,6 +315,7 @@ def write_annotations(
     the same (a run that stopped half way is finished by running it again), and
     is an error when it differs: nothing stored is ever overwritten.
     """
+    node.get(f"/datasets/{url.dataset}")  # a missing dataset is a 404 here (creating a store in it would be a 400)
     stores = f"/datasets/{url.dataset}/annotationStores"
     node.request("POST", stores, params={"annotationStoreId": url.store}, json={}, accept=(409,))
     path = url.path + "/annotations"
