@@ -180,6 +180,62 @@ def delete_dataset(session: Session, name: str) -> None:
     session.execute(delete(Dataset).where(Dataset.id == get_dataset(session, name).id))
 
 
+@dataclass(frozen=True, slots=True)
+class DatasetOverview:
+    name: str
+    version: str
+    visibility: str
+    created_at: Any
+    notes: int
+    gold: int
+
+
+def dataset_overview(session: Session) -> list[DatasetOverview]:
+    """Every dataset with its note count (all FHIR stores) and gold record count, by name."""
+    notes = (
+        select(FhirStore.dataset_id, func.count(Note.id).label("n"))
+        .join(Note, Note.fhir_store_id == FhirStore.id)
+        .group_by(FhirStore.dataset_id)
+        .subquery()
+    )
+    gold = (
+        select(AnnotationStore.dataset_id, func.count(AnnotationRecord.id).label("n"))
+        .join(AnnotationRecord, AnnotationRecord.annotation_store_id == AnnotationStore.id)
+        .where(AnnotationStore.name == GOLDSTANDARD)
+        .group_by(AnnotationStore.dataset_id)
+        .subquery()
+    )
+    query = (
+        select(Dataset, func.coalesce(notes.c.n, 0), func.coalesce(gold.c.n, 0))
+        .outerjoin(notes, notes.c.dataset_id == Dataset.id)
+        .outerjoin(gold, gold.c.dataset_id == Dataset.id)
+        .order_by(Dataset.name)
+    )
+    return [DatasetOverview(d.name, d.version, d.visibility, d.created_at, n, g) for d, n, g in session.execute(query)]
+
+
+def store_counts(session: Session, dataset: str) -> list[tuple[str, str, int, str]]:
+    """``(kind, store, count, unit)`` for each FHIR store (notes) and annotation store (records) of a dataset."""
+    parent = get_dataset(session, dataset)
+    fhir = (
+        select(FhirStore.name, func.count(Note.id))
+        .outerjoin(Note, Note.fhir_store_id == FhirStore.id)
+        .where(FhirStore.dataset_id == parent.id)
+        .group_by(FhirStore.name)
+        .order_by(FhirStore.name)
+    )
+    records = (
+        select(AnnotationStore.name, func.count(AnnotationRecord.id))
+        .outerjoin(AnnotationRecord, AnnotationRecord.annotation_store_id == AnnotationStore.id)
+        .where(AnnotationStore.dataset_id == parent.id)
+        .group_by(AnnotationStore.name)
+        .order_by(AnnotationStore.name)
+    )
+    return [("fhirStores", name, n, "notes") for name, n in session.execute(fhir)] + [
+        ("annotationStores", name, n, "annotation records") for name, n in session.execute(records)
+    ]
+
+
 # --- FHIR stores, patients, notes ------------------------------------------------------------
 
 
