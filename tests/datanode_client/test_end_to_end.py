@@ -173,8 +173,8 @@ def test_score_sandbox_reads_a_data_node_and_the_store_as_it_reads_files(
 ):
     api, db = node
     monkeypatch.chdir(tmp_path)
-    notes, out = store(api, "fhirStores", "evaluation"), store(api, "annotationStores", "submission-2")
-    assert cli("annotate", "--tool", tool, "--notes", notes, "--out", f"datanode:{out}").exit_code == 0
+    out = store(api, "annotationStores", "submission-2")  # the notes from a file, the annotations to a data node
+    assert cli("annotate", "--tool", tool, "--notes", bundles, "--out", f"datanode:{out}").exit_code == 0
     pred = tmp_path / "pred.json"
     assert cli("annotate", "--tool", tool, "--notes", bundles, "--out", pred).exit_code == 0
     gold = store(api, "annotationStores", "goldstandard")
