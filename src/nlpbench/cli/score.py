@@ -26,6 +26,7 @@ from nlpbench.cli.common import (
     one_line_errors,
     progress,
 )
+from nlpbench.cli.db import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
@@ -66,9 +67,7 @@ def sandbox(
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
     pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
-    db: str = typer.Option(
-        None, "--db", help="The store that --gold/--pred store:DATASET/annotationStores/NAME name (or $NLPBENCH_DB)."
-    ),
+    db: str = DB_OPTION,
     fmt: OutputFormat = FORMAT_OPTION,
     output: Path = OUTPUT_OPTION,
     per_document: bool = PER_DOCUMENT_OPTION,
