@@ -178,8 +178,13 @@ def test_score_sandbox_reads_a_data_node_and_the_store_as_it_reads_files(
     pred = tmp_path / "pred.json"
     assert cli("annotate", "--tool", tool, "--notes", bundles, "--out", pred).exit_code == 0
     gold = store(api, "annotationStores", "goldstandard")
+    for name in ("goldstandard", "submission-2"):
+        exported = cli("dataset", "export", DATASET, tmp_path / f"{name}.json", "--format", "sandbox",
+                       "--annotation-store", name, "--db", db)  # fmt: skip
+        assert exported.exit_code == 0, exported.stderr
     sources = {
         "files": (bundles, pred, "--gold-format", "sandbox-bundles"),
+        "exported": (tmp_path / "goldstandard.json", tmp_path / "submission-2.json"),
         "data node": (gold, out),
         "store": (
             f"store:{DATASET}/annotationStores/goldstandard",
@@ -196,7 +201,7 @@ def test_score_sandbox_reads_a_data_node_and_the_store_as_it_reads_files(
             assert result.exit_code == 0, result.stderr
             report = json.loads(result.stdout)
             scored[name] = (report["scores"], report["per_document"], report["warnings"])
-        assert scored["data node"] == scored["files"] == scored["store"]
+        assert scored["data node"] == scored["files"] == scored["store"] == scored["exported"]
         assert scored["files"][0][0]["tp"] > 0
 
 
