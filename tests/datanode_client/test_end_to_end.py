@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,6 +23,7 @@ import pytest
 
 from nlpbench import annotators, formats, synth
 from nlpbench.api.tool import create_app
+from nlpbench.formats import datanode
 from nlpbench.model import PHI_TYPES
 from tests.toolkit import DatesOnly, served
 
@@ -80,10 +83,9 @@ def bundles(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def node(tmp_path_factory, bundles):
-    """``nlpbench datanode serve`` on a SQLite file, seeded from the bundles; yields (API URL, database URL)."""
-    db = f"sqlite:///{tmp_path_factory.mktemp('node') / 'node.db'}"
+@contextmanager
+def serving(db: str) -> Iterator[str]:
+    """``nlpbench datanode serve --db DB`` on a free port of 127.0.0.1; yields its API URL."""
     port = free_port()
     command = [sys.executable, "-m", "nlpbench", "datanode", "serve", "--db", db, "--port", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -98,11 +100,19 @@ def node(tmp_path_factory, bundles):
                 assert process.poll() is None, process.stderr.read()
                 assert time.monotonic() < deadline, "the data node did not start within 60 s"
                 time.sleep(0.2)
-        push_bundles(api, DATASET, bundles)
-        yield api, db
+        yield api
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory, bundles):
+    """``nlpbench datanode serve`` on a SQLite file, seeded from the bundles; yields (API URL, database URL)."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('node') / 'node.db'}"
+    with serving(db) as api:
+        push_bundles(api, DATASET, bundles)
+        yield api, db
 
 
 @pytest.fixture(scope="module")
@@ -277,3 +287,28 @@ def test_bad_urls_are_one_line_with_status_and_no_note_text(cli, node, tool, bun
     finally:
         static.terminate()
         static.wait(timeout=10)
+
+
+def test_a_data_node_that_requires_keys_gets_the_one_in_the_environment(cli, tool, bundles, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    db = f"sqlite:///{tmp_path / 'keyed.db'}"
+    imported = cli("dataset", "import", bundles, "--format", "sandbox-bundles", "--name", DATASET, "--db", db)
+    assert imported.exit_code == 0, imported.stderr
+    keys = {scope: cli("datanode", "keys", "create", "--scope", scope, "--db", db).stdout.strip()
+            for scope in ("read", "write")}  # fmt: skip
+    with serving(db) as api:
+        notes, out = store(api, "fhirStores", "evaluation"), store(api, "annotationStores", "submission-1")
+        args = ("annotate", "--tool", tool, "--notes", notes, "--out", f"datanode:{out}", "--retries", "0")
+        monkeypatch.delenv(datanode.KEY_VARIABLE, raising=False)
+        refused = cli(*args)
+        assert refused.exit_code == 2 and "GET: HTTP 401 Unauthorized (" in refused.stderr, refused.stderr
+        assert "wants an API key: set $NLPBENCH_DATANODE_KEY" in refused.stderr
+        monkeypatch.setenv(datanode.KEY_VARIABLE, keys["read"])
+        read_only = cli(*args)
+        assert read_only.exit_code == 2 and "POST: HTTP 403 Forbidden (" in read_only.stderr, read_only.stderr
+        assert keys["read"] not in read_only.stderr
+        monkeypatch.setenv(datanode.KEY_VARIABLE, keys["write"])
+        assert cli(*args).exit_code == 0
+        monkeypatch.setenv(datanode.KEY_VARIABLE, keys["read"])
+        scored = cli("score", "sandbox", "--gold", store(api, "annotationStores", "goldstandard"), "--pred", out)
+        assert scored.exit_code == 0, scored.stderr

@@ -174,6 +174,8 @@ class DataNodeClient:
                 if status in accept:
                     return None
                 problem = f"{method}: HTTP {status} {response.reason_phrase} ({len(body)} bytes)".replace("  ", " ")
+                if status == 401:
+                    problem += f"; the data node wants an API key: set ${KEY_VARIABLE}"
                 if status not in RETRY_STATUSES:
                     raise DataNodeError(problem, where)
                 retry_after = response.headers.get("retry-after")
