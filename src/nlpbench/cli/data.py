@@ -86,7 +86,8 @@ def list_formats() -> None:
 
 def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:
     """List scoring profiles and the documented quirks each one reproduces."""
-    for task_name in tasks.load_all() if task is None else [task]:
+    known = tasks.load_all()
+    for task_name in known if task is None else [task]:
         family = tasks.REGISTRY.get(task_name).profiles
         typer.echo(f"{task_name}:")
         for name in profiles.names(family):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nlpbench.errors import InputError
+from nlpbench.formats import sandbox
 from nlpbench.model import Document
 
 PREFIX = "store:"
@@ -31,19 +32,18 @@ class StoredAnnotations:
         return f"{PREFIX}{self.dataset}/annotationStores/{self.store}"
 
     def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
+        """The records as the sandbox reader reads a file's list: checked, a note's records merged."""
         from nlpbench.store import StoreError, open_store, repository  # SQLAlchemy loads only when used
 
         opened = open_store(self.db)
-        seen: set[str] = set()
         try:
             with opened.session(readonly=True) as session:
-                for record in repository.iter_records(session, self.dataset, self.store):
-                    note = record.note_identifier
-                    if note in seen:
-                        raise InputError("a second annotation record for this note", str(self), f"note {note}")
-                    seen.add(note)
-                    found = repository.annotations_of(note, record.arrays)
-                    yield Document(note, annotations=[a for a in found if labels is None or a.label in labels])
+
+                def records() -> Iterator[dict]:
+                    for record in repository.iter_records(session, self.dataset, self.store):
+                        yield {"annotationSource": {"resourceSource": {"name": record.source}}, **record.arrays}
+
+                yield from sandbox.read_records(records, str(self), labels)
         except StoreError as error:
             raise InputError(str(error), str(self)) from None
         finally:

@@ -267,9 +267,13 @@ def read_notes(url: StoreURL, node: DataNodeClient) -> Iterator[Document]:
 
 
 def read_annotations(url: StoreURL, node: DataNodeClient, labels: Collection[str] | None = None) -> Iterator[Document]:
-    """The annotation records of an annotation store, one document per note, checked as a file's records are."""
+    """The annotation records of an annotation store, one document per note, checked and merged as a file's
+    records are (the store is paged through twice: once to count each note's records, once to read them)."""
     node.get(url.path)  # a missing store is a 404 here rather than an empty list
-    records = (record for _, record in node.pages(url.path + "/annotations", "annotations"))
+
+    def records() -> Iterator[Any]:
+        return (record for _, record in node.pages(url.path + "/annotations", "annotations"))
+
     return sandbox.read_records(records, url.url, labels)
 
 
@@ -345,7 +349,7 @@ def write_annotations(
 
 def _same_or_fail(node: DataNodeClient, url: StoreURL, document: Document) -> None:
     stored = node.get(f"{url.path}/annotations/{document.id}")
-    [kept] = sandbox.read_records([stored], url.url)
+    [kept] = sandbox.read_records(lambda: [stored], url.url)
     if sorted(map(_key, kept.annotations)) != sorted(map(_key, document.annotations)):
         raise DataNodeError(
             "the store already holds a different record for this note (delete the store or choose another one)",
