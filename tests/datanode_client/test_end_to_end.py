@@ -312,3 +312,38 @@ def test_a_data_node_that_requires_keys_gets_the_one_in_the_environment(cli, too
         monkeypatch.setenv(datanode.KEY_VARIABLE, keys["read"])
         scored = cli("score", "sandbox", "--gold", store(api, "annotationStores", "goldstandard"), "--pred", out)
         assert scored.exit_code == 0, scored.stderr
+
+
+def test_a_note_split_over_records_of_a_data_node_is_merged_as_in_a_file(cli, node, bundles, tmp_path):
+    """The data node's ids are annotation ids: several records may name one note, as in a file's list."""
+    api, _ = node
+    split = store(api, "annotationStores", "split")
+    httpx.post(f"{api}/datasets/{DATASET}/annotationStores", params={"annotationStoreId": "split"}, json={})
+    documents = list(formats.get("sandbox-bundles").read(bundles, labels={"date"}))
+    first, second = documents[0], documents[1]
+    name = f"datasets/{DATASET}/fhirStores/evaluation/fhir/Note/{first.id}"
+    records = []
+    for part, found in enumerate((first.annotations[:2], first.annotations[2:] + second.annotations[:1])):
+        record = {
+            "annotationSource": {"resourceSource": {"name": name}},
+            "textDateAnnotations": [
+                {"start": a.start, "length": a.span.length, "text": a.text, "confidence": 50.0, **a.attributes}
+                for a in found
+            ],
+        }
+        records.append(record)
+        created = httpx.post(f"{split}/annotations", params={"annotationId": f"part-{part}"}, json=record)
+        assert created.status_code == 201, created.text
+    (tmp_path / "split.json").write_text(json.dumps(records))
+    reports = {}
+    for side, pred in (("node", split), ("file", tmp_path / "split.json")):
+        result = cli("score", "sandbox", "--gold", bundles, "--gold-format", "sandbox-bundles", "--pred", pred,
+                     "-t", "date", "--format", "json")  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        reports[side] = json.loads(result.stdout)
+    assert reports["node"]["scores"] == reports["file"]["scores"]
+    assert reports["node"]["per_document"] == reports["file"]["per_document"]
+    for side, source in (("node", split), ("file", tmp_path / "split.json")):
+        assert f"{source}: 1 notes split over several annotation records" in " ".join(reports[side]["warnings"])
+    strict = reports["node"]["scores"][0]
+    assert strict["fp"] == 1 and strict["tp"] == len(first.annotations)
