@@ -185,7 +185,7 @@ def test_content_hash_follows_notes_and_gold(store):
         first = repo.content_hash(session, "d-one")
         assert len(first) == 64
         assert repo.get_dataset(session, "d-one").content_hash == first
-        assert repo.content_hash(session, "d-twin") != first  # the source names differ
+        assert repo.content_hash(session, "d-twin") == first  # the same content under another name
     with store.session() as session:
         repo.create_annotation_store(session, "d-one", "submission-1")
         repo.create_annotation(session, "d-one", "submission-1", "n-1", source="n-1", arrays={})

@@ -639,8 +639,9 @@ def content_hash(session: Session, dataset: str) -> str:
     """SHA-256 over the dataset's notes (every FHIR store) and its gold standard, computed once per content.
 
     Hashed, in id order: each FHIR store's name, then each note's id, patient, type and text; then each
-    record of the ``goldstandard`` store (id, source, arrays as canonical JSON). The hash is kept until
-    a note or a gold record changes.
+    record of the ``goldstandard`` store (id, note id, arrays as canonical JSON). The dataset's own name
+    is not hashed, so a copy under another name has the same hash. The hash is kept until a note or a
+    gold record changes.
     """
     row = get_dataset(session, dataset)
     if row.content_hash is not None:
@@ -661,6 +662,6 @@ def content_hash(session: Session, dataset: str) -> str:
     ).first()
     if gold is not None:
         for record in iter_records(session, dataset, GOLDSTANDARD):
-            add("annotation", record.identifier, record.source, record.arrays)
+            add("annotation", record.identifier, record.note_identifier, record.arrays)
     row.content_hash = digest.hexdigest()
     return row.content_hash
