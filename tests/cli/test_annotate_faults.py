@@ -22,11 +22,9 @@ from pathlib import Path
 import pytest
 
 from nlpbench import formats
-from nlpbench.api.tool import create_app
 from nlpbench.model import Document
 from tests.cli.errors import one_line_error
-from tests.runner.faulty import FAILING, FaultyTool
-from tests.toolkit import RegexPhi, served
+from tests.runner.faulty import FAILING, faulty
 
 CANARY = "QZX-CANARY-5150"
 TEXTS = [
@@ -55,14 +53,13 @@ OPTIONS = ("--concurrency", "1", "--timeout", "0.5", "--retries", "1", "--max-re
 
 @pytest.fixture(scope="module")
 def tool():
-    faulty = FaultyTool(create_app(RegexPhi()))
-    with served(faulty) as url:
-        faulty.url = url
-        yield faulty
+    with faulty() as served_tool:
+        yield served_tool
 
 
 @pytest.fixture(autouse=True)
 def _healthy(tool):
+    tool.settle()
     tool.reset()
 
 
@@ -88,21 +85,31 @@ def names(path: Path) -> list[str]:
     return [record["name"] for record in json.loads(path.read_text())]
 
 
-@pytest.fixture
-def clean(cli, tool, tmp_path_factory):
+def clean_run(tool, directory: Path, texts=TEXTS) -> bytes:
     """What a healthy tool's run writes for the notes."""
-    directory = tmp_path_factory.mktemp("clean")
-    notes = notes_file(directory)
-    out = directory / "clean.json"
-    assert cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out).exit_code == 0
+    from typer.testing import CliRunner
+
+    from nlpbench.cli import app
+
+    notes, out = notes_file(directory, texts), directory / "clean.json"
+    tool.reset()
+    assert (
+        CliRunner().invoke(app, ["annotate", "--tool", tool.url, "--notes", str(notes), "--out", str(out)]).exit_code
+        == 0
+    )
     return out.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def clean(tool, tmp_path_factory):
+    return clean_run(tool, tmp_path_factory.mktemp("clean"))
 
 
 @pytest.mark.parametrize("fault", FAILING)
 def test_a_failing_note_is_one_line_without_phi_and_the_fixed_tool_resumes(cli, tool, tmp_path, clean, fault):
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     checkpoint = tmp_path / "pred.json.checkpoint.jsonl"
-    tool.reset(fault, notes={"note-2"}, huge_bytes=2**20)
+    tool.reset(fault, notes={"note-2"}, huge_bytes=2**20, hang_seconds=1.2)
     started = time.monotonic()
     failed = cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out, *OPTIONS)
     assert time.monotonic() - started < 10
@@ -190,25 +197,31 @@ def test_a_nondeterministic_tool_resumed_keeps_each_notes_first_answer(cli, tool
     assert all(written[note_id] == found for note_id, found in answers.items())
 
 
-def test_kill_9_in_the_middle_then_the_same_command_gives_the_clean_output(tool, tmp_path, clean):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+def test_killed_or_interrupted_in_the_middle_the_same_command_gives_the_clean_output(tool, tmp_path, stop):
+    (tmp_path / "clean").mkdir()
+    clean_all = clean_run(tool, tmp_path / "clean", TEXTS * 5)
     notes, out = notes_file(tmp_path, TEXTS * 5), tmp_path / "pred.json"
     checkpoint = tmp_path / "pred.json.checkpoint.jsonl"
-    clean_all = tmp_path / "clean-all.json"
     command = [sys.executable, "-m", "nlpbench", "annotate", "--tool", tool.url, "--notes", str(notes)]
-    assert subprocess.run([*command, "--out", str(clean_all)], capture_output=True, timeout=60).returncode == 0
     tool.reset(delay=0.03)
     process = subprocess.Popen([*command, "--out", str(out), "--concurrency", "1"], stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while not checkpoint.exists() or checkpoint.read_text().count("\n") < 5:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
+    os.kill(process.pid, stop)
     process.wait(timeout=10)
     assert not out.exists()
+    if stop == signal.SIGINT:  # Ctrl-C: the requests in flight are cancelled, and one line says so
+        assert process.returncode == 130
+        assert process.stderr.read().decode() == (
+            f"nlpbench: error: interrupted (finished notes are kept in {checkpoint}; run again to resume)\n"
+        )
     tool.reset()
     again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert "from the checkpoint" in again.stderr
-    assert out.read_bytes() == clean_all.read_bytes()
+    assert out.read_bytes() == clean_all
     assert names(out) == [f"note-{i}" for i in range(20)]
     assert not checkpoint.exists() and not list(tmp_path.glob(".pred.json*"))

@@ -11,7 +11,11 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+
+from nlpbench.api.tool import create_app
+from tests.toolkit import RegexPhi, served
 
 #: Faults that end a note's request in failure (after any retries).
 FAILING = ("400", "422", "500", "503", "html", "not_json", "schema", "past_end", "huge", "hang", "drip", "broken")
@@ -75,6 +79,8 @@ class FaultyTool:
             body = b""
             while True:
                 message = await receive()
+                if message["type"] == "http.disconnect":  # the client gave up before sending it all
+                    return None
                 body += message.get("body", b"")
                 if not message.get("more_body"):
                     break
@@ -130,7 +136,7 @@ class FaultyTool:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
             )
-            for byte in json.dumps({array: [], "padding": text}).encode()[:40]:
+            for byte in json.dumps({array: [], "padding": text}).encode()[:12]:
                 await send({"type": "http.response.body", "body": bytes([byte]), "more_body": True})
                 await asyncio.sleep(0.1)
             return await send({"type": "http.response.body", "body": b""})
@@ -170,3 +176,12 @@ async def _send(send, status: int, body: bytes, content_type: str) -> None:
     headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+@contextmanager
+def faulty(annotator=None) -> Iterator[FaultyTool]:
+    """A :class:`FaultyTool` in front of ``annotator`` (the test regex annotator by default), served on 127.0.0.1."""
+    tool = FaultyTool(create_app(annotator or RegexPhi()))
+    with served(tool) as url:
+        tool.url = url
+        yield tool

@@ -105,9 +105,9 @@ def annotate(
         )
         try:
             where = output.write(run.iterate(source.documents()))
-        except ToolError as error:
+        except (ToolError, KeyboardInterrupt) as error:
             kept = f" (finished notes are kept in {checkpoint}; run again to resume)" if checkpoint.exists() else ""
-            raise fail(f"{error}{kept}") from None
+            raise stopped(error, kept) from None
     checkpoint.unlink(missing_ok=True)
     warn([*warnings, *run.stats.warnings])
     stats, tool_info = run.stats, run.check.tool
@@ -120,6 +120,14 @@ def annotate(
         soft_wrap=True,
     )
     typer.echo(f"{where}: wrote {stats.notes} notes, {stats.annotations} annotations")
+
+
+def stopped(error: Exception, kept: str) -> typer.Exit:
+    """One line for a run that stopped: exit 2 for a failing tool, 130 for Ctrl-C."""
+    if isinstance(error, KeyboardInterrupt):
+        fail(f"interrupted{kept}")
+        return typer.Exit(code=130)
+    return fail(f"{error}{kept}")
 
 
 def _distinct(**paths: Path | None) -> None:

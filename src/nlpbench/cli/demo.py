@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import formats
+from nlpbench.cli.annotate import stopped
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -166,9 +167,10 @@ def _tools(given: list[str]) -> dict[str, str]:
         if name in urls:
             raise fail(f"--tool {name}: given twice")
         try:
-            urls[name] = checked_url(url)
+            checked_url(url)
         except ToolError as error:
             raise fail(f"--tool {name}: {error}") from None
+        urls[name] = url
     return urls
 
 
@@ -191,31 +193,37 @@ def _benchmark(
     """
     from nlpbench.report.leaderboard import NOT_SERVED
     from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
+    from nlpbench.runner.client import checked_url
     from nlpbench.runner.output import replaced_atomically
 
-    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
     results = []
     with collected_warnings() as warnings:
         for name, url in urls.items():
             with progress(f"annotating with {name}", len(dataset)) as tick:
-                results.append(
-                    run_tool(
-                        name,
-                        url,
-                        dataset,
-                        gold[0],
-                        out,
-                        gold_format=gold[1],
-                        settings=settings,
-                        profile=profile,
-                        on_note=tick,
+                try:
+                    results.append(
+                        run_tool(
+                            name,
+                            url,
+                            dataset,
+                            gold[0],
+                            out,
+                            gold_format=gold[1],
+                            settings=settings,
+                            profile=profile,
+                            on_note=tick,
+                        )
                     )
-                )
+                except KeyboardInterrupt:
+                    kept = f"; finished notes are kept in {out}: run again to resume"
+                    raise stopped(KeyboardInterrupt(), kept) from None
     failed = [result for result in results if result.failure]
     checkpoints = any(result.checkpoint.exists() for result in results)
     kept = f"; each tool's finished notes are kept in {out}: run the same command again to resume" * checkpoints
     if len(failed) == len(results):
         raise fail(f"every tool failed: {'; '.join(f'{r.name}: {r.failure}' for r in failed)}{kept}")
+    shown = ", ".join(f"{name} at {checked_url(url)}" for name, url in urls.items())  # no password
+    stderr().print(f"tools: {shown}", markup=False)
     done = [result for result in results if not result.failure]
     for result in done:
         warn([f"{result.name}: {message}" for message in result.warnings])

@@ -156,6 +156,10 @@ class Checkpoint:
             found = None
         if not isinstance(found, dict) or found.get("checkpoint") != MAGIC:
             raise InputError("not an nlpbench annotate checkpoint", self.path, "line 1")
+        if found.get("format") != FORMAT:
+            raise InputError(
+                "made by an older nlpbench, without note hashes; --restart starts it again", self.path, "line 1"
+            )
         if found != expected:
             raise InputError(
                 f"made for {_identity(found)}, not {_identity(expected)}; --restart starts it again",

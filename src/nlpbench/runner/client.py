@@ -92,16 +92,21 @@ class ToolCheck:
 
 
 def checked_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host; a :class:`ToolError` at once otherwise (nothing to retry)."""
+    """``url`` as messages show it (without a user or password) if it is an http(s) URL with a host.
+
+    Anything else is a :class:`ToolError` at once: there is nothing to retry.
+    """
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError:
+        parsed = httpx.URL(url)
+        urlsplit(url).port  # noqa: B018 - raises ValueError on a port that is not one
+    except (httpx.InvalidURL, ValueError, UnicodeError):
         raise ToolError(f"{url!r} is not a URL; give one like http://127.0.0.1:8080") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        what = f"a {parts.scheme}:// URL" if parts.scheme and parts.hostname else "not an http(s) URL"
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        what = f"a {parsed.scheme}:// URL" if parsed.scheme and parsed.host else "not an http(s) URL"
         raise ToolError(f"{url!r} is {what}; a tool is reached at http://HOST:PORT or https://HOST:PORT")
-    return url
+    if parsed.query or parsed.fragment:
+        raise ToolError(f"{url!r}: a tool's URL has no query (?) or fragment (#)")
+    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
 
 
 def note_identifier(name: str) -> str:
@@ -173,8 +178,10 @@ class ToolClient:
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        root = checked_url(url).rstrip("/")
-        self.url = root if root.endswith(BASE_PATH) else root + BASE_PATH
+        shown, root = checked_url(url).rstrip("/"), url.rstrip("/")
+        #: The API's URL as messages and checkpoints name it: no user or password.
+        self.url = shown if shown.endswith(BASE_PATH) else shown + BASE_PATH
+        self._base = root if root.endswith(BASE_PATH) else root + BASE_PATH
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry
@@ -188,7 +195,7 @@ class ToolClient:
     async def __aenter__(self) -> ToolClient:
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         self._client = httpx.AsyncClient(
-            base_url=self.url, timeout=self.timeout, limits=limits, transport=self._transport
+            base_url=self._base, timeout=self.timeout, limits=limits, transport=self._transport
         )
         self._slots = asyncio.Semaphore(self.concurrency)
         return self
@@ -254,6 +261,7 @@ class ToolClient:
             retry_after = None
             try:
                 async with self._slots:
+                    await asyncio.sleep(0)  # a sibling's failure, woken with this slot, cancels this request first
                     self.stats.requests += 1
                     async with asyncio.timeout(self.timeout):  # the whole exchange, however slowly it drips in
                         response, body = await self._exchange(method, path, what, **kwargs)

@@ -20,8 +20,10 @@ finished so far stay in the checkpoint.
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,15 +137,28 @@ class AnnotationRun:
                 self._add(client.stats)
 
     def iterate(self, notes: Iterable[Document]) -> Iterator[Document]:
-        """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come)."""
+        """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
+
+        Ctrl-C while waiting for the tool cancels the requests in flight, closes
+        the checkpoint, and raises :class:`KeyboardInterrupt`.
+        """
         loop = asyncio.new_event_loop()
         documents = self.stream(notes)
+
+        async def next_document() -> Document:
+            return await anext(documents)
+
         try:
             while True:
-                try:
-                    yield loop.run_until_complete(anext(documents))
-                except StopAsyncIteration:
-                    return
+                step = loop.create_task(next_document())
+                with _interrupting(loop, step):
+                    try:
+                        document = loop.run_until_complete(step)
+                    except StopAsyncIteration:
+                        return
+                    except asyncio.CancelledError:
+                        raise KeyboardInterrupt from None
+                yield document
         finally:
             loop.run_until_complete(documents.aclose())
             loop.close()
@@ -228,3 +243,17 @@ class AnnotationRun:
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
         return document
+
+
+@contextmanager
+def _interrupting(loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> Iterator[None]:
+    """SIGINT cancels ``task`` (so that it cleans up) instead of striking wherever the loop happens to be."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
