@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 PREFIX = "datanode:"
 KEY_VARIABLE = "NLPBENCH_DATANODE_KEY"
 NOTES, ANNOTATIONS = "fhirStores", "annotationStores"
-#: The NLP Sandbox conventions: a dataset's notes and its gold standard.
-EVALUATION, GOLDSTANDARD = "evaluation", "goldstandard"
+#: The NLP Sandbox convention: a dataset's gold standard is its annotation store ``goldstandard``.
+GOLDSTANDARD = "goldstandard"
 PAGE_LIMIT = 100  # the largest page the 1.2.0 API serves
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -307,7 +307,6 @@ class Written:
 
     created: int = 0
     unchanged: int = 0
-    annotations: int = 0
 
 
 def write_annotations(
@@ -343,7 +342,6 @@ def write_annotations(
             written.unchanged += 1
         else:
             written.created += 1
-        written.annotations += len(document.annotations)
     return written
 
 
