@@ -30,22 +30,30 @@ def test_every_annotation_names_its_note_and_has_a_confidence(tmp_path):
     assert first["note"] == {"text": TEXT, "type": "loinc:LP29684-5", "patientId": "patient-001"}
     assert "name" not in first["annotation"]
     assert first["annotation"]["textDateAnnotations"] == [
-        {"start": 3, "length": 10, "text": "12/26/2020", "dateFormat": "MM/DD/YYYY", "confidence": 100,
-         "noteId": "note-001"}
-    ]  # fmt: skip
+        {"start": 3, "length": 10, "text": "12/26/2020", "dateFormat": "MM/DD/YYYY", "noteId": "note-001"}
+    ]  # nothing is invented: written and read back, the dataset is the same
     assert first["annotation"]["textPersonNameAnnotations"][0]["confidence"] == 80.5
     # a note without annotations has no noteId to name it: it keeps its identifier
     assert empty["note"]["identifier"] == "note-002"
     again = list(formats.get("sandbox-bundles").read(path))
     assert [d.id for d in again] == ["note-001", "note-002"]
-    assert [(a.span, a.label, a.text, a.attributes) for a in again[0].annotations] == [
-        (a.span, a.label, a.text, a.attributes) for a in notes()[0].annotations
-    ]
+    assert again[0].annotations == notes()[0].annotations
     assert notes()[0].metadata.items() <= again[0].metadata.items()
 
 
-def test_the_official_client_accepts_the_bundles_create_requests(tmp_path):
-    """The models of nlpsandbox-client 4.3.1 refuse unknown fields and a missing confidence: these pass them."""
+def test_seed_bundles_give_a_confidence_to_annotations_without_one(tmp_path):
+    path = tmp_path / "seed.json"
+    formats.get("sandbox-seed").write(notes(), path)
+    (bundle,) = json.loads(path.read_text())["patient_bundles"]
+    record = bundle["note_bundles"][0]["annotation"]
+    confidences = [a["confidence"] for key in ("textDateAnnotations", "textPersonNameAnnotations") for a in record[key]]
+    assert confidences == [100, 80.5]
+    assert [d.id for d in formats.get("sandbox").read(path)] == ["note-001", "note-002"]
+
+
+@pytest.mark.parametrize(("name", "accepted"), [("sandbox-seed", True), ("sandbox-bundles", False)])
+def test_the_official_client_accepts_the_seed_bundles_create_requests(tmp_path, name, accepted):
+    """The models of nlpsandbox-client 4.3.1 refuse unknown fields and a missing confidence: seed bundles pass."""
     pytest.importorskip("nlpsandboxclient")
     import nlpsandbox
     from nlpsandbox.model.annotation_create_request import AnnotationCreateRequest
@@ -55,10 +63,17 @@ def test_the_official_client_accepts_the_bundles_create_requests(tmp_path):
 
     configuration = nlpsandbox.Configuration(host="http://127.0.0.1/api/v1")
     path = tmp_path / "bundles.json"
-    formats.get("sandbox-bundles").write(notes()[:1], path)
+    formats.get(name).write(notes()[:1], path)
     (bundle,) = json.loads(path.read_text())["patient_bundles"]
     (note_bundle,) = bundle["note_bundles"]
-    for body, model in ((note_bundle["note"], NoteCreateRequest), (note_bundle["annotation"], AnnotationCreateRequest)):
+
+    def convert(body, model):
         request = change_keys(body, camelcase_to_snakecase)
-        converted = validate_and_convert_types(request, (model,), ["body"], False, True, configuration=configuration)
-        assert isinstance(converted, model)
+        return validate_and_convert_types(request, (model,), ["body"], False, True, configuration=configuration)
+
+    assert isinstance(convert(note_bundle["note"], NoteCreateRequest), NoteCreateRequest)
+    if accepted:
+        assert isinstance(convert(note_bundle["annotation"], AnnotationCreateRequest), AnnotationCreateRequest)
+    else:  # the date has no confidence
+        with pytest.raises(TypeError, match="confidence"):
+            convert(note_bundle["annotation"], AnnotationCreateRequest)

@@ -1,7 +1,7 @@
 """annotate, run and score sandbox against a real ``nlpbench datanode serve`` on 127.0.0.1.
 
 The data node is seeded the way the NLP Sandbox seeded its own: nlpbench's
-patient bundles pushed with the official client library (nlpsandbox-client
+patient bundles (``sandbox-seed``) pushed with the official client library (nlpsandbox-client
 4.3.1) through the calls of its ``examples/push_dataset.py``, which also shows
 that the bundles carry what that script needs (``noteId``, a confidence, no
 ``identifier`` or ``name`` its create requests refuse).
@@ -79,7 +79,7 @@ def bundles(tmp_path_factory) -> Path:
         for annotation in note.annotations:  # the 1.2.0 schema has no subtype of person names: no data node keeps it
             annotation.attributes.pop("personType", None)
     path = tmp_path_factory.mktemp("bundles") / "notes.json"
-    formats.get("sandbox-bundles").write(dataset, path)
+    formats.get("sandbox-seed").write(dataset, path)  # the official client wants a confidence on every annotation
     return path
 
 

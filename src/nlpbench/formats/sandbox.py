@@ -477,16 +477,18 @@ def write(documents: Iterable[Document], path: Path) -> None:
     _warn_left_out(path, left_out)
 
 
-def write_bundles(documents: Iterable[Document], path: Path) -> None:
+def write_bundles(documents: Iterable[Document], path: Path, confidence: float | None = None) -> None:
     """Write patient bundles; every document needs its text.
 
-    The bundles load with the NLP Sandbox's seeding script (nlpsandbox-client's
-    ``examples/push_dataset.py``), which takes a note's id from the ``noteId``
-    its annotations share and passes the note and its record to the 1.2.0
-    create requests as they are: every annotation carries ``noteId`` and a
-    ``confidence`` (the schema requires one: an annotation without gets 100),
-    the record has no ``name`` and the note no ``identifier`` — except a note
+    The bundles carry what the NLP Sandbox's seeding script (nlpsandbox-client's
+    ``examples/push_dataset.py``) needs, since it takes a note's id from the
+    ``noteId`` its annotations share and passes the note and its record to the
+    1.2.0 create requests as they are: every annotation carries ``noteId``, the
+    record has no ``name`` and the note no ``identifier`` — except a note
     without annotations, which keeps its ``identifier`` so that it is read back.
+    The schema also requires each annotation's ``confidence``: ``confidence``
+    is given to those without one (``sandbox-seed``); by default nothing is
+    added, so that a dataset written and read back is the same.
     """
     patients: dict[str, list[dict[str, Any]]] = {}
     left_out: Counter[str] = Counter()
@@ -499,7 +501,8 @@ def write_bundles(documents: Iterable[Document], path: Path) -> None:
         del record["name"]
         annotations = [a for key, values in record.items() if key in BY_ARRAY for a in values]
         for annotation in annotations:
-            annotation.setdefault("confidence", 100)
+            if confidence is not None:
+                annotation.setdefault("confidence", confidence)
             annotation["noteId"] = document.id
         if not annotations:
             note = {"identifier": document.id, **note}
@@ -508,6 +511,11 @@ def write_bundles(documents: Iterable[Document], path: Path) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
     _warn_left_out(path, left_out)
+
+
+def write_seed(documents: Iterable[Document], path: Path) -> None:
+    """Patient bundles for the NLP Sandbox's seeding script: an annotation without a confidence gets 100."""
+    write_bundles(documents, path, confidence=100)
 
 
 def write_response(documents: Iterable[Document], path: Path) -> None:
@@ -526,4 +534,11 @@ register(
     "sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write, reads_labels=True
 )
 register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles, reads_labels=True)
+register(
+    "sandbox-seed",
+    "NLP Sandbox patient bundles for its seeding script (push_dataset.py): confidence 100 where none",
+    read,
+    write_seed,
+    reads_labels=True,
+)
 register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response, reads_labels=True)
