@@ -193,3 +193,20 @@ def test_split_records_identical_to_nlpsandbox_client(tmp_path, seed):
     pred_path.write_text(layout(pred))
     for phi in PHI:
         assert our_scores(phi, gold_path, pred_path) == reference_scores(phi, gold_path, pred_path), phi
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("seed", range(40))
+def test_every_type_in_one_pass_identical_to_nlpsandbox_client(tmp_path, seed):
+    gold, pred = random_pair(seed)
+    gold_path, pred_path = tmp_path / "gold.json", tmp_path / "pred.json"
+    gold_path.write_text(json.dumps(gold))
+    pred_path.write_text(json.dumps(pred))
+    report = score_sandbox(gold_path, pred_path, PHI, profile="nlpsandbox")
+    for phi in PHI:
+        ours = {
+            row["metric"]: (row["f1"], row["precision"], row["recall"])
+            for row in report.scores
+            if row["annotation_type"] == phi and "label" not in row and "average" not in row
+        }
+        assert ours == reference_scores(phi, gold_path, pred_path), phi

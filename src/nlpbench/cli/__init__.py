@@ -30,6 +30,7 @@ COMMANDS = {
     "db": "db",
     "dataset": "dataset",
     "datanode": "datanode",
+    "compare": "compare",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
