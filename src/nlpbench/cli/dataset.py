@@ -90,6 +90,7 @@ def import_documents(
         digest = repo.content_hash(session, name)
         if subset:
             repo.content_hash(session, name + SUBSET_SUFFIX)
+    store.optimize()
     return Imported(summary, digest, subset_summary, left_out)
 
 

@@ -149,6 +149,17 @@ class Store:
                 command.upgrade(_alembic_config(connection), "head")
             return before, head_revision()
 
+    def optimize(self) -> None:
+        """Refresh the planner's statistics after a bulk load (and, on PostgreSQL, the visibility map,
+        so that counting and skipping rows reads the indexes alone)."""
+        if self.dialect == "postgresql":
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                for table in ("patients", "notes", "annotations"):
+                    connection.exec_driver_sql(f"VACUUM (ANALYZE) {table}")
+        else:
+            with self.engine.begin() as connection:
+                connection.exec_driver_sql("ANALYZE")
+
     def close(self) -> None:
         self.engine.dispose()
 
