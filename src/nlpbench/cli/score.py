@@ -34,6 +34,7 @@ from nlpbench.cli.common import (
     progress,
     warn,
 )
+from nlpbench.cli.db import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
@@ -108,9 +109,14 @@ def example_file(name: str) -> Path:
 @app.command("sandbox")
 @scored
 def sandbox(
-    gold: Path = typer.Option(None, "--gold", "-g", help="Gold annotations (NLP Sandbox JSON unless --gold-format)."),
-    pred: Path = typer.Option(
-        None, "--pred", "-p", help="Predicted annotations (NLP Sandbox JSON unless --pred-format)."
+    gold: str = typer.Option(
+        None,
+        "--gold",
+        "-g",
+        help="Gold annotations: a file (NLP Sandbox JSON unless --gold-format) or a data node's annotation store URL.",
+    ),
+    pred: str = typer.Option(
+        None, "--pred", "-p", help="Predicted annotations: a file (see --pred-format) or an annotation store URL."
     ),
     annotation_types: list[AnnotationType] = typer.Option(
         ["location"],
@@ -124,10 +130,15 @@ def sandbox(
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
     pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
+    db: str = DB_OPTION,
     on_document: Callable[[str], None] | None = None,
     per_document: bool = True,
 ) -> Report:
     """PHI span annotation as the NLP Sandbox scored it: instance strict and relaxed, token, type.
+
+    --gold and --pred are files, annotation stores of a data node
+    (http://HOST/api/v1/datasets/D/annotationStores/goldstandard) or of the
+    store (store:D/annotationStores/goldstandard with --db).
 
     Profiles: [bold]standard[/] (one-to-one matching, whitespace tokens, unrounded),
     [bold]nlpsandbox[/] (nlpsandbox-client 4.3.1 exactly), [bold]nlpsandbox-legacy[/]
@@ -138,13 +149,14 @@ def sandbox(
         gold, pred = example_file("gold.json"), example_file("pred.json")
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
+    from nlpbench.cli.stored import scoring_input
     from nlpbench.tasks.sandbox import score_sandbox
 
     names = [t.value for t in annotation_types]
     chosen = list(ALL_TYPES) if "all" in names else names
     return score_sandbox(
-        gold,
-        pred,
+        scoring_input(gold, db),
+        scoring_input(pred, db),
         chosen[0] if len(chosen) == 1 else chosen,
         profile=profile,
         relax=relax,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -109,10 +109,23 @@ def _note_of(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
 
+def read_records(
+    records: Callable[[], Iterable[Any]], source: str, labels: Collection[str] | None = None
+) -> Iterator[Document]:
+    """Annotation records already decoded (a data node's pages, a store's rows), checked and merged as
+    :func:`read` checks and merges a file's list. ``records()`` is called twice, to count each note's
+    records and to read them, so that memory stays flat; ``source`` names them in messages."""
+    oddities = _Oddities(source, labels)
+    names = (_name_of(record) for record in records())
+    counts = Counter(_note_of(name) for name in names if isinstance(name, str))
+    yield from _merged(_records(records(), source, oddities), counts, oddities)
+    oddities.report()
+
+
 class _Oddities:
     """The reading context: which labels are wanted; odd annotations counted per kind with a first example."""
 
-    def __init__(self, path: Path, labels: Collection[str] | None = None):
+    def __init__(self, path: Path | str, labels: Collection[str] | None = None):
         self.path = path
         self.labels = labels
         self.found: dict[str, list] = {}
@@ -464,25 +477,45 @@ def write(documents: Iterable[Document], path: Path) -> None:
     _warn_left_out(path, left_out)
 
 
-def write_bundles(documents: Iterable[Document], path: Path) -> None:
-    """Write patient bundles; every document needs its text."""
+def write_bundles(documents: Iterable[Document], path: Path, confidence: float | None = None) -> None:
+    """Write patient bundles; every document needs its text.
+
+    The bundles carry what the NLP Sandbox's seeding script (nlpsandbox-client's
+    ``examples/push_dataset.py``) needs, since it takes a note's id from the
+    ``noteId`` its annotations share and passes the note and its record to the
+    1.2.0 create requests as they are: every annotation carries ``noteId``, the
+    record has no ``name`` and the note no ``identifier`` — except a note
+    without annotations, which keeps its ``identifier`` so that it is read back.
+    The schema also requires each annotation's ``confidence``: ``confidence``
+    is given to those without one (``sandbox-seed``); by default nothing is
+    added, so that a dataset written and read back is the same.
+    """
     patients: dict[str, list[dict[str, Any]]] = {}
     left_out: Counter[str] = Counter()
     for document in documents:
         if document.text is None:
             raise InputError("patient bundles need each note's text", record=f"document {document.id}")
         patient = str(document.metadata.get("patientId", document.id))
-        note = {
-            "identifier": document.id,
-            "text": document.text,
-            "type": document.metadata.get("noteType", ""),
-            "patientId": patient,
-        }
-        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document, left_out)})
+        note = {"text": document.text, "type": document.metadata.get("noteType", ""), "patientId": patient}
+        record = record_json(document, left_out)
+        del record["name"]
+        annotations = [a for key, values in record.items() if key in BY_ARRAY for a in values]
+        for annotation in annotations:
+            if confidence is not None:
+                annotation.setdefault("confidence", confidence)
+            annotation["noteId"] = document.id
+        if not annotations:
+            note = {"identifier": document.id, **note}
+        patients.setdefault(patient, []).append({"note": note, "annotation": record})
     bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
     _warn_left_out(path, left_out)
+
+
+def write_seed(documents: Iterable[Document], path: Path) -> None:
+    """Patient bundles for the NLP Sandbox's seeding script: an annotation without a confidence gets 100."""
+    write_bundles(documents, path, confidence=100)
 
 
 def write_response(documents: Iterable[Document], path: Path) -> None:
@@ -501,4 +534,11 @@ register(
     "sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write, reads_labels=True
 )
 register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles, reads_labels=True)
+register(
+    "sandbox-seed",
+    "NLP Sandbox patient bundles for its seeding script (push_dataset.py): confidence 100 where none",
+    read,
+    write_seed,
+    reads_labels=True,
+)
 register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response, reads_labels=True)

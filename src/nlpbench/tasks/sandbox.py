@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from nlpbench import formats, profiles
+from nlpbench import profiles
 from nlpbench.errors import collected_warnings
+from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
@@ -69,8 +70,8 @@ def score_sandbox(
     only_pred: list[str] = []
     failure = _OfficialFailure(chosen)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = formats.get(gold_format).read(Path(gold), labels=labels)
-        pred_docs = formats.get(pred_format).read(Path(pred), labels=labels)
+        gold_docs = datanode.documents(gold, gold_format, labels=labels)
+        pred_docs = datanode.documents(pred, pred_format, labels=labels)
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             failure.check(gold_doc, pred_doc)
             if gold_doc is None:
