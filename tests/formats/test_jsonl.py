@@ -96,7 +96,7 @@ def test_bad_records_name_file_line_and_problem(tmp_path, record, message):
 def test_bad_json_and_repeated_ids(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"id": "a", "text": ""}\n{"id": \n')
-    with pytest.raises(InputError, match="line 2: bad JSON"):
+    with pytest.raises(InputError, match="line 2: malformed JSON"):
         list(formats.get("jsonl").read(path))
     path = write(tmp_path, {"id": "a", "text": ""}, {"id": "a", "text": ""})
     with pytest.raises(InputError, match="line 2: document 'a' appears twice"):
