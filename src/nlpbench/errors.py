@@ -31,7 +31,7 @@ def excerpt(value: Any, limit: int = EXCERPT) -> str:
     return shown if len(shown) <= limit + 2 else f"{shown[:limit]}…"
 
 
-def kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     """The JSON type of a decoded value, for messages that must not quote it."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")

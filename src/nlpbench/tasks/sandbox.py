@@ -15,7 +15,7 @@ from pathlib import Path
 from statistics import fmean
 
 from nlpbench import formats, profiles
-from nlpbench.errors import collected_warnings
+from nlpbench.errors import InputError, collected_warnings
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
@@ -59,6 +59,8 @@ def score_sandbox(
         gold_docs = formats.get(gold_format).read(Path(gold), labels={phi.name})
         pred_docs = formats.get(pred_format).read(Path(pred), labels={phi.name})
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
+            if gold_doc is not None and pred_doc is not None and gold_doc.text is not None:
+                run.check_against(gold_doc.text, pred_doc.of_label(phi.name), Path(pred))
             run.add(doc_id, gold_doc and gold_doc.of_label(phi.name), pred_doc and pred_doc.of_label(phi.name))
             if on_document:
                 on_document(doc_id)
@@ -97,6 +99,7 @@ class _Run:
     only_gold: list[str] = field(default_factory=list)
     only_pred: list[str] = field(default_factory=list)
     collapsed: int = 0
+    misfits: list[str] = field(default_factory=list)
     predicted_typed: bool = False
     pending: list[tuple[str, list[Annotation], list[Annotation]]] = field(default_factory=list)
 
@@ -117,6 +120,18 @@ class _Run:
         self.pending.append((doc_id, gold, pred))
         if len(self.pending) >= BATCH:
             self.flush()
+
+    def check_against(self, text: str, pred: list[Annotation], path: Path) -> None:
+        """Refuse a prediction past the end of the gold note's text; count those whose text differs from it.
+
+        Messages name the note, offsets and lengths, never the text (it is PHI).
+        """
+        for annotation in pred:
+            where = f"note {annotation.doc_id}, annotation at {annotation.start}-{annotation.end}"
+            if annotation.end > len(text):
+                raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", path, where)
+            if annotation.text is not None and annotation.text != annotation.span.covered_text(text):
+                self.misfits.append(f"{where} ({len(annotation.text)} characters)")
 
     def flush(self) -> None:
         """Score the pending notes together and add their counts to the sums."""
@@ -176,6 +191,11 @@ class _Run:
             if ids:
                 shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
                 messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {shown}")
+        if self.misfits:
+            messages.append(
+                f"{len(self.misfits)} predicted annotations whose text differs from what the gold note's text "
+                f"covers at their offsets, scored by their offsets (first: {self.misfits[0]})"
+            )
         if self.collapsed:
             messages.append(
                 f"{self.collapsed} annotations share a start with a later one and were not scored as "
