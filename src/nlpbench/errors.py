@@ -31,6 +31,11 @@ def excerpt(value: Any, limit: int = EXCERPT) -> str:
     return shown if len(shown) <= limit + 2 else f"{shown[:limit]}…"
 
 
+def shorten(text: str, limit: int = EXCERPT) -> str:
+    """``text`` as it is when short, else its first ``limit`` characters and its length (ids, cells, JSON)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a decoded value, for messages that must not quote it."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}

@@ -41,7 +41,7 @@ def test_validate_checks_spans_against_texts(cli, tmp_path):
     failed = cli("validate", "--format", "sandbox", "--text-dir", tmp_path / "texts", tmp_path / "records.json")
     assert failed.exit_code == 2
     assert (
-        "document n1: annotation 3 (location) at 57-64: its text (7 characters) differs from what the note's text covers there (7 characters)"
+        "document n1: annotation 3 (location) at 57-64: its text (7 characters) differs from the note's (7 characters)"
         in failed.stderr
     )
 

@@ -60,6 +60,9 @@ def validate(
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""
+    if fmt in timeline_formats.REGISTRY:
+        _validate_timelines(path, fmt)
+        return
     labels: Counter[str] = Counter()
     documents = without_text = 0
     with collected_warnings() as warnings:
@@ -76,6 +79,19 @@ def validate(
         typer.echo("every span matches its text")
 
 
+def _validate_timelines(path: Path, fmt: str) -> None:
+    """Read a patient-timeline file; print its patients and tuples by label."""
+    labels: Counter[str] = Counter()
+    patients = 0
+    with collected_warnings() as warnings:
+        for timeline in timeline_formats.REGISTRY.get(fmt).read(path):
+            patients += 1
+            labels.update(item.label for item in timeline.tuples)
+    warn(warnings)
+    listed = ", ".join(f"{n} {label}" for label, n in sorted(labels.items())) or "no tuples"
+    typer.echo(f"{path}: {patients} patients, {listed}")
+
+
 def list_formats() -> None:
     """List the formats that convert, validate and score read and write."""
     for name in formats.names():
@@ -86,7 +102,8 @@ def list_formats() -> None:
 
 def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:
     """List scoring profiles and the documented quirks each one reproduces."""
-    for task_name in tasks.load_all() if task is None else [task]:
+    known = tasks.load_all()  # every task registers itself on import, also when one is named
+    for task_name in known if task is None else [task]:
         family = tasks.REGISTRY.get(task_name).profiles
         typer.echo(f"{task_name}:")
         for name in profiles.names(family):

@@ -101,7 +101,6 @@ class Document:
             if annotation.text is not None and annotation.text != covered:
                 return (
                     f"{name} ({annotation.label}) at {annotation.start}-{annotation.end}: its text "
-                    f"({len(annotation.text)} characters) differs from what the note's text covers there "
-                    f"({len(covered)} characters)"
+                    f"({len(annotation.text)} characters) differs from the note's ({len(covered)} characters)"
                 )
         return None

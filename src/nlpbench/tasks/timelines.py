@@ -15,7 +15,7 @@ profile names) and one ``patient`` row per scored patient.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -33,13 +33,12 @@ from nlpbench.metrics.timelines import (
     timeline_values,
 )
 from nlpbench.metrics.timex import Mode, TimexError
-from nlpbench.model import TimelineTuple
 from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 
-Timelines = Mapping[str, tuple[TimelineTuple, ...]]
+Timelines = timeline_format.PatientTimelines
 
 
 @dataclass(frozen=True)
@@ -141,6 +140,8 @@ def _score_files(
         if patient not in scored or patient not in predicted:
             inputs.gold[patient]  # read and checked, as every patient is, though not scored
     _pairing_warnings(inputs, scored, tally)
+    for timelines in (inputs.gold, inputs.pred):
+        timelines.report()
     patients = {"ids": len(inputs.ids), "gold": len(inputs.gold), "predicted": len(inputs.pred)}
     return tally, {**patients, "scored": len(tally.all_values)}
 
