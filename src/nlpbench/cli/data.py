@@ -44,11 +44,18 @@ def convert(
         for document in documents:
             counts["documents"] += 1
             counts["annotations"] += len(document.annotations)
+            counts["relations"] += len(document.relations)
+            counts["links"] += len(document.links)
             yield document
 
     with collected_warnings() as warnings:
         documents = formats.checked(formats.with_texts(reader.read(source), text_dir), source)
         writer.write(counted(documents), target)
+    left_out = [
+        f"{counts[what]} {what}" for what in ("relations", "links") if counts[what] and what not in writer.keeps
+    ]
+    if left_out:
+        warnings.append(f"{target}: {to_format} cannot hold them: left out {' and '.join(left_out)}")
     warn(warnings)
     typer.echo(f"{target}: wrote {counts['documents']} documents, {counts['annotations']} annotations")
 

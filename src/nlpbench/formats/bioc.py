@@ -150,4 +150,10 @@ def write(documents: Iterable[Document], path: Path) -> None:
             biocxml.dump(collection, handle)
 
 
-register("bioc", "BioC collection, XML (or JSON when the file name ends in .json)", read, write)
+register(
+    "bioc",
+    "BioC collection, XML (or JSON when the file name ends in .json)",
+    read,
+    write,
+    keeps=("relations", "links"),
+)
