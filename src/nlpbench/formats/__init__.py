@@ -8,6 +8,8 @@ valid input is reported with :class:`~nlpbench.errors.InputWarning`.
 
 from __future__ import annotations
 
+import csv
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,9 @@ from nlpbench.model import Document
 from nlpbench.registry import Registry
 
 Reader = Callable[..., Iterator[Document]]
+
+# CSV cells hold whole notes: a cell may be longer than the csv module's default limit of 128 KiB.
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
 @dataclass(frozen=True)

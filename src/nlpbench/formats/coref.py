@@ -50,7 +50,6 @@ import csv
 import itertools
 import json
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -395,7 +394,6 @@ def read_omin_csv(
     nothing but another ``[-1, -1]``).
     """
     path = Path(path)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     seen: set[str] = set()
     repeated = 0
     odd: dict[str, list[str]] = {"one_index": [], "unplaced": []}

@@ -151,6 +151,8 @@ def decode(
         raise
     except msgspec.DecodeError as error:
         raise InputError(f"malformed JSON: {error}", path, where) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path, where) from None
     if isinstance(value, dict):
         repeated(value, commas, path, where)
     if everywhere:
@@ -204,7 +206,7 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
         try:
             commas = check(text)
             item = decoder.decode(text)
-        except (InputError, msgspec.DecodeError):
+        except (InputError, msgspec.DecodeError, UnicodeDecodeError):
             break  # ijson, behind its own depth limit, says what is wrong
         if isinstance(item, dict):
             repeated(item, commas, path, f"record {count}")
