@@ -75,9 +75,9 @@ class InputWarning(UserWarning):
 
 @contextmanager
 def collected_warnings() -> Iterator[list[str]]:
-    """Collect every :class:`InputWarning` raised inside the block, in order, as strings."""
+    """Collect every :class:`InputWarning` raised inside the block, in order, as one-line strings of bounded length."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
         messages: list[str] = []
         yield messages
-    messages.extend(str(w.message) for w in caught if issubclass(w.category, InputWarning))
+    messages.extend(_one_line(str(w.message)) for w in caught if issubclass(w.category, InputWarning))

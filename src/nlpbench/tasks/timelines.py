@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 
 from nlpbench import profiles
-from nlpbench.errors import InputError, InputWarning, collected_warnings
+from nlpbench.errors import InputError, InputWarning, collected_warnings, shorten
 from nlpbench.formats import timelines as timeline_format
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.timelines import (
@@ -201,7 +201,7 @@ def _listed(ids: list[str], path: Path | None) -> list[str]:
         if not patient.strip():
             continue
         if patient in seen:
-            raise InputError(f"patient {patient} is listed twice, on lines {seen[patient]} and {number}", path)
+            raise InputError(f"patient {shorten(patient)} is listed twice, on lines {seen[patient]} and {number}", path)
         seen[patient] = number
     return list(seen)
 
@@ -224,13 +224,15 @@ def _score_patient(patient: str, inputs: _Inputs, paths: _Paths, rules: Timeline
     try:
         gold = inputs.gold[patient]
     except KeyError:
-        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold) from None
+        raise InputError(
+            f"patient {shorten(patient)} is listed in the gold ids but has no gold timeline", paths.gold
+        ) from None
     predicted = inputs.pred[patient]
     try:
         counts = timeline_counts(gold, predicted, rules)
     except TimexError as error:
         path = paths.gold if error.side == "gold" else paths.pred
-        raise InputError(str(error), path, f"patient {patient}") from None
+        raise InputError(str(error), path, f"patient {shorten(patient)}") from None
     values = patient_values(counts, len(gold), script_arithmetic=rules.script_arithmetic)
     tally.counts.append(counts)
     tally.all_values.append(values)
