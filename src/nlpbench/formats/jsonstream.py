@@ -224,19 +224,29 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
 
 def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
     index = before
+    repeated: list[str] = []
+
+    class UniqueKeys(dict):
+        """The objects ijson builds, noting a repeated key (raising inside ijson's C code would not reach here)."""
+
+        def __setitem__(self, key: str, value: Any) -> None:
+            if key in self:
+                repeated.append(key)
+            super().__setitem__(key, value)
+
     try:
-        stream = ijson.items(_DepthLimited(handle), "item", use_float=True, map_type=_UniqueKeys)
+        stream = ijson.items(_DepthLimited(handle), "item", use_float=True, map_type=UniqueKeys)
         if skip_first:
             next(stream, None)
         for item in stream:
+            if repeated:
+                raise InputError(f"an object repeats the key {excerpt(repeated[0])}", path, f"record {index}")
             yield item
             index += 1
     except ijson.JSONError as error:
         raise InputError(f"malformed JSON after record {index}: {error}", path) from None
     except _TooDeep as error:
         raise InputError(str(error), path, f"record {index}") from None
-    except _RepeatedKey as error:
-        raise InputError(f"an object repeats the key {error}", path, f"record {index}") from None
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text or a lone surrogate ({error.reason})", path, f"record {index}") from None
 
@@ -247,15 +257,6 @@ class _TooDeep(Exception):
 
 class _RepeatedKey(Exception):
     pass
-
-
-class _UniqueKeys(dict):
-    """The objects ijson builds: a repeated key is an error, not a silent overwrite."""
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if key in self:
-            raise _RepeatedKey(excerpt(key))
-        super().__setitem__(key, value)
 
 
 class _DepthLimited:
