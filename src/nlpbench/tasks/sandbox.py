@@ -24,6 +24,7 @@ from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
 #: The metrics that are also reported per subtype.
 SLICED = ("instance_strict", "instance_relax", "token")
@@ -189,8 +190,7 @@ class _Run:
         messages = []
         for side, ids in (("gold", self.only_gold), ("prediction", self.only_pred)):
             if ids:
-                shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-                messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {shown}")
+                messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {listed(ids)}")
         if self.misfits:
             messages.append(
                 f"{len(self.misfits)} predicted annotations whose text differs from what the gold note's text "

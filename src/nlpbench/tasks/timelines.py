@@ -37,6 +37,7 @@ from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
 Timelines = timeline_format.PatientTimelines
 
@@ -293,24 +294,20 @@ def _note(message: str) -> None:
     warnings.warn(message, InputWarning, stacklevel=3)
 
 
-def _listing(items: list[str]) -> str:
-    return ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
-
-
 def _pairing_warnings(inputs: _Inputs, scored: set[str], tally: _Tally) -> None:
     """Name the patients that eval_timeline.py leaves out without a word."""
     gold, predicted = inputs.gold.keys(), inputs.pred.keys()
     unscored = sorted(patient for patient in scored if patient in gold and patient not in predicted)
     if unscored:
-        _note(f"{len(unscored)} gold patients have no prediction and are not scored: {_listing(unscored)}")
+        _note(f"{len(unscored)} gold patients have no prediction and are not scored: {listed(unscored)}")
     if inputs.gold_ids is None and tally.skipped:
-        _note(f"{len(tally.skipped)} predicted patients are not in the gold and not scored: {_listing(tally.skipped)}")
+        _note(f"{len(tally.skipped)} predicted patients are not in the gold and not scored: {listed(tally.skipped)}")
 
 
 def _reference_warning(rules: TimelineRules, reference: date) -> None:
     shown = [f"{value!r} as {point:%Y-%m-%d}" for value, point in rules.scale.completed.items()]
     _note(
         f"dates completed from the reference date {reference.isoformat()}, as eval_timeline.py completes a date "
-        f"without day, month or year from the day it runs ({len(shown)} in all): {_listing(shown)}; "
+        f"without day, month or year from the day it runs ({len(shown)} in all): {listed(shown)}; "
         "their comparisons can change with --reference-date"
     )
