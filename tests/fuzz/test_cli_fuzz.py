@@ -2,7 +2,7 @@
 
 Each command runs in a subprocess under a memory limit (:data:`MEMORY`) and must
 end with exit status 0 or 2, no traceback, and on 2 exactly one line on
-standard error, under 2 KB. Inputs are the seeds of :mod:`tests.fuzz.cases`
+standard error; every line it prints there (warnings too) is under 2 KB. Inputs are the seeds of :mod:`tests.fuzz.cases`
 damaged by Hypothesis (truncated, bytes flipped or inserted, JSON values of
 the wrong type, keys repeated, a byte order mark, bytes that are not UTF-8,
 lone surrogates, deep nesting, huge lines), plus a fixed set of hostile
@@ -64,6 +64,8 @@ def run_batch(case: Case, inputs: list[tuple[str, Path]]) -> None:
         where = f"{case.name} on {description}"
         assert outcome["traceback"] is None, f"{where}: {outcome['traceback']}"
         assert outcome["exit"] in (0, 2), f"{where}: exit {outcome['exit']}: {outcome['stderr'][:2000]}"
+        longest = max((len(line.encode()) for line in outcome["stderr"].splitlines()), default=0)
+        assert longest < 2048, f"{where}: a stderr line of {longest} bytes"
         if outcome["exit"] == 2:
             lines = outcome["stderr"].splitlines()
             assert len(lines) == 1, f"{where}: {len(lines)} lines on stderr: {outcome['stderr'][:2000]}"

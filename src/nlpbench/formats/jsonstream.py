@@ -17,6 +17,7 @@ repeats a key at its top level is refused instead of keeping its last value.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -32,9 +33,7 @@ from nlpbench.errors import InputError, excerpt
 #: The deepest nesting any reader accepts; real files nest a handful of levels.
 MAX_DEPTH = 128
 BOM = b"\xef\xbb\xbf"
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
-_OPENS = np.zeros(256, np.int64)
+_OPENS = np.zeros(256, np.int32)
 _OPENS[list(b"[{")] = 1
 _OPENS[list(b"]}")] = -1
 
@@ -46,82 +45,81 @@ def too_deep() -> str:
 class _Structure:
     """Tracks the nesting depth of a JSON text read in pieces, outside its strings.
 
-    Strings are cut out with a regular expression and what is left is reduced
-    to brackets and commas, so the work is done in C and numpy, not a Python
-    loop over bytes. ``commas`` counts the commas of the top-level container
-    (its members less one), to tell whether an object repeats a key.
+    Every step is a bytes method or a numpy operation over the piece, not a
+    Python loop: a quote is a string's edge unless an odd run of backslashes
+    precedes it, a byte is inside a string when an odd number of edges precede
+    it, and the depth is the running sum of the brackets outside strings. ``commas``
+    counts the commas of the top-level container (its members less one), to
+    tell whether an object repeats a key.
     """
 
     def __init__(self) -> None:
         self.depth = 0
-        self.in_string = False
-        self.escaped = False  # the last piece ended inside a string on a lone backslash
+        self.in_string = 0
+        self.backslashes = 0  # the run of backslashes the last piece ended on
         self.commas = 0
 
     def feed(self, piece: bytes) -> None:
         """Account for the next piece; :class:`ValueError` when it nests too deep."""
         if not piece:
             return
-        start = 0
-        if self.in_string:
-            start = int(self.escaped)
-            self.escaped = False
-            end = _string_end(piece, start)
-            if end is None:
-                self.escaped = _odd_backslashes(piece[start:])
-                return
-            self.in_string, start = False, end
-        rest = _STRING.sub(b'""', piece[start:] if start else piece)
-        quote = _open_quote(rest)
-        if quote >= 0:  # a string runs on into the next piece
-            self.in_string = True
-            self.escaped = _odd_backslashes(rest[quote + 1 :])
-            rest = rest[:quote]
-        self._brackets(rest)
-
-    def _brackets(self, rest: bytes) -> None:
-        marks = rest.translate(None, _NOT_STRUCTURE)
-        if not marks:
+        if b"\\" in piece or self.backslashes:
+            self._feed_escaped(piece)
             return
-        codes = np.frombuffer(marks, np.uint8)
-        depths = np.cumsum(_OPENS[codes]) + self.depth
+        # No backslash: every quote is a string's edge, and what lies between strings is every other
+        # part of the piece cut at its quotes. Joined and reduced to brackets and commas (all in C), it
+        # is short, so numpy has little left to do.
+        parts = piece.split(b'"')
+        outside = b"".join(parts[self.in_string :: 2]).translate(None, _NOT_STRUCTURE)
+        self.in_string = (self.in_string + len(parts) - 1) % 2
+        if outside:
+            codes = np.frombuffer(outside, np.uint8)
+            self._add(codes, _OPENS[codes], np.ones(len(codes), bool))
+
+    def _feed_escaped(self, piece: bytes) -> None:
+        codes = np.frombuffer(piece, np.uint8)
+        positions = np.arange(len(codes))
+        backslash = codes == _BACKSLASH
+        # the last byte at or before each position that is not a backslash (-1: none in this piece)
+        plain = np.maximum.accumulate(np.where(backslash, -1, positions))
+        before = np.concatenate(([-1], plain[:-1]))
+        run = positions - 1 - before + np.where(before < 0, self.backslashes, 0)
+        edges = (codes == _QUOTE) & (run % 2 == 0)
+        inside = (np.cumsum(edges) + self.in_string) % 2 == 1
+        steps = _OPENS[codes]
+        steps[inside] = 0
+        self._add(codes, steps, ~inside)
+        self.in_string = int(inside[-1])
+        trailing = len(piece) - len(piece.rstrip(b"\\"))
+        self.backslashes = trailing + self.backslashes if trailing == len(piece) else trailing
+
+    def _add(self, codes: np.ndarray, steps: np.ndarray, outside: np.ndarray) -> None:
+        """Follow the depth through bytes ``codes`` (``steps`` their brackets, ``outside`` not in a string)."""
+        depths = np.cumsum(steps) + self.depth
         if int(depths.max()) > MAX_DEPTH:
             raise ValueError(too_deep())
-        self.commas += int(np.count_nonzero((codes == ord(",")) & (depths == 1)))
+        self.commas += int(np.count_nonzero((codes == _COMMA) & outside & (depths == 1)))
         self.depth = int(depths[-1])
 
 
-def _string_end(piece: bytes, start: int) -> int | None:
-    """Where the string the piece starts inside ends (just after its quote), or None when it runs on."""
-    match = _STRING_BODY.match(piece, start)
-    end = match.end()
-    if end < len(piece) and piece[end] == 0x22:
-        return end + 1
-    return None
-
-
-_STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*')
-
-
-def _open_quote(rest: bytes) -> int:
-    """The quote that opens a string the piece does not close, or -1 (complete strings were cut to ``""``)."""
-    position = 0
-    while True:
-        quote = rest.find(b'"', position)
-        if quote < 0 or rest[quote + 1 : quote + 2] != b'"':
-            return quote
-        position = quote + 2
-
-
-def _odd_backslashes(text: bytes) -> bool:
-    return (len(text) - len(text.rstrip(b"\\"))) % 2 == 1
+_QUOTE, _BACKSLASH, _COMMA = ord('"'), ord("\\"), ord(",")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
+_INNERMOST = re.compile(rb"\[,*\]|\{,*\}")
 
 
 def check(data: bytes, path: Path | str | None = None, where: str | None = None) -> int:
     """Refuse ``data`` (one whole JSON text) when it nests deeper than :data:`MAX_DEPTH`; its top-level commas.
 
-    Cheap when the text has few brackets: the full scan runs only when it could matter.
+    A text without backslashes and with few brackets (most lines of a record file) is settled in C: its
+    brackets and commas outside strings are too few to nest too deep, and removing the innermost
+    containers until one is left leaves the top level's commas.
     """
+    if b"\\" not in data:
+        marks = b"".join(data.split(b'"')[::2]).translate(None, _NOT_STRUCTURE)
+        if marks.count(b"[") + marks.count(b"{") <= MAX_DEPTH:
+            while (inner := _INNERMOST.sub(b"", marks)) and inner != marks:
+                marks = inner
+            return marks.count(b",")
     structure = _Structure()
     try:
         structure.feed(data)
@@ -203,13 +201,17 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
             break  # an item follows one without a comma: let ijson say so
         followed = stripped.endswith(b",")
         text = stripped[:-1] if followed else stripped
+        plain = b"\\" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH  # cannot nest too deep
         try:
-            commas = check(text)
+            commas = None if plain else check(text)
             item = decoder.decode(text)
-        except (InputError, msgspec.DecodeError, UnicodeDecodeError):
+        except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             break  # ijson, behind its own depth limit, says what is wrong
         if isinstance(item, dict):
-            repeated(item, commas, path, f"record {count}")
+            if commas is None and not _keys_once(text, item):
+                commas = check(text)
+            if commas is not None:
+                repeated(item, commas, path, f"record {count}")
         offset += len(line)
         comma = followed
         count += 1
@@ -220,6 +222,26 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
     handle.seek(offset)
     prefix = b"[" if count == 0 else b"[0," if comma else b"[0"
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
+
+
+def _keys_once(text: bytes, item: dict) -> bool:
+    """Whether no key of the object decoded from ``text`` (a line without backslashes) was written twice.
+
+    Without backslashes a quoted key can only occur in the text as that string: once as the key itself,
+    and as often as it occurs inside the (undecoded) values. A second member of the same key adds one
+    more. False also when a value is decoded (then :func:`check` counts the members exactly).
+    """
+    if not all(isinstance(value, msgspec.Raw) for value in item.values()):
+        return False
+    values = b"".join(bytes(value) for value in item.values())
+    for key in item:
+        quoted = _quoted(key)
+        if text.count(quoted) != 1 + values.count(quoted):
+            return False
+    return True
+
+
+_quoted = functools.lru_cache(maxsize=256)(msgspec.json.encode)
 
 
 def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
