@@ -46,20 +46,55 @@ def bundles(tmp_path):
     return path
 
 
-def test_serve_builds_the_app_and_runs_uvicorn(cli, registered, monkeypatch):
+def _capture_uvicorn(monkeypatch) -> dict:
+    """Replace uvicorn's serving loop: record the app and the sockets it would serve."""
     calls = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kwargs: calls.update(app=app, **kwargs))
-    result = cli("serve", "--annotator", registered, "--port", "8099")
+
+    def run(server, sockets):
+        calls.update(app=server.config.app, address=sockets[0].getsockname()[:2])
+
+    monkeypatch.setattr("uvicorn.Server.run", run)
+    return calls
+
+
+def test_serve_builds_the_app_and_runs_uvicorn(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    result = cli("serve", "--annotator", registered, "--port", "0")
     assert result.exit_code == 0
-    assert (calls["host"], calls["port"]) == ("127.0.0.1", 8099)
+    host, port = calls["address"]
+    assert host == "127.0.0.1" and port > 0  # bound before the banner: port 0 is shown as the one given
     assert AsgiClient(calls["app"]).get("/api/v1/tool").json()["name"] == "regex-phi"
-    assert "serving regex" in result.stderr and "http://127.0.0.1:8099/api/v1" in result.stderr
+    assert "serving regex" in result.stderr and f"http://127.0.0.1:{port}/api/v1" in result.stderr
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_no_banner(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = cli("serve", "--annotator", registered, "--port", port)
+    assert result.exit_code == 2 and not calls
+    assert result.stderr.splitlines() == [f"nlpbench: error: cannot listen on 127.0.0.1:{port}: Address already in use"]
+    unknown = cli("serve", "--annotator", registered, "--host", "no-such-host.invalid", "--port", "0")
+    assert unknown.exit_code == 2 and len(unknown.stderr.splitlines()) == 1
+    assert unknown.stderr.startswith("nlpbench: error: cannot listen on no-such-host.invalid:0: ")
+
+
+def test_serve_passes_its_limits_to_the_app(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    args = ("--max-body-bytes", "2000", "--cache-bytes", "5000", "--port", "0")
+    assert cli("serve", "--annotator", registered, *args).exit_code == 0
+    client = AsgiClient(calls["app"])
+    assert calls["app"].state.note_cache.max_bytes == 5000
+    note = {"identifier": "n-1", "text": "x" * 3000, "type": "t", "patientId": "p-1"}
+    response = client.post("/api/v1/textDateAnnotations", json={"note": note})
+    assert response.status_code == 413 and response.json()["detail"] == (
+        "the request body is over the 2000 bytes this service accepts"
+    )
 
 
 def test_serve_the_deidentifier_on_a_phi_annotator(cli, registered, monkeypatch):
-    calls = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kwargs: calls.update(app=app))
-    assert cli("serve", "--annotator", "deidentifier", "--phi-annotator", registered).exit_code == 0
+    calls = _capture_uvicorn(monkeypatch)
+    assert cli("serve", "--annotator", "deidentifier", "--phi-annotator", registered, "--port", "0").exit_code == 0
     client = AsgiClient(calls["app"])
     assert client.get("/api/v1/tool").json()["type"] == "nlpsandbox:phi-deidentifier"
     body = {
@@ -130,11 +165,12 @@ def test_annotate_resumes_and_asks_only_for_the_types_given(cli, bundles, tmp_pa
         first = cli("annotate", "--tool", url, "--notes", bundles, "--out", out, "--types", "id,contact")
         assert first.exit_code == 0
         # a checkpoint that already holds note-1 (with an annotation the tool would not give)
-        header = {"checkpoint": "nlpbench-annotate-checkpoint", "tool": "regex-phi", "version": "1.0.0"}
-        planted = Annotation("note-1", Span(0, 4), "id", "Mary", {"idType": "other"}, 1.0)
-        from nlpbench.runner.checkpoint import _annotation_json
+        from nlpbench.runner.checkpoint import _annotation_json, header, text_hash
 
-        lines = [{**header, "labels": ["id", "contact"]}, {"id": "note-1", "annotations": [_annotation_json(planted)]}]
+        planted = Annotation("note-1", Span(0, 4), "id", "Mary", {"idType": "other"}, 1.0)
+        identity = header(f"{url}/api/v1", "regex-phi", "1.0.0", "nlpsandbox:phi-annotator", ("id", "contact"))
+        note_1 = Document("note-1", TEXTS[1])
+        lines = [identity, {"id": "note-1", "sha256": text_hash(note_1), "annotations": [_annotation_json(planted)]}]
         checkpoint.write_text("".join(json.dumps(line) + "\n" for line in lines))
         args = ("annotate", "--tool", url, "--notes", bundles, "--out", out, "--types", "id,contact")
         second = cli(*args, "--checkpoint", checkpoint)
@@ -153,7 +189,8 @@ def test_annotate_errors_are_one_line(cli, bundles, tmp_path):
                  "--retries", "0")  # fmt: skip
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
-    assert "GET /healthCheck: cannot reach" in result.stderr and "run again to resume" in result.stderr
+    assert "GET /healthCheck: cannot reach the tool" in result.stderr
+    assert "run again to resume" not in result.stderr  # no checkpoint was started
     bad_types = cli(
         "annotate", "--tool", "http://x", "--notes", bundles, "--out", tmp_path / "o.json", "--types", "dates"
     )

@@ -109,7 +109,7 @@ def list_formats() -> None:
 
 def list_profiles(task: str = typer.Argument(None, help="Only this task's profiles.")) -> None:
     """List scoring profiles and the documented quirks each one reproduces."""
-    known = tasks.load_all()  # every task registers itself on import, also when one is named
+    known = tasks.load_all()
     for task_name in known if task is None else [task]:
         family = tasks.REGISTRY.get(task_name).profiles
         typer.echo(f"{task_name}:")

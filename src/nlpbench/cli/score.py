@@ -25,6 +25,7 @@ from nlpbench.cli.common import (
     fail,
     one_line_errors,
     progress,
+    warn,
 )
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
@@ -398,3 +399,50 @@ def timelines(
         profile=profile,
         reference_date=reference_date.date() if reference_date else None,
     )
+
+
+@app.command("i2b2")
+@one_line_errors
+def i2b2(
+    pred: Path = typer.Option(
+        ..., "--pred", "-p", help="System i2b2 XML: a directory of PATIENT-RECORD.xml, or a file."
+    ),
+    gold: Path = typer.Option(..., "--gold", "-g", help="Gold i2b2 XML: a directory or a file."),
+    profile: str = profile_option("i2b2"),
+    filters: str = typer.Option(
+        None, "--filter", help="Score only these tags: CATEGORY or TYPE words, comma-separated."
+    ),
+    conjunctive: bool = typer.Option(False, "--conjunctive", help="A tag must match every --filter word, not any."),
+    invert: bool = typer.Option(False, "--invert", help="Score the tags --filter does not select."),
+    official: bool = typer.Option(False, "--official", help="Print the summary as evaluate.py phi prints it."),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+    per_document: bool = PER_DOCUMENT_OPTION,
+) -> None:
+    """PHI tags of the i2b2 2014 de-identification track, as its evaluate.py phi scores them.
+
+    Token, strict and relaxed (end within 2) evaluations, their HIPAA subsets, binary (PHI or not) and
+    per category, each micro and macro (mean and SD over notes). Profiles: [bold]standard[/] (one to one,
+    every gold note), [bold]i2b2-2014[/] (kotfic/i2b2_evaluation_scripts evaluate.py exactly).
+    """
+    from nlpbench.tasks.i2b2 import Selection, official_text, score_i2b2
+
+    selection = Selection(tuple(filters.split(",")) if filters is not None else (), conjunctive, invert)
+    with progress("scoring") as tick:
+        report = score_i2b2(
+            pred,
+            gold,
+            profile=profile,
+            selection=selection,
+            per_document=fmt is OutputFormat.json and per_document and not official,
+            on_document=tick,
+        )
+    if official:
+        text = official_text(report)
+        if output is not None:
+            output.write_text(text, encoding="utf-8")
+        else:
+            typer.echo(text, nl=False)
+        warn(report.warnings)
+    else:
+        emit(report, fmt, output)

@@ -16,6 +16,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -78,7 +79,8 @@ def read(path: Path) -> Iterator[Document]:
         yield read_file(file)
 
 
-def read_file(path: Path) -> Document:
+def _parse(path: Path) -> tuple[ET.Element, str]:
+    """The root element of an i2b2 file and its note text (line breaks normalised to LF, as XML parsers do)."""
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as error:
@@ -87,7 +89,12 @@ def read_file(path: Path) -> Document:
     text_element = root.find("TEXT")
     if text_element is None:
         raise InputError("no <TEXT> element", path)
-    document = Document(path.stem, text_element.text or "")
+    return root, text_element.text or ""
+
+
+def read_file(path: Path) -> Document:
+    root, text = _parse(path)
+    document = Document(path.stem, text)
     tags = root.find("TAGS")
     for index, tag in enumerate(tags if tags is not None else ()):
         document.annotations.append(_annotation(tag, document, path, f"tag {index} <{tag.tag}>"))
@@ -95,6 +102,28 @@ def read_file(path: Path) -> Document:
     if problem:
         raise InputError(problem, path)
     return document
+
+
+@dataclass(frozen=True, slots=True)
+class RawTag:
+    """One element under ``<TAGS>`` as the file spells it: element name and attributes as written
+    (None when absent), unchecked, for scorers that must see what the i2b2 scripts see."""
+
+    name: str
+    type: str | None
+    start: str | None
+    end: str | None
+
+
+def read_raw(path: Path) -> tuple[str, list[RawTag]]:
+    """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order."""
+    root, text = _parse(path)
+    tags = root.find("TAGS")
+    return text, [
+        RawTag(tag.tag, tag.get("TYPE"), tag.get("start"), tag.get("end"))
+        for tag in (tags if tags is not None else ())
+        if isinstance(tag.tag, str)
+    ]
 
 
 def _annotation(tag: ET.Element, document: Document, path: Path, where: str) -> Annotation:

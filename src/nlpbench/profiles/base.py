@@ -24,7 +24,7 @@ class Profile:
 
 
 REGISTRY: Registry[Profile] = Registry("profile")
-TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines")
+TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines", "i2b2")
 
 
 def register(profile: Profile) -> Profile:

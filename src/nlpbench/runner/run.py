@@ -9,27 +9,52 @@ each note from this process (at most ``4 × concurrency`` notes in the window,
 ``batch_size`` notes go to the workers of a Dask cluster (:mod:`nlpbench.runner.dask`),
 each worker sending at most ``concurrency`` requests at once. Each finished
 note is appended to the checkpoint before it is yielded; notes the checkpoint
-already holds are not sent again. The first note that fails after its retries
-stops the run: the error names it, and the notes finished so far stay in the
-checkpoint.
+already holds (with the same text) are read back from it, checked against the
+note like a fresh answer, and not sent again. Nothing is held beyond the
+window, and with a checkpoint not even that for a note of many annotations:
+it waits there, not in memory, and is read back when its turn comes, so a
+caller that writes what :meth:`AnnotationRun.stream` yields as it comes keeps
+memory flat however many notes, and however many annotations, there are. The first note that
+fails after its retries stops the run: the error names it, and the notes
+finished so far stay in the checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlpbench.model import Document
-from nlpbench.runner.checkpoint import Checkpoint, header
-from nlpbench.runner.client import ClientStats, RetryPolicy, ToolCheck, ToolClient, ToolError, validate_tool
+from nlpbench.runner.checkpoint import Checkpoint, Entry, header
+from nlpbench.runner.client import (
+    MAX_RESPONSE_BYTES,
+    ClientStats,
+    RetryPolicy,
+    ToolCheck,
+    ToolClient,
+    ToolError,
+    validate_tool,
+)
 from nlpbench.runner.dask import annotate_batch, connect
 
 #: Called after each note with its id and whether it came from the checkpoint.
 ProgressCallback = Callable[[str, bool], None]
 WINDOW_PER_SLOT = 4
+#: A finished note with more annotations than this waits for its turn in the checkpoint, not in memory.
+HELD_ANNOTATIONS = 1000
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A finished note whose annotations wait in the checkpoint."""
+
+    note: Document
+    entry: Entry
 
 
 @dataclass
@@ -54,7 +79,10 @@ class AnnotationRun:
         concurrency: int = 8,
         timeout: float = 30.0,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        show_text: bool = False,
         checkpoint: Path | None = None,
+        restart: bool = False,
         on_progress: ProgressCallback | None = None,
         scheduler: str | None = None,
         batch_size: int = 32,
@@ -65,7 +93,10 @@ class AnnotationRun:
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry
+        self.max_response_bytes = max_response_bytes
+        self.show_text = show_text
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        self.restart = restart
         self.on_progress = on_progress or (lambda _note_id, _resumed: None)
         self.scheduler = scheduler
         self.batch_size = batch_size
@@ -76,26 +107,32 @@ class AnnotationRun:
     async def stream(self, notes: Iterable[Document]) -> AsyncIterator[Document]:
         """Each note's annotations, in the order of ``notes``."""
         client = ToolClient(
-            self.url, concurrency=self.concurrency, timeout=self.timeout, retry=self.retry, transport=self.transport
+            self.url,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            retry=self.retry,
+            max_response_bytes=self.max_response_bytes,
+            show_text=self.show_text,
+            transport=self.transport,
         )
         async with client:
             self.check = await validate_tool(client, self.labels)
             self.stats.warnings.extend(self.check.warnings)
             client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
-            finished = self._open_checkpoint()
+            self._open_checkpoint(client.url)
             dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
-            window: deque[asyncio.Future[list[Document]]] = deque()
+            window: deque[asyncio.Future[list[Document | Stored]]] = deque()
             slots = self.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
             limit = WINDOW_PER_SLOT * slots
             try:
-                for work in self._work(notes, finished, batched=dask is not None):
+                for work in self._work(notes, batched=dask is not None):
                     window.append(self._start(client, dask, work))
                     while window and (len(window) >= limit or window[0].done()):
-                        for document in await window.popleft():
-                            yield self._count(document)
+                        for finished in await window.popleft():
+                            yield self._count(finished, client.stats)
                 while window:
-                    for document in await window.popleft():
-                        yield self._count(document)
+                    for finished in await window.popleft():
+                        yield self._count(finished, client.stats)
             finally:
                 for pending in window:
                     pending.cancel()
@@ -104,35 +141,62 @@ class AnnotationRun:
                     await dask.close()
                 if self.checkpoint is not None:
                     self.checkpoint.close()
+                    if self.checkpoint.changed:
+                        self.stats.warnings.append(
+                            f"{self.checkpoint.changed} notes changed since {self.checkpoint.path} was written; "
+                            "they were annotated again"
+                        )
                 self._add(client.stats)
 
+    def iterate(self, notes: Iterable[Document]) -> Iterator[Document]:
+        """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
+
+        Ctrl-C while waiting for the tool cancels the requests in flight, closes
+        the checkpoint, and raises :class:`KeyboardInterrupt`.
+        """
+        loop = asyncio.new_event_loop()
+        documents = self.stream(notes)
+
+        async def next_document() -> Document:
+            return await anext(documents)
+
+        try:
+            while True:
+                step = loop.create_task(next_document())
+                with _interrupting(loop, step):
+                    try:
+                        document = loop.run_until_complete(step)
+                    except StopAsyncIteration:
+                        return
+                    except asyncio.CancelledError:
+                        raise KeyboardInterrupt from None
+                yield document
+        finally:
+            loop.run_until_complete(documents.aclose())
+            loop.close()
+
     def run(self, notes: Iterable[Document]) -> list[Document]:
-        """:meth:`stream` from synchronous code: every note's annotations, in order."""
+        """Every note's annotations, in order, in a list."""
+        return list(self.iterate(notes))
 
-        async def collect() -> list[Document]:
-            return [document async for document in self.stream(notes)]
+    def _open_checkpoint(self, url: str) -> None:
+        if self.checkpoint is not None:
+            tool = self.check.tool
+            expected = header(url, tool.name, tool.version, tool.type, self.check.labels)
+            self.checkpoint.open(expected, restart=self.restart)
 
-        return asyncio.run(collect())
-
-    def _open_checkpoint(self) -> dict[str, Document]:
-        if self.checkpoint is None:
-            return {}
-        tool = self.check.tool
-        return self.checkpoint.open(header(tool.name, tool.version, self.check.labels))
-
-    def _work(
-        self, notes: Iterable[Document], finished: dict[str, Document], *, batched: bool
-    ) -> Iterator[Document | list[Document]]:
-        """Finished documents one by one; notes to send one by one, or in batches for Dask."""
+    def _work(self, notes: Iterable[Document], *, batched: bool) -> Iterator[Stored | list[Document]]:
+        """Finished notes one by one; notes to send one by one, or in batches for Dask."""
         batch: list[Document] = []
         for note in notes:
-            if note.id in finished:
+            resumed = self.checkpoint.resumed(note) if self.checkpoint is not None else None
+            if resumed is not None:
                 if batch:
                     yield batch
                     batch = []
                 self.stats.resumed += 1
                 self.on_progress(note.id, True)
-                yield finished.pop(note.id)
+                yield Stored(note, resumed)
             elif batched:
                 batch.append(note)
                 if len(batch) == self.batch_size:
@@ -143,21 +207,21 @@ class AnnotationRun:
         if batch:
             yield batch
 
-    def _start(self, client: ToolClient, dask, work: Document | list[Document]) -> asyncio.Future[list[Document]]:
-        if isinstance(work, Document):
-            done: asyncio.Future[list[Document]] = asyncio.get_running_loop().create_future()
+    def _start(
+        self, client: ToolClient, dask, work: Stored | list[Document]
+    ) -> asyncio.Future[list[Document | Stored]]:
+        if isinstance(work, Stored):
+            done: asyncio.Future[list[Document | Stored]] = asyncio.get_running_loop().create_future()
             done.set_result([work])
             return done
         if dask is None:
             return asyncio.ensure_future(self._annotate(client, work[0]))
         return asyncio.ensure_future(self._annotate_on_dask(dask, work))
 
-    async def _annotate(self, client: ToolClient, note: Document) -> list[Document]:
-        document = await client.annotate(note, self.check.labels)
-        self._finished(document)
-        return [document]
+    async def _annotate(self, client: ToolClient, note: Document) -> list[Document | Stored]:
+        return [self._finished(note, await client.annotate(note, self.check.labels))]
 
-    async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document]:
+    async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
         arguments = (self.url, batch, self.check.labels, self.concurrency, self.timeout, self.retry)
         try:
             documents, stats = await dask.submit(annotate_batch, *arguments, pure=False)
@@ -166,14 +230,15 @@ class AnnotationRun:
         except Exception as error:  # a worker that died, a scheduler that went away
             raise ToolError(f"Dask executor: batch from note {batch[0].id}: {type(error).__name__}: {error}") from None
         self._add(stats)
-        for document in documents:
-            self._finished(document)
-        return documents
+        return [self._finished(note, document) for note, document in zip(batch, documents, strict=True)]
 
-    def _finished(self, document: Document) -> None:
-        if self.checkpoint is not None:
-            self.checkpoint.add(document)
+    def _finished(self, note: Document, document: Document) -> Document | Stored:
+        """Into the checkpoint, when there is one; out of memory until its turn, when it is a large one."""
         self.on_progress(document.id, False)
+        if self.checkpoint is None:
+            return document
+        entry = self.checkpoint.add(note, document)
+        return Stored(note, entry) if len(document.annotations) > HELD_ANNOTATIONS else document
 
     def _add(self, stats: ClientStats) -> None:
         self.stats.requests += stats.requests
@@ -181,11 +246,28 @@ class AnnotationRun:
         if stats.text_mismatches:
             self.stats.text_mismatches += stats.text_mismatches
             self.stats.warnings.append(
-                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets "
-                f"(first: {stats.mismatch_example})"
+                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets; "
+                f"the note's text is kept (first: {stats.mismatch_example})"
             )
 
-    def _count(self, document: Document) -> Document:
+    def _count(self, finished: Document | Stored, stats: ClientStats) -> Document:
+        document = (
+            self.checkpoint.document(finished.note, finished.entry, stats) if isinstance(finished, Stored) else finished
+        )
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
         return document
+
+
+@contextmanager
+def _interrupting(loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> Iterator[None]:
+    """SIGINT cancels ``task`` (so that it cleans up) instead of striking wherever the loop happens to be."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

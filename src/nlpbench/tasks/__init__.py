@@ -57,6 +57,6 @@ def collector_paused() -> Iterator[None]:
 
 def load_all() -> list[str]:
     """Import every task module so that each registers itself; the task names."""
-    from nlpbench.tasks import codiesp, coref, linking, ner, relations, sandbox, timelines  # noqa: F401
+    from nlpbench.tasks import codiesp, coref, i2b2, linking, ner, relations, sandbox, timelines  # noqa: F401
 
     return REGISTRY.names()
