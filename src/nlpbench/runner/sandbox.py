@@ -172,6 +172,14 @@ class SandboxedTool:
                 time.sleep(0.1)
         raise SandboxError(f"the tool did not answer GET {HEALTH_PATH} within {timeout:g} s of starting")
 
+    def wait(self, timeout: float | None = None) -> Outcome | None:
+        """The outcome once the tool has ended by itself (or by a limit) within ``timeout`` seconds, else None."""
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return self._finish()
+
     def stop(self) -> Outcome:
         """End the tool (``SIGTERM``, then ``SIGKILL`` to every process left after the grace period)."""
         if self._process.poll() is None:
