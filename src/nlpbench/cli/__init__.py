@@ -27,6 +27,7 @@ COMMANDS = {
     "annotate": "annotate",
     "demo": "demo",
     "run": "demo",
+    "compare": "compare",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
