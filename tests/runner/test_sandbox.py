@@ -216,3 +216,10 @@ def test_a_tool_that_never_gets_ready_is_a_one_line_error_and_is_killed(tmp_path
         pass
     assert str(raised.value) == "the tool did not answer GET /api/v1/healthCheck within 1 s of starting"
     assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "297"] and _alive(p)]
+
+
+@pytest.mark.parametrize("command", ["kill -SEGV $$", "sh -c 'kill -SEGV $$'; exit $?"])
+def test_a_tool_killed_by_a_signal_is_named_by_it_directly_or_through_its_shell(tmp_path, command):
+    with pytest.raises(SandboxError) as raised, started(tmp_path, command):
+        pass
+    assert str(raised.value).endswith(": the tool was killed by SIGSEGV")
