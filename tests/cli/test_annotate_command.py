@@ -51,7 +51,8 @@ def test_annotate_command_gives_what_the_same_tool_started_normally_gives(cli, t
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"{sandboxed}: wrote 3 notes, ")
     assert "nlpbench-phi-annotator" in result.stderr
-    assert "Application startup complete" in (tmp_path / "sandboxed.json.tool.log").read_text()  # the tool's output, in its log
+    log = (tmp_path / "sandboxed.json.tool.log").read_text()
+    assert "Application startup complete" in log  # the tool's output, in its log
     assert {process.pid for process in psutil.Process().children(recursive=True)} <= before  # nothing left running
 
     with socket.socket() as probe:
