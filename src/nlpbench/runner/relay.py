@@ -1,8 +1,9 @@
 """Inside a sandbox's namespaces: bring loopback up, start the tool, and relay a Unix socket to its port.
 
-``python -m nlpbench.runner.relay SOCKET PORT STATUS CPU_SECONDS DATA_BYTES COMMAND``
-is what :func:`nlpbench.runner.sandbox.start_tool` runs as the first process
-of a fresh network (and PID) namespace. It sets the loopback interface up (a
+``python …/nlpbench/runner/relay.py SOCKET PORT STATUS CPU_SECONDS DATA_BYTES COMMAND``
+(a script of the standard library only, so it starts at once) is what
+:func:`nlpbench.runner.sandbox.start_tool` runs as the first process of a
+fresh network (and PID) namespace. It sets the loopback interface up (a
 new network namespace has it down and nothing else), starts ``COMMAND`` with
 ``/bin/sh -c`` in its own process group under ``RLIMIT_CPU`` (soft
 ``CPU_SECONDS``, so the kernel sends ``SIGXCPU``) and ``RLIMIT_DATA``

@@ -49,6 +49,8 @@ POLL_SECONDS = 0.05
 #: The environment variables a tool inherits from the runner (nothing else: no credentials).
 PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH")
 HEALTH_PATH = "/api/v1/healthCheck"
+#: Run as a script (the standard library only), not with ``-m``: it starts without importing the runner.
+RELAY = Path(__file__).with_name("relay.py")
 READ_CHUNK = 64 * 1024
 
 
@@ -123,7 +125,7 @@ class SandboxedTool:
         self._status_path = self._private / "status.json"
         environment = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
         environment |= {"HOME": str(workdir), "PORT": str(port), "TMPDIR": str(workdir)}
-        relay = [sys.executable, "-m", "nlpbench.runner.relay", self.socket_path, str(port), str(self._status_path)]
+        relay = [sys.executable, str(RELAY), self.socket_path, str(port), str(self._status_path)]
         limits_args = [str(max(1, int(limits.cpu_seconds))), str(2 * limits.memory_bytes)]
         self._process = subprocess.Popen(
             [*namespace_command(limits.network), "--", *relay, *limits_args, command],
