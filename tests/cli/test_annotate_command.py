@@ -125,3 +125,11 @@ def test_a_tool_killed_at_its_memory_limit_mid_run_is_named_with_the_reason(cli,
     assert result.stderr.startswith("nlpbench: error: http://tool/api/v1: POST /")
     assert "(the tool exceeded its memory limit of 300 MiB; its output is in " in result.stderr
     assert result.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_a_tool_log_that_cannot_be_written_is_one_line(cli, tmp_path):
+    log = tmp_path / "missing" / "tool.log"
+    args = ("annotate", "--notes", write_notes(tmp_path), "--out", tmp_path / "out.json", "--tool-log", log)
+    result = cli(*args, "--command", f"{SERVE_PHI} --port 8080")
+    assert result.exit_code == 2
+    assert result.stderr == f"nlpbench: error: {log}: no such file\n"

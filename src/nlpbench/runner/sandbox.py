@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 import psutil
@@ -120,6 +121,9 @@ class SandboxedTool:
     def __init__(self, command: str, limits: Limits, workdir: Path, log_path: Path, port: int, grace_seconds: float):
         self.limits = limits
         self.grace_seconds = grace_seconds
+        namespace = namespace_command(limits.network)
+        # opened before anything starts (a bad path fails here); the thread copying the output closes it
+        log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")  # noqa: SIM115
         self._private = Path(tempfile.mkdtemp(prefix="nlpbench-sandbox-"))  # short: a socket path has ≤ 107 bytes
         self.socket_path = str(self._private / "tool.sock")
         self._status_path = self._private / "status.json"
@@ -128,7 +132,7 @@ class SandboxedTool:
         relay = [sys.executable, str(RELAY), self.socket_path, str(port), str(self._status_path)]
         limits_args = [str(max(1, int(limits.cpu_seconds))), str(2 * limits.memory_bytes)]
         self._process = subprocess.Popen(
-            [*namespace_command(limits.network), "--", *relay, *limits_args, command],
+            [*namespace, "--", *relay, *limits_args, command],
             cwd=workdir,
             env=environment,
             stdin=subprocess.DEVNULL,
@@ -145,7 +149,7 @@ class SandboxedTool:
         self._peak_memory = 0
         self._cpu = 0.0
         self._dropped = 0
-        self._logger = threading.Thread(target=self._copy_log, args=(log_path,), daemon=True)
+        self._logger = threading.Thread(target=self._copy_log, args=(log,), daemon=True)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._logger.start()
         self._watcher.start()
@@ -248,11 +252,10 @@ class SandboxedTool:
                 process.kill()
         self._signal(signal.SIGKILL)
 
-    def _copy_log(self, log_path: Path) -> None:
+    def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
         kept = 0
-        descriptor = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(descriptor, "wb") as log:
+        with log:
             while chunk := self._process.stdout.read1(READ_CHUNK):
                 room = max(0, self.limits.log_bytes - kept)
                 log.write(chunk[:room])
