@@ -61,7 +61,11 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """What a sandboxed tool may use: bytes resident, CPU seconds, seconds in all, processes, log bytes."""
+    """What a sandboxed tool may use: bytes resident, CPU seconds, seconds in all, processes, log bytes.
+
+    ``network=True`` leaves out the network namespace: the tool then listens on
+    this machine, where its port must be free.
+    """
 
     memory_bytes: int = 2 * 2**30
     cpu_seconds: float = 3600.0
