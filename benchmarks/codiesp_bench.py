@@ -2,7 +2,7 @@
 
 Input: the 250 documents of the CodiEsp test split, each with 1,000 predicted
 codes in rank order (tracks D and P) or 1,000 predicted code references
-(track X), built from the test gold with a fixed seed: most gold codes near
+(track X), built from the test gold with a fixed seed per track: most gold codes near
 the top of the ranking, some missing, the rest filled with other codes; some
 codes upper-cased; for P, diagnosis codes fill the ranking past the 870
 procedure codes; X spans move up to 12 characters. The valid-code list holds
@@ -19,8 +19,13 @@ official scripts two (``codiespD_P_evaluation.py`` for MAP,
 ``comp_f1_diag_proc.py`` for precision/recall/F1): their times are added.
 Every number the official scripts print (MAP, micro P/R/F1, the per-document
 tables) is compared with the ``codiesp2020`` report; any difference fails.
+Each of the ``--repeat`` rounds runs the official scripts, the nlpbench
+command and the task function in turn; the table gives medians.
+``--codes-per-document 10000`` makes an input ten times larger, where the
+start-up of the commands no longer dominates.
 
     python benchmarks/codiesp_bench.py [--official-repo URL-OR-PATH] [--work DIR] [--repeat N]
+        [--tracks D,P,X] [--codes-per-document N]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import os
 import platform
 import random
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -43,7 +49,6 @@ from nlpbench.tasks.codiesp import score_codiesp
 OFFICIAL_REPO = "https://github.com/TeMU-BSC/codiesp-evaluation-script"
 OFFICIAL_COMMIT = "976fc11"
 OFFICIAL_PACKAGES = ["trectools==0.0.42", "pandas==1.5.3", "numpy<2"]
-CODES_PER_DOCUMENT = 1000
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -145,20 +150,23 @@ def valid_code_list(codiesp: Path, work: Path) -> Path:
     return path
 
 
-def ranked_predictions(gold: Path, documents: list[str], fillers: list[str], rng: random.Random) -> str:
+def ranked_predictions(gold: Path, documents: list[str], fillers: list[str], rng: random.Random, size: int) -> str:
     relevant: dict[str, list[str]] = {d.doc_id: list(dict.fromkeys(d.codes)) for d in tsv.read_ranked_codes(gold)}
     lines = []
     for doc in documents:
         found = [code for code in relevant.get(doc, []) if rng.random() < 0.85]
-        others = [code for code in rng.sample(fillers, CODES_PER_DOCUMENT + 50) if code not in found]
-        ranking = others[: CODES_PER_DOCUMENT - len(found)]
+        others = [code for code in rng.sample(fillers, min(len(fillers), size + 50)) if code not in found]
+        others += rng.choices(fillers, k=size - len(others))  # repeats, once the codes run out
+        ranking = others[: size - len(found)]
         for code in found:
             ranking.insert(min(len(ranking), int(rng.expovariate(1 / 6))), code)
         lines += [f"{doc}\t{code.upper() if rng.random() < 0.1 else code}\n" for code in ranking]
     return "".join(lines)
 
 
-def reference_predictions(gold: Path, codiesp: Path, documents: list[str], codes: list[str], rng: random.Random):
+def reference_predictions(
+    gold: Path, codiesp: Path, documents: list[str], codes: list[str], rng: random.Random, size: int
+) -> str:
     by_document: dict[str, list] = {}
     for reference in tsv.read_references(gold):
         by_document.setdefault(reference.doc_id, []).append(reference)
@@ -170,7 +178,7 @@ def reference_predictions(gold: Path, codiesp: Path, documents: list[str], codes
             if rng.random() < 0.7:
                 start, end = reference.covering_bounds
                 chosen.append((reference.code, max(0, start - rng.randint(-2, 12)), end + rng.randint(-2, 12)))
-        while len(chosen) < CODES_PER_DOCUMENT:
+        while len(chosen) < size:
             start = rng.randrange(length)
             chosen.append((rng.choice(codes), start, min(length, start + rng.randint(3, 40))))
         rng.shuffle(chosen)
@@ -180,22 +188,25 @@ def reference_predictions(gold: Path, codiesp: Path, documents: list[str], codes
     return "".join(lines)
 
 
-def build_inputs(codiesp: Path, work: Path) -> dict[str, dict]:
-    rng = random.Random(2020)
+def build_inputs(codiesp: Path, work: Path, tracks: list[str], size: int) -> dict[str, dict]:
     valid = valid_code_list(codiesp, work)
     codes = sorted(tsv.read_valid_codes(valid))
     d_codes = [code for code in codes if code_kind(code) == "D"]
     p_codes = [code for code in codes if code_kind(code) == "P"]
     documents = sorted(path.stem for path in (codiesp / "corpus/test/text_files").glob("*.txt"))
     test = codiesp / "corpus" / "test"
-    tracks = {
-        "D": (ranked_predictions(test / "testD.tsv", documents, d_codes, rng), [valid]),
-        "P": (ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng), [valid]),
-        "X": (reference_predictions(test / "testX.tsv", codiesp, documents, codes, rng), [valid, valid]),
+    made = {
+        "D": lambda rng: (ranked_predictions(test / "testD.tsv", documents, d_codes, rng, size), [valid]),
+        "P": lambda rng: (
+            ranked_predictions(test / "testP.tsv", documents, p_codes + d_codes[:200], rng, size),
+            [valid],
+        ),
+        "X": lambda rng: (reference_predictions(test / "testX.tsv", codiesp, documents, codes, rng, size), [valid] * 2),
     }
     inputs = {}
-    for track, (text, lists) in tracks.items():
-        pred = work / f"pred_{track}.tsv"
+    for track in tracks:
+        text, lists = made[track](random.Random(f"2020-{track}"))  # each track its seed, whichever tracks run
+        pred = work / f"pred_{track}_{size}.tsv"
         pred.write_text(text, encoding="utf-8")
         inputs[track] = {"gold": test / f"test{track}.tsv", "pred": pred, "lists": lists, "lines": text.count("\n")}
     return inputs
@@ -204,9 +215,10 @@ def build_inputs(codiesp: Path, work: Path) -> dict[str, dict]:
 # --- the run -----------------------------------------------------------------------------------------------------
 
 
-def best_of(repeat: int, run):
-    results = [run() for _ in range(repeat)]
-    return min(r[0] for r in results), results[-1][1]
+def timed(run) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
 
 
 def benchmark_track(track: str, case: dict, official: Path, python: Path, work: Path, repeat: int) -> dict:
@@ -216,31 +228,34 @@ def benchmark_track(track: str, case: dict, official: Path, python: Path, work: 
     else:
         args = ["-g", gold, "-p", pred, "-c", lists[0]]
         scripts = [("codiespD_P_evaluation.py", args), ("comp_f1_diag_proc.py", args)]
-    official_times, printed = [], {"tables": {}}
-    for script, args in scripts:
-        elapsed, stdout = best_of(repeat, lambda s=script, a=args: run_official(python, official / s, a, work))
-        official_times.append(elapsed)
-        parsed = parse_official(stdout)
-        printed["tables"].update(parsed.pop("tables"))
-        printed.update(parsed)
-
     output = work / f"nlpbench_{track}.json"
     command = [sys.executable, "-m", "nlpbench", "score", "codiesp", "--track", track, "--gold", gold, "--pred", pred]
     command += [arg for path in lists for arg in ("--valid-codes", path)]
     command += ["--profile", "codiesp2020", "--format", "json", "--output", str(output)]
 
     def cli():
-        start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
-        return time.perf_counter() - start, json.loads(output.read_text())
+        return json.loads(output.read_text())
 
     def in_process():
-        start = time.perf_counter()
-        report = score_codiesp(gold, pred, lists, track=track, profile="codiesp2020")
-        return time.perf_counter() - start, report.as_dict()
+        return score_codiesp(gold, pred, lists, track=track, profile="codiesp2020").as_dict()
 
-    cli_time, report = best_of(repeat, cli)
-    task_time, in_process_report = best_of(repeat, in_process)
+    official_times: list[list[float]] = [[] for _ in scripts]
+    cli_times, task_times = [], []
+    for _ in range(repeat):  # the sides in turn, so that a change of load touches them alike
+        printed = {"tables": {}}
+        for times_of_script, (script, args) in zip(official_times, scripts, strict=True):
+            elapsed, stdout = run_official(python, official / script, args, work)
+            times_of_script.append(elapsed)
+            parsed = parse_official(stdout)
+            printed["tables"].update(parsed.pop("tables"))
+            printed.update(parsed)
+        elapsed, report = timed(cli)
+        cli_times.append(elapsed)
+        elapsed, in_process_report = timed(in_process)
+        task_times.append(elapsed)
+    official_times = [statistics.median(t) for t in official_times]
+    cli_time, task_time = statistics.median(cli_times), statistics.median(task_times)
     problems = differences(report, printed)
     if in_process_report != report:
         problems.append("the command and the task function disagree")
@@ -275,20 +290,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--official-repo", default=OFFICIAL_REPO, help="git URL or local clone of the official scripts")
     parser.add_argument("--work", type=Path, default=Path("/tmp/nlpbench-codiesp-bench"), help="scratch directory")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the fastest counts")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of runs; the table gives medians")
+    parser.add_argument("--tracks", default="D,P,X", help="comma-separated tracks to run")
+    parser.add_argument("--codes-per-document", type=int, default=1000, help="predictions per document")
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     work = options.work.resolve()
 
     official = official_checkout(options.official_repo, work)
     python = official_python(work)
-    inputs = build_inputs(vectors_dir(), work)
+    inputs = build_inputs(vectors_dir(), work, options.tracks.upper().split(","), options.codes_per_document)
     load_before = os.getloadavg()
     results = [benchmark_track(t, case, official, python, work, options.repeat) for t, case in inputs.items()]
     load_after = os.getloadavg()
 
     print(f"Machine: {machine()}; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after.")
-    print(f"Official scripts @ {OFFICIAL_COMMIT} with {', '.join(OFFICIAL_PACKAGES)}; best of {options.repeat} runs.\n")
+    print(
+        f"Official scripts @ {OFFICIAL_COMMIT} with {', '.join(OFFICIAL_PACKAGES)}; medians of {options.repeat} runs.\n"
+    )
     print(
         "| track | predicted lines | official scripts | nlpbench command | speed-up | nlpbench in-process "
         "| speed-up | MAP | P / R / F1 | identical |"

@@ -1,6 +1,7 @@
 """``nlpbench score sandbox`` against nlpsandbox-client 4.3.1's evaluator, in one run.
 
     python benchmarks/sandbox_bench.py --notes 50000
+    python benchmarks/sandbox_bench.py --notes 50000 --one-pass
 
 Generates seeded gold and prediction files (NLP Sandbox annotation records:
 notes of about 20 PHI mentions, predictions mostly right with some boundary
@@ -10,6 +11,11 @@ prints wall time, peak memory (max RSS) and whether the numbers agree. It then
 scores inputs of growing size with nlpbench alone to show how its memory
 grows with the number of notes. nlpsandbox-client must be installed
 (``pip install --no-deps --ignore-requires-python nlpsandbox-client==4.3.1``).
+
+``--one-pass`` instead times ``-t all`` (the five types in one pass over the
+files) against one type alone and the five single-type commands, and checks
+that its rows are those of the single-type runs and (``--reference``) of
+nlpsandbox-client.
 """
 
 from __future__ import annotations
@@ -162,15 +168,46 @@ def measure(command: list[str]) -> tuple[float, float, str]:
 
 
 def nlpbench_command(gold: Path, pred: Path, annotation_type: str) -> list[str]:
+    """The command scoring ``annotation_type`` (``all``: the five types in one pass)."""
     return [sys.executable, "-m", "nlpbench", "score", "sandbox", "--gold", str(gold), "--pred", str(pred),
             "-t", annotation_type, "--profile", "nlpsandbox", "-f", "json", "--no-per-document"]  # fmt: skip
 
 
-def nlpbench_values(output: str) -> dict[str, tuple]:
+def nlpbench_values(output: str, annotation_type: str | None = None) -> dict[str, tuple]:
     rows = json.loads(output)["scores"]
+    if annotation_type is not None:  # the rows of one type in a one-pass report
+        rows = [r for r in rows if r.pop("annotation_type") == annotation_type]
     return {
         r["metric"]: (r["f1"], r["precision"], r["recall"]) for r in rows if "label" not in r and "average" not in r
     }
+
+
+def nlpbench_rows(output: str, annotation_type: str | None = None) -> list[dict]:
+    """Every score row (slices and macro rows too), without the annotation_type label."""
+    rows = json.loads(output)["scores"]
+    if annotation_type is None:
+        return rows
+    return [
+        {k: v for k, v in r.items() if k != "annotation_type"} for r in rows if r["annotation_type"] == annotation_type
+    ]
+
+
+def one_pass(gold: Path, pred: Path, with_reference: bool) -> None:
+    """``-t all`` against each type alone: time, and the same rows."""
+    print("| command | seconds | peak MiB | identical rows |")
+    print("|---|---|---|---|")
+    all_s, all_mb, all_out = measure(nlpbench_command(gold, pred, "all"))
+    singles = 0.0
+    for annotation_type, reference_class in REFERENCE_CLASSES.items():
+        seconds, peak, out = measure(nlpbench_command(gold, pred, annotation_type))
+        singles += seconds
+        same = nlpbench_rows(out) == nlpbench_rows(all_out, annotation_type)
+        if with_reference:
+            _, _, ref_out = measure([sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)])
+            same = same and nlpbench_values(all_out, annotation_type) == reference_values(ref_out)
+        print(f"| -t {annotation_type} | {seconds:.1f} | {peak:.0f} | {'yes' if same else 'NO'} |")
+    print(f"| five -t commands | {singles:.1f} | | |")
+    print(f"| -t all (one pass) | {all_s:.1f} | {all_mb:.0f} | |")
 
 
 def reference_values(output: str) -> dict[str, tuple]:
@@ -193,6 +230,8 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=50_000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--workdir", type=Path, default=Path(__file__).parent / ".work")
+    parser.add_argument("--one-pass", action="store_true", help="time -t all against single types")
+    parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
@@ -200,6 +239,9 @@ def main() -> None:
     machine = platform.processor() or platform.machine()
     print(f"machine: {machine}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
+    if args.one_pass:
+        one_pass(gold, pred, args.reference)
+        return
     print("| annotation type | nlpbench s | nlpbench MiB | reference s | reference MiB | speed-up | identical |")
     print("|---|---|---|---|---|---|---|")
     totals = [0.0, 0.0]

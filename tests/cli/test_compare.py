@@ -170,3 +170,32 @@ def test_blanc_from_its_two_parts(cli, vectors, profile):
     assert {("blanc", "recall"), ("blanc", "precision"), ("blanc", "f1")} <= {
         (r["metric"], r["score"]) for r in compared["scores"]
     }
+
+
+def test_i2b2_blocks(cli, tmp_path):
+    for source, target in (("gold", "gold"), ("pred", "system")):
+        extra = ("--text-dir", tmp_path / "brat") if source == "pred" else ()
+        assert cli("convert", "--from", "sandbox", "--to", "i2b2", f"{EXAMPLES}/{source}.json", tmp_path / target,
+                   *extra).exit_code == 0  # fmt: skip
+        if source == "gold":
+            assert cli("convert", "--from", "i2b2", "--to", "brat", tmp_path / "gold", tmp_path / "brat").exit_code == 0
+    gold, system = tmp_path / "gold", tmp_path / "system"
+    compared = _compare(cli, system, gold, "-T", "i2b2", "-g", gold, "-f", "json")
+    score = ("score", "i2b2", "-g", gold, "-f", "json", "-p")
+    _assert_values_are_the_scores(
+        compared, json.loads(cli(*score, system).stdout), json.loads(cli(*score, gold).stdout)
+    )
+    assert {"token", "strict", "relaxed", "hipaa_strict"} <= {r["metric"] for r in compared["scores"]}
+
+
+def test_several_annotation_types_in_one_report(cli):
+    gold, pred = f"{EXAMPLES}/gold.json", f"{EXAMPLES}/pred.json"
+    compared = _compare(cli, pred, gold, "-T", "sandbox", "-g", gold, "-m", "token", "-f", "json", "--", "-t", "all")
+    assert {r["annotation_type"] for r in compared["scores"]} == {"date", "person_name", "location", "id", "contact"}
+    one = _compare(cli, pred, gold, "-T", "sandbox", "-g", gold, "-m", "token", "-f", "json", "--", "-t", "date")
+    dates = [
+        {k: v for k, v in r.items() if k != "annotation_type"}
+        for r in compared["scores"]
+        if r["annotation_type"] == "date"
+    ]
+    assert dates == one["scores"]

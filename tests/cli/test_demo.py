@@ -51,3 +51,13 @@ def test_run_benchmarks_a_running_tool_on_any_dataset(cli, tmp_path):
 def test_run_refuses_a_tool_without_a_url(cli, tmp_path):
     result = cli("run", "--notes", tmp_path / "x.json", "--tool", "phi")
     assert result.exit_code == 2 and "give NAME=URL" in result.stderr
+
+
+def test_adapter_without_its_extra_names_the_extra(cli, tmp_path, monkeypatch):
+    from nlpbench.annotators import REGISTRY, load_all
+
+    load_all()
+    monkeypatch.delitem(REGISTRY._items, "philter", raising=False)  # as on an install without the extra
+    result = cli("demo", "--tools", "philter", "--out", tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr == "nlpbench: error: annotator 'philter' needs its package: pip install 'nlpbench[philter]'\n"

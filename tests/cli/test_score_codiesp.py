@@ -72,15 +72,10 @@ def test_track_x_with_two_lists_as_a_table(cli, inputs, tmp_path):
             "pred",
             "line 1: expected 2 tab-separated fields (case, code), found 3",
         ),
-        ("D", "", PRED_D, "gold", "empty file: there is nothing to score"),
-        ("D", GOLD_D, "", "pred", "empty file: there is nothing to score"),
-        ("D", GOLD_D, "S1\tXXX\nS1\tYYY\n", "pred", "none of the 2 predicted codes is in the valid-code lists"),
-        ("P", GOLD_D, "S1\tzzz\n", "pred", "none of the 1 predicted codes is in the valid-code lists"),
         ("X", GOLD_X, "S1\t8.5 31\tDIAGNOSTICO\tn39.0\n", "pred", "line 1: predicted span '8.5 31' is not two integer"),
         ("X", GOLD_X, "S1\t50 55;60 70\tP\tbw40zzz\n", "pred", "line 1: discontinuous predicted span '50 55;60 70'"),
         ("X", GOLD_X, "S1\tn39.0\n", "pred", "line 1: expected 4 tab-separated fields"),
         ("X", GOLD_D, PRED_X, "gold", "line 1: expected 5 tab-separated fields"),
-        ("X", GOLD_X, "S1\t8 31\tDIAGNOSTICO\tzzz\n", "pred", "none of the 1 predicted codes"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, inputs, track, gold, pred, bad, message):
@@ -91,6 +86,76 @@ def test_bad_input_is_one_line_and_exit_2(cli, inputs, track, gold, pred, bad, m
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"nlpbench: error: {paths[bad]}: {message}")
+
+
+NO_VALID = "none of the {} predicted codes is in the valid-code lists (are the lists and --track the right ones?)"
+
+
+@pytest.mark.parametrize(
+    ("track", "pred", "first_warning", "failure"),
+    [
+        ("D", "S1\tXXX\nS3\tYYY\n", NO_VALID.format(2), None),
+        ("P", "S1\tzzz\n", NO_VALID.format(1), None),
+        ("D", "", "the prediction file has no predictions", "codiespD_P_evaluation.py fails on this input "
+         "(pandas.errors.EmptyDataError: No columns to parse from file): an empty prediction file"),
+        ("X", "S1\t8 31\tDIAGNOSTICO\tzzz\n", NO_VALID.format(1), "codiespX_evaluation.py fails on this input "
+         "(ValueError: not enough values to unpack (expected 2, got 0)): no predicted code is valid"),
+        ("X", "\n", "the prediction file has no predictions", "codiespX_evaluation.py fails on this input "
+         "(pandas.errors.EmptyDataError: No columns to parse from file): an empty prediction file"),
+    ],
+)  # fmt: skip
+def test_no_valid_prediction_is_scored_with_warnings(cli, inputs, track, pred, first_warning, failure):
+    """Null where the official scripts print nan (or would, had they not failed), 0 under standard."""
+    gold, pred, codes = inputs(GOLD_X if track == "X" else GOLD_D, pred)
+    command = ("score", "codiesp", "-t", track, "-g", gold, "-p", pred, "-c", codes)
+    official = cli(*command, "--profile", "codiesp2020", "-f", "json")
+    assert official.exit_code == 0
+    report = json.loads(official.stdout)
+    scores = {row["metric"]: row for row in report["scores"]}
+    assert (scores["micro"]["tp"], scores["micro"]["fp"]) == (0, 0)
+    assert (scores["micro"]["precision"], scores["micro"]["recall"], scores["micro"]["f1"]) == (None, 0.0, None)
+    if track != "X":
+        assert scores["map"] == {"metric": "map", "documents": 0, "sum": 0.0, "value": None}
+    assert first_warning in report["warnings"]
+    assert any("null, as the official scripts print nan" in warning for warning in report["warnings"])
+    failures = [w for w in report["warnings"] if w.startswith("the official ")]
+    assert failures == ([f"the official {failure}; the values here follow its formulas"] if failure else [])
+    table = cli(*command, "--profile", "codiesp2020")
+    assert table.exit_code == 0
+    micro = next(line.split() for line in table.stdout.splitlines() if line.strip().startswith("micro"))
+    assert micro[-3:] == ["nan", "0", "nan"]  # as comp_f1_diag_proc.py prints them
+    if track != "X":
+        assert next(line.split() for line in table.stdout.splitlines() if line.strip().startswith("map")) == [
+            "map", "0", "0", "nan"]  # fmt: skip
+    assert f"warning: {first_warning}" in table.stderr
+
+    standard = json.loads(cli(*command, "-f", "json").stdout)
+    scores = {row["metric"]: row for row in standard["scores"]}
+    assert (scores["micro"]["precision"], scores["micro"]["recall"], scores["micro"]["f1"]) == (0.0, 0.0, 0.0)
+    if track != "X":
+        assert scores["map"] == {"metric": "map", "documents": 2, "sum": 0.0, "value": 0.0}  # S1 and S2 score 0
+    assert "micro precision has no predicted code (0/0): reported as 0" + (
+        "; every gold document scores 0 in MAP" if track != "X" else "") in standard["warnings"]  # fmt: skip
+    assert not any(w.startswith("the official ") for w in standard["warnings"])
+
+
+@pytest.mark.parametrize("track", ["D", "X"])
+def test_an_empty_gold_file_is_scored_with_warnings(cli, inputs, track):
+    gold, pred, codes = inputs("", PRED_X if track == "X" else PRED_D)
+    command = ("score", "codiesp", "-t", track, "-g", gold, "-p", pred, "-c", codes, "-f", "json")
+    report = json.loads(cli(*command, "--profile", "codiesp2020").stdout)
+    micro = report["scores"][-1]
+    assert micro["metric"] == "micro" and micro["fn"] == 0
+    assert (micro["precision"], micro["recall"], micro["f1"]) == (0.0, None, None)
+    assert "the gold file has no codes: there is nothing to find; recall and F1 have no gold code (0/0): null, as " \
+        "the official scripts print nan" in report["warnings"]  # fmt: skip
+    script = "codiespX_evaluation.py" if track == "X" else "comp_f1_diag_proc.py"
+    assert any(w.startswith(f"the official {script} fails on this input") for w in report["warnings"])
+    standard = json.loads(cli(*command).stdout)
+    assert {row["metric"]: row for row in standard["scores"]}["micro"]["recall"] == 0.0
+    if track == "D":
+        assert standard["scores"][0] == {"metric": "map", "documents": 0, "sum": 0.0, "value": 0.0}
+        assert any("and MAP averages over no gold document: reported as 0" in w for w in standard["warnings"])
 
 
 def test_missing_file_unknown_profile_and_track(cli, inputs, tmp_path):
@@ -115,3 +180,13 @@ def test_profiles_command_lists_the_quirks(cli):
     result = cli("profiles", "codiesp")
     assert result.exit_code == 0
     assert "map_over_predicted = True" in result.stdout and "depth = 1000" in result.stdout
+
+
+def test_markdown_and_html_show_nan_where_json_has_null(cli, inputs):
+    gold, pred, codes = inputs(GOLD_D, "S1\tXXX\n")
+    command = ("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "codiesp2020")
+    markdown = cli(*command, "-f", "markdown").stdout
+    assert "| map | 0 | 0 | nan |  |  |  |  |  |  |" in markdown
+    assert "| micro |  |  |  | 0 | 0 | 3 | nan | 0 | nan |" in markdown
+    html = cli(*command, "-f", "html").stdout
+    assert html.count(">nan</td>") == 3

@@ -41,13 +41,18 @@ def test_json_follows_the_output_contract(cli, tmp_path):
     assert cli(*args, "--format", "json").stdout == result.stdout  # same input, same bytes
 
 
-def test_relaxed_modes_have_no_official_row_under_the_parity_profile(cli, tmp_path):
+@pytest.mark.parametrize("mode", ["strict", "day", "month", "year"])
+def test_every_mode_has_the_official_row(cli, tmp_path, mode):
     files = case_files(tmp_path, case("label_relaxation", "month"))
-    args = score_args(files, "--mode", "month", "--profile", "chemotimelines2024", "-f", "json")
-    metrics = [row["metric"] for row in json.loads(cli(*args).stdout)["scores"]]
-    assert metrics == ["micro", "type_a", "type_b"]
-    standard = json.loads(cli(*score_args(files, "--mode", "month", "-f", "json")).stdout)
-    assert standard["profile"] == "standard" and standard["scores"][-1]["metric"] == "official"
+    for profile in ("chemotimelines2024", "standard"):
+        scores = json.loads(cli(*score_args(files, "--mode", mode, "--profile", profile, "-f", "json")).stdout)[
+            "scores"
+        ]
+        rows = {row["metric"]: row for row in scores}
+        assert list(rows) == ["micro", "type_a", "type_b", "official"]
+        assert rows["official"]["f1"] == pytest.approx((rows["type_a"]["f1"] + rows["type_b"]["f1"]) / 2)
+    quirks = cli("profiles", "timelines").stdout
+    assert "v20240305 (fdcf3fc, 2024-03-05)', 'month'" in quirks and "a7cf6f7 (2024-10-01)', 'strict'" in quirks
 
 
 def test_the_table_shows_the_scores(cli, tmp_path):
@@ -152,5 +157,5 @@ def test_formats_profiles_and_convert_help_list_timelines(cli):
     listing = cli("formats").stdout
     assert "timelines-tsv" in listing and "ChemoTimelines JSON" in listing
     quirks = cli("profiles", "timelines").stdout
-    assert "chemotimelines2024" in quirks and "script_arithmetic" in quirks and "official_modes" in quirks
+    assert "chemotimelines2024" in quirks and "script_arithmetic" in quirks and "official_mode" in quirks
     assert "timelines-tsv" in cli("convert", "--help").stdout

@@ -152,3 +152,61 @@ def test_identical_to_nlpsandbox_client(tmp_path, seed):
     pred_path.write_text(layout(pred))
     for phi in PHI:
         assert our_scores(phi, gold_path, pred_path) == reference_scores(phi, gold_path, pred_path), phi
+
+
+def split_records(rng: random.Random, records: list[dict]) -> list[dict]:
+    """Each note's annotations spread over one to three records, with the same or another dataset path,
+    the pieces in any order among the other notes' records (every piece keeps every array)."""
+    pieces = []
+    for record in records:
+        n_pieces = rng.randint(1, 3)
+        note = record["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1]
+        parts = [
+            {
+                "name": "a",
+                "annotationSource": {"resourceSource": {"name": rng.choice(["ds", "other/ds2"]) + f"/{note}"}},
+            }
+            for _ in range(n_pieces)
+        ]
+        for phi in PHI:
+            array = PHI_TYPES[phi].array
+            for part in parts:
+                part[array] = []
+            for annotation in record[array]:
+                rng.choice(parts)[array].append(annotation)
+        pieces.append(parts)
+    ordered = []
+    while any(pieces):  # the pieces of one note stay in their order; notes interleave
+        parts = rng.choice([parts for parts in pieces if parts])
+        ordered.append(parts.pop(0))
+    return ordered
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("seed", range(120))
+def test_split_records_identical_to_nlpsandbox_client(tmp_path, seed):
+    rng = random.Random(10_000 + seed)
+    gold, pred = (split_records(rng, records) for records in random_pair(seed))
+    gold_path, pred_path = tmp_path / "gold.json", tmp_path / "pred.json"
+    layout = json.dumps if seed % 2 else (lambda records: "[\n" + ",\n".join(map(json.dumps, records)) + "\n]\n")
+    gold_path.write_text(layout(gold))
+    pred_path.write_text(layout(pred))
+    for phi in PHI:
+        assert our_scores(phi, gold_path, pred_path) == reference_scores(phi, gold_path, pred_path), phi
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("seed", range(40))
+def test_every_type_in_one_pass_identical_to_nlpsandbox_client(tmp_path, seed):
+    gold, pred = random_pair(seed)
+    gold_path, pred_path = tmp_path / "gold.json", tmp_path / "pred.json"
+    gold_path.write_text(json.dumps(gold))
+    pred_path.write_text(json.dumps(pred))
+    report = score_sandbox(gold_path, pred_path, PHI, profile="nlpsandbox")
+    for phi in PHI:
+        ours = {
+            row["metric"]: (row["f1"], row["precision"], row["recall"])
+            for row in report.scores
+            if row["annotation_type"] == phi and "label" not in row and "average" not in row
+        }
+        assert ours == reference_scores(phi, gold_path, pred_path), phi

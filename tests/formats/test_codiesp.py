@@ -1,4 +1,9 @@
+import tempfile
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlpbench.errors import InputError
 from nlpbench.formats import codiesp as tsv
@@ -76,8 +81,6 @@ def test_valid_codes_first_column_lower_cased(tmp_path):
         (tsv.read_ranked_codes, "d1\t\n", "line 1: empty code"),
         (tsv.read_ranked_codes, "d1\ta01.0 \n", "line 1: code 'a01.0 ' contains whitespace"),
         (tsv.read_ranked_codes, "d 1\ta01.0\n", "line 1: case id 'd 1' contains whitespace"),
-        (tsv.read_ranked_codes, "", "empty file: there is nothing to score"),
-        (tsv.read_ranked_codes, "\n\r\n", "empty file: there is nothing to score"),
         (tsv.read_references, "d1\t10 20\tDIAGNOSTICO\ta01.0\n", "expected 5 tab-separated fields (case, label, code"),
         (
             tsv.read_references,
@@ -93,6 +96,7 @@ def test_valid_codes_first_column_lower_cased(tmp_path):
         (tsv.read_predicted_references, "d1\tD\ta01.0\tref\t10 20\n", "found 5: is this a CodiEsp-X gold file?"),
         (tsv.read_predicted_references, "d1\ta01.0\n", "found 2: is this a CodiEsp-D/P file?"),
         (tsv.read_valid_codes, " A00.0\tdesc\n", "line 1: code ' A00.0' contains whitespace"),
+        (tsv.read_valid_codes, "\n\r\n", "empty file: a valid-code list needs at least one code"),
     ],
 )
 def test_bad_lines_name_file_line_and_problem(tmp_path, reader, text, message):
@@ -102,6 +106,12 @@ def test_bad_lines_name_file_line_and_problem(tmp_path, reader, text, message):
     text = str(raised.value)
     assert text.startswith(f"{path}: ") and message in text and "\n" not in text
     assert text.startswith(f"{path}: line ") or "empty file" in text
+
+
+@pytest.mark.parametrize("reader", [tsv.read_ranked_codes, tsv.read_references, tsv.read_predicted_references])
+@pytest.mark.parametrize("text", ["", "\n\r\n", "\ufeff"])
+def test_an_empty_file_has_no_records(tmp_path, reader, text):
+    assert reader(write(tmp_path, text)) == []
 
 
 def test_not_utf8(tmp_path):
@@ -135,3 +145,85 @@ def test_valid_codes_round_trip(tmp_path):
     path = tmp_path / "codes.tsv"
     tsv.write_valid_codes(["A00.0", "0DT70ZZ"], path)
     assert tsv.read_valid_codes(path) == {"a00.0", "0dt70zz"}
+
+
+def as_rows(columns):
+    return sorted(
+        zip(
+            (columns.documents[d] for d in columns.document.tolist()),
+            (columns.codes[c] for c in columns.code.tolist()),
+            columns.start.tolist(),
+            columns.end.tolist(),
+            strict=True,
+        )
+    )
+
+
+def read_both(path):
+    """What the bulk (columns) and the exact (one object per line) readers make of one file: rows or the error."""
+    results = []
+    for read in (tsv.read_predicted_columns, tsv.read_predicted_references):
+        try:
+            value = read(path)
+        except InputError as error:
+            results.append(str(error))
+            continue
+        if isinstance(value, list):
+            value = sorted((r.doc_id, r.code.lower(), *r.fragments[0]) for r in value)
+        else:
+            value = as_rows(value)
+        results.append(value)
+    return results
+
+
+# pieces of lines that are valid, odd or wrong, for the bulk reader and the exact one to agree on
+FIELDS = st.sampled_from(
+    ["d1", "D1", "S0004-06142005000500011-1", "a01.0", "A01.0", "0DT70ZZ", "abcdefghijklmnopq", "10 20", "-3 5",
+     "5 -3", "-0 -0", "007 08", "99999999 1", "123456789 1", "123456789012345678 -1", "1 2 3", "1  2", " 1 2",
+     "1 2 ", "--1 2", "1- 2", "1 2-", "1.5 2", "+1 2", "x", "", "é", "d\u00a0", "\u0663 2", "\x00", "a\x00", "\x7f",
+     "DIAGNOSTICO", "lab el", "\x0b", "\x1c", "ñ"]
+)  # fmt: skip
+LINES = st.lists(st.lists(FIELDS, min_size=3, max_size=5).map("\t".join), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES, st.sampled_from(["\n", "\r\n", "\r"]), st.sampled_from(["", "\ufeff"]), st.booleans())
+def test_the_bulk_reader_reads_what_the_exact_reader_reads(lines, newline, bom, last_newline):
+    text = bom + newline.join(lines) + (newline if last_newline else "")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pred.tsv"
+        path.write_bytes(text.encode("utf-8"))
+        bulk, exact = read_both(path)
+    assert bulk == exact
+
+
+def test_the_bulk_reader_on_many_lines_names_the_first_bad_one(tmp_path):
+    lines = [
+        f"S{d:04d}-1\t{i} {i + 9}\tDIAGNOSTICO\t{'A01.0' if i % 3 else 'b02.1'}" for d in range(30) for i in range(3000)
+    ]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    columns = tsv.read_predicted_columns(path)
+    assert (len(columns.documents), sorted(columns.codes), len(columns.start)) == (30, ["a01.0", "b02.1"], 90_000)
+    assert as_rows(columns)[:2] == [("S0000-1", "a01.0", 1, 10), ("S0000-1", "a01.0", 2, 11)]
+    lines[70_000] = lines[70_000].replace("\t", " ", 1)
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"line 70001: expected 4 tab-separated fields"):
+        tsv.read_predicted_columns(path)
+
+
+def test_offsets_beyond_64_bits_are_named(tmp_path):
+    path = write(tmp_path, "d1\t1 2\tD\ta01.0\nd1\t1 99999999999999999999\tD\ta01.0\n")
+    with pytest.raises(InputError, match="line 2: predicted span has an offset beyond 64-bit integers"):
+        tsv.read_predicted_columns(path)
+
+
+def test_gold_columns_span_references_by_their_pieces(tmp_path):
+    path = write(tmp_path, "d1\tD\tA01.0\tref\t30 40;5 9\nd2\tP\tbw40zzz\tref\t1 2\n")
+    covering = tsv.read_reference_columns(path)
+    listed = tsv.read_reference_columns(path, listed=True)
+    assert (covering.documents, covering.codes) == (["d1", "d2"], ["a01.0", "bw40zzz"])
+    assert (covering.start.tolist(), covering.end.tolist()) == ([5, 1], [40, 2])
+    assert (listed.start.tolist(), listed.end.tolist()) == ([30, 1], [9, 2])
+    path = write(tmp_path, "d1\tD\tA01.0\tref\t1 2;1234567890123456789 1234567890123456790\n")
+    with pytest.raises(InputError, match=r"line 1: reference position .* has an offset of more than 18 digits"):
+        tsv.read_reference_columns(path)

@@ -21,6 +21,7 @@ def record(name, **arrays):
 
 
 DATE = {"start": 3, "length": 10, "text": "12/26/2020", "confidence": 95.5, "dateFormat": "MM/DD/YYYY"}
+BUNDLE = {"note": {"identifier": "n", "text": "On 12/26/2020."}, "annotation": {"textDateAnnotations": [DATE]}}
 
 
 def test_records_take_the_note_id_from_the_resource_name(tmp_path):
@@ -39,6 +40,32 @@ def test_a_tool_response_is_one_note_named_after_the_file(tmp_path):
     assert doc.id == "note-9" and len(doc.annotations) == 1
 
 
+@pytest.mark.parametrize("one_line", [True, False])
+@pytest.mark.parametrize("container", [list, lambda records: {"annotations": records}])
+def test_a_notes_records_are_merged_in_reading_order(tmp_path, one_line, container):
+    """Records of one note (any dataset path, anywhere in the file) become one document, annotations in order."""
+    later = {**DATE, "length": 5, "text": "12/26"}
+    records = [
+        record("ds1/Note/n", textDateAnnotations=[DATE]),
+        record("ds1/Note/m", textDateAnnotations=[]),
+        record("ds2/Note/n", textDateAnnotations=[later], textIdAnnotations=[]),
+        record("n"),
+    ]
+    data = container(records)
+    path = tmp_path / "split.json"
+    if one_line or isinstance(data, dict):
+        path.write_text(json.dumps(data))
+    else:
+        path.write_text("[\n" + ",\n".join(map(json.dumps, records)) + "\n]\n")
+    with pytest.warns(InputWarning, match="1 notes split over several annotation records, merged") as caught:
+        docs = list(SANDBOX.read(path, labels={"date", "id"}))
+    assert len(caught) == 1
+    assert [doc.id for doc in docs] == ["m", "n"]
+    assert [(a.start, a.end) for a in docs[1].annotations] == [(3, 13), (3, 8)]
+    assert docs[1].metadata["absentArrays"] == ("textIdAnnotations", "textDateAnnotations")
+    assert docs[1].metadata.get("container") == (None if isinstance(data, list) else "page")
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -51,7 +78,10 @@ def test_a_tool_response_is_one_note_named_after_the_file(tmp_path):
         (json.dumps([record("n", textDateAnnotations=[{**DATE, "start": "3"}])]), "start '3' is not an integer"),
         (json.dumps([record("n", textFooAnnotations=[])]), "unknown annotation type 'textFooAnnotations'"),
         (json.dumps([record("n", textDateAnnotations=[{**DATE, "confidence": 140}])]), "confidence 140"),
-        (json.dumps([record("n"), record("n")]), "note n: a second annotation record for this note"),
+        (
+            json.dumps({"patient_bundles": [{"patient": {"identifier": "p"}, "note_bundles": [BUNDLE, BUNDLE]}]}),
+            "note n: a second note bundle for this note",
+        ),
         (json.dumps({"hello": 1}), "not NLP Sandbox JSON"),
     ],
 )

@@ -101,13 +101,14 @@ def test_perfect_prediction_scores_one_on_every_metric(spans):
         assert prf.fp == prf.fn == 0, key
 
 
-def test_label_slices_match_within_each_label():
+def test_label_slices_split_what_the_whole_matched():
+    # matched as a whole; TP and FN go to the gold label, FP to the predicted label
     gold = [ann(0, 5, "a b c", locationType="city"), ann(9, 2, "zz", locationType="state")]
-    pred = [ann(0, 5, "a b c", locationType="state"), ann(9, 2, "zz", locationType="state")]
+    pred = [ann(0, 5, "a b c", locationType="state"), ann(20, 2, "yy", locationType="state")]
     counts = span_counts(gold, pred, RULES, ["instance_strict", "token"], label=lambda a: a.attributes["locationType"])
-    assert counts["instance_strict", None] == PRF(2, 0, 0)
-    assert counts["instance_strict", "city"] == PRF(0, 0, 1)
-    assert counts["instance_strict", "state"] == PRF(1, 1, 0)
-    assert counts["token", "city"] == PRF(0, 0, 3)
-    assert counts["token", "state"] == PRF(1, 3, 0)
+    assert counts["instance_strict", None] == PRF(1, 1, 1)
+    assert counts["instance_strict", "city"] == PRF(1, 0, 0)
+    assert counts["instance_strict", "state"] == PRF(0, 1, 1)
+    assert counts["token", "city"] == PRF(3, 0, 0)
+    assert counts["token", "state"] == PRF(0, 1, 1)
     assert ("instance_relax", None) not in counts and ("instance_relax", "state") in counts

@@ -1,6 +1,7 @@
 """Synthetic notes: determinism, valid gold, every format, the shipped dataset, the CLI."""
 
 import json
+import tomllib
 from collections import Counter
 from datetime import date
 from importlib import resources
@@ -12,6 +13,7 @@ from nlpbench import formats
 from nlpbench.annotators.dateformat import render
 from nlpbench.synth import EMBEDDED_NOTES, EMBEDDED_SEED, dump, embedded, embedded_header, generate
 from nlpbench.synth.templates import NOTE_TYPES
+from tests.conftest import ROOT
 from tests.formats.helpers import spans_and_types
 
 
@@ -106,8 +108,11 @@ def test_embedded_dataset_is_shipped_and_reproducible():
     assert len(documents) == EMBEDDED_NOTES >= 300
     assert header == {"seed": EMBEDDED_SEED, "notes": EMBEDDED_NOTES, "faker": header["faker"]}
     assert all(d.span_problem() is None for d in documents)
+    test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    assert f"faker=={header['faker']}" in test_extra  # the test extra pins the Faker the set was made with
     if header["faker"] != version("faker"):
-        pytest.skip(f"Faker {version('faker')} installed; the dataset was made with Faker {header['faker']}")
+        pytest.skip(f"Faker {version('faker')} installed; the dataset was made with Faker {header['faker']}: "
+                    "pip install -e '.[test]' installs it")  # fmt: skip
     shipped = (resources.files("nlpbench.synth") / "data" / "embedded.jsonl.gz").read_bytes()
     assert dump(generate(EMBEDDED_NOTES, EMBEDDED_SEED), EMBEDDED_SEED, EMBEDDED_NOTES) == shipped
 

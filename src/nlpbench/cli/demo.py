@@ -43,7 +43,7 @@ def demo(
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
     if unknown:
-        raise fail(f"unknown annotator {unknown[0]!r}; known: {', '.join(annotators.load_all())}")
+        raise fail(_unknown_tool(unknown[0]))
     dataset = synth.embedded()[: notes or None]
     stderr().print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
     out.mkdir(parents=True, exist_ok=True)
@@ -62,6 +62,16 @@ def demo(
             f"{len(dataset)} notes of nlpbench's embedded synthetic set",
             show_text=True,  # the embedded notes are synthetic and public
         )
+
+
+def _unknown_tool(name: str) -> str:
+    """Why ``name`` cannot run: an adapter whose extra is not installed, or no such annotator."""
+    from nlpbench import annotators
+    from nlpbench.annotators.adapters import EXTRAS
+
+    if name in EXTRAS:
+        return f"annotator {name!r} needs its package: pip install 'nlpbench[{EXTRAS[name]}]'"
+    return f"unknown annotator {name!r}; known: {', '.join(annotators.load_all())}"
 
 
 @one_line_errors

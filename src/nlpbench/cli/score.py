@@ -6,12 +6,13 @@ its task needs (numpy for spans, scipy for coreference, …).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum, StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -34,7 +35,39 @@ from nlpbench.report import Report
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
 
-AnnotationType = Enum("AnnotationType", {name: name for name in PHI_TYPES if name != "covid_symptom"}, type=str)
+ANNOTATION_TYPES = [name for name in PHI_TYPES if name != "covid_symptom"]
+AnnotationType = Enum("AnnotationType", {name: name for name in [*ANNOTATION_TYPES, "all"]}, type=str)
+#: What ``--annotation-type all`` scores: the five types of the NLP Sandbox 1.2.0 tool API.
+ALL_TYPES = ("date", "person_name", "location", "id", "contact")
+
+#: The output options every score command shares, added by :func:`scored`.
+OUTPUT_PARAMETERS = [
+    inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default=FORMAT_OPTION, annotation=OutputFormat),
+    inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=OUTPUT_OPTION, annotation=Path),
+    inspect.Parameter("per_document", inspect.Parameter.KEYWORD_ONLY, default=PER_DOCUMENT_OPTION, annotation=bool),
+]
+#: What :func:`scored` passes a command besides its own options.
+_GIVEN = ("on_document", "per_document")
+
+
+def scored(command: Callable[..., Report]) -> Callable[..., None]:
+    """A score command: ``command`` takes its own options plus ``on_document`` (a progress tick per
+    document) and ``per_document`` (whether per-document rows are wanted) and returns the report;
+    the result takes the shared output options too (``--format``, ``--output``,
+    ``--per-document/--no-per-document``), counts progress, and prints or writes the report."""
+
+    @functools.wraps(command)
+    def run(*args, fmt: OutputFormat, output: Path | None, per_document: bool, **options) -> None:
+        with progress("scoring") as tick:
+            report = command(*args, **options, on_document=tick, per_document=fmt is OutputFormat.json and per_document)
+        if not per_document:
+            report.per_document = []
+        emit(report, fmt, output)
+
+    own = [p for p in inspect.signature(command).parameters.values() if p.name not in _GIVEN]
+    run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])
+    run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
+    return one_line_errors(run)
 
 
 def add_commands(root: typer.Typer) -> None:
@@ -47,14 +80,17 @@ def example_file(name: str) -> Path:
 
 
 @app.command("sandbox")
-@one_line_errors
+@scored
 def sandbox(
     gold: Path = typer.Option(None, "--gold", "-g", help="Gold annotations (NLP Sandbox JSON unless --gold-format)."),
     pred: Path = typer.Option(
         None, "--pred", "-p", help="Predicted annotations (NLP Sandbox JSON unless --pred-format)."
     ),
-    annotation_type: AnnotationType = typer.Option(
-        "location", "--annotation-type", "-t", help="Which annotations to score."
+    annotation_types: list[AnnotationType] = typer.Option(
+        ["location"],
+        "--annotation-type",
+        "-t",
+        help="Which annotations to score; repeat for several, or 'all' for the five types, in one pass.",
     ),
     profile: str = typer.Option("standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('spans'))}."),
     relax: int = typer.Option(2, "--relax", min=0, help="Length difference instance_relax accepts."),
@@ -62,15 +98,15 @@ def sandbox(
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
     pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-    per_document: bool = PER_DOCUMENT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """PHI span annotation as the NLP Sandbox scored it: instance strict and relaxed, token, type.
 
     Profiles: [bold]standard[/] (one-to-one matching, whitespace tokens, unrounded),
     [bold]nlpsandbox[/] (nlpsandbox-client 4.3.1 exactly), [bold]nlpsandbox-legacy[/]
-    (the scorer before 2022).
+    (the scorer before 2022). Several types (-t date -t id, or -t all) are scored in
+    one pass over the files; each row then carries its annotation_type.
     """
     if example:
         gold, pred = example_file("gold.json"), example_file("pred.json")
@@ -78,20 +114,20 @@ def sandbox(
         raise fail("give --gold and --pred, or --example")
     from nlpbench.tasks.sandbox import score_sandbox
 
-    with progress("scoring") as tick:
-        report = score_sandbox(
-            gold,
-            pred,
-            annotation_type.value,
-            profile=profile,
-            relax=relax,
-            errors=errors,
-            gold_format=gold_format,
-            pred_format=pred_format,
-            per_document=fmt is OutputFormat.json and per_document,
-            on_document=tick,
-        )
-    emit(report, fmt, output)
+    names = [t.value for t in annotation_types]
+    chosen = list(ALL_TYPES) if "all" in names else names
+    return score_sandbox(
+        gold,
+        pred,
+        chosen[0] if len(chosen) == 1 else chosen,
+        profile=profile,
+        relax=relax,
+        errors=errors,
+        gold_format=gold_format,
+        pred_format=pred_format,
+        per_document=per_document,
+        on_document=on_document,
+    )
 
 
 def profile_option(family: str) -> typer.Option:
@@ -104,15 +140,8 @@ GOLD_DOCUMENTS_ONLY_OPTION = typer.Option(
 )
 
 
-def run_and_emit(score: Callable[..., Report], fmt: OutputFormat, output: Path | None, **arguments: Any) -> None:
-    """Score with a progress count of documents, then print or write the report."""
-    with progress("scoring") as tick:
-        report = score(**arguments, on_document=tick)
-    emit(report, fmt, output)
-
-
 @app.command("ner")
-@one_line_errors
+@scored
 def ner(
     gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities."),
     pred: Path = typer.Option(..., "--pred", "-p", help="Predicted entities."),
@@ -131,9 +160,9 @@ def ner(
         None, "--tokens", help="Token source for OMIn mention strings (OMIn test.english.jsonlines)."
     ),
     gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """Named entities as SemEval-2013 scored them: strict, exact, partial and type.
 
     Each row gives COR, INC, PAR, MIS, SPU, POSSIBLE and ACTUAL with precision
@@ -145,10 +174,8 @@ def ner(
     """
     from nlpbench.tasks.ner import score_ner
 
-    run_and_emit(
-        score_ner,
-        fmt,
-        output,
+    return score_ner(
+        on_document=on_document,
         gold=gold,
         pred=pred,
         profile=profile,
@@ -161,7 +188,7 @@ def ner(
 
 
 @app.command("linking")
-@one_line_errors
+@scored
 def linking(
     gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities with their (mention, QID) choices."),
     pred: Path = typer.Option(..., "--pred", "-p", help="Predicted (mention, QID) links."),
@@ -175,9 +202,9 @@ def linking(
         None, "--ontology", help="Local ontology (JSON, see nlpbench.formats.ontology): adds class and jc rows."
     ),
     gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """Entity linking: precision, recall and F1 in the strong, weak and flex modes.
 
     [bold]strong[/]: exact mention, primary QID; [bold]weak[/]: either mention
@@ -190,10 +217,8 @@ def linking(
     """
     from nlpbench.tasks.linking import score_linking
 
-    run_and_emit(
-        score_linking,
-        fmt,
-        output,
+    return score_linking(
+        on_document=on_document,
         gold=gold,
         pred=pred,
         profile=profile,
@@ -206,7 +231,7 @@ def linking(
 
 
 @app.command("relations")
-@one_line_errors
+@scored
 def relations(
     gold: Path = typer.Option(..., "--gold", "-g", help="Gold relations."),
     pred: Path = typer.Option(..., "--pred", "-p", help="Predicted relations."),
@@ -224,9 +249,9 @@ def relations(
         None, "--relation-types", help="Score only these relation types: TYPE,TYPE,… or @FILE (one per line)."
     ),
     gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """Relation extraction: triples scored strict and boundaries, per relation type, micro and macro.
 
     [bold]strict[/]: head and tail (spans or normalised text) with their
@@ -237,10 +262,8 @@ def relations(
     """
     from nlpbench.tasks.relations import score_relations
 
-    run_and_emit(
-        score_relations,
-        fmt,
-        output,
+    return score_relations(
+        on_document=on_document,
         gold=gold,
         pred=pred,
         profile=profile,
@@ -253,7 +276,7 @@ def relations(
 
 
 @app.command("coref")
-@one_line_errors
+@scored
 def coref(
     key: Path = typer.Option(..., "--key", "-k", help="Gold clusters (CoNLL-2012 unless --key-format)."),
     response: Path = typer.Option(..., "--response", "-r", help="System clusters (the key's format unless told)."),
@@ -276,9 +299,9 @@ def coref(
     clusters_column: str = typer.Option(
         None, "--clusters-column", help="omin-csv response: the clusters column (found by name otherwise: corefs, …)."
     ),
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     r"""Coreference: mention identification, MUC, B³, CEAFm, CEAFe, BLANC, LEA and the CoNLL score.
 
     Profiles: [bold]standard[/] (the published definitions on clean clusters),
@@ -291,10 +314,8 @@ def coref(
     """
     from nlpbench.tasks.coref import score_coref
 
-    run_and_emit(
-        score_coref,
-        fmt,
-        output,
+    return score_coref(
+        on_document=on_document,
         key=key,
         response=response,
         profile=profile,
@@ -314,7 +335,7 @@ class Track(StrEnum):
 
 
 @app.command("codiesp")
-@one_line_errors
+@scored
 def codiesp(
     track: Track = typer.Option(..., "--track", "-t", case_sensitive=False, help="CodiEsp track: D, P or X."),
     gold: Path = typer.Option(
@@ -330,9 +351,9 @@ def codiesp(
     k: list[int] = typer.Option(
         list(DEFAULT_K), "--k", min=1, help="Cutoffs of MAP@k, P@k and R@k (standard, D and P)."
     ),
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """Clinical coding as CodiEsp 2020 scored it: MAP over ranked codes (D, P), F1 with text references (X).
 
     Codes compare lower-cased; predicted codes in none of the valid-code lists are removed before ranks
@@ -341,12 +362,11 @@ def codiesp(
     """
     from nlpbench.tasks.codiesp import score_codiesp
 
-    report = score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
-    emit(report, fmt, output)
+    return score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
 
 
 @app.command("timelines")
-@one_line_errors
+@scored
 def timelines(
     gold: Path = typer.Option(
         ...,
@@ -370,9 +390,9 @@ def timelines(
         help="The day that completes dates without day, month or year under chemotimelines2024, "
         "as eval_timeline.py completes them from the day it runs. Default: today.",
     ),
-    fmt: OutputFormat = FORMAT_OPTION,
-    output: Path = OUTPUT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report:
     """Patient treatment timelines as ChemoTimelines 2024 scored them: micro, Type A, Type B and official.
 
     Every predicted patient among the gold ids (all gold patients without
@@ -382,15 +402,14 @@ def timelines(
     Profiles: [bold]standard[/] (ISO 8601 date intervals that match when they
     share a day, month or year; case-insensitive labels; ids checked by id),
     [bold]chemotimelines2024[/] (eval_timeline.py exactly: dateutil dates
-    completed from --reference-date, %W weeks, count checks, the official score
-    in strict mode only).
+    completed from --reference-date, %W weeks, count checks). The official row is
+    reported in every mode: eval_timeline.py v20240305 printed it for --relaxed_to
+    month, the October 2024 version for --strict.
     """
     from nlpbench.tasks.timelines import score_timelines
 
-    run_and_emit(
-        score_timelines,
-        fmt,
-        output,
+    return score_timelines(
+        on_document=on_document,
         gold=gold,
         pred=pred,
         all_ids=all_ids,

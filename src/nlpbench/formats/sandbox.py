@@ -15,6 +15,20 @@ Each array (``textDateAnnotations``, ``textLocationAnnotations``, …) holds
 ``{start, length, text, confidence}`` plus the type's subtype attribute;
 other properties are kept as attributes. A list of records is streamed, so a
 large file is never held in memory.
+
+A note's annotations may be spread over several records, as nlpsandbox-client
+allows: it keys spans by (the last path segment of the resource name, start)
+across all records of a file, whatever their dataset path. The records of one
+note are merged into one document, their annotations in the order read (so a
+scorer that keeps the last annotation of a start keeps the later record's), and
+reported once per file. A list is counted first (each record's resource name
+alone, ``count_notes``) so that only the notes with several records wait for
+their last one.
+
+Two facts nlpsandbox-client cannot cope with are kept in a document's
+metadata for the scoring task: ``absentArrays`` (the arrays of the read labels
+a record lacks, which the 1.2.0 schema allows) and ``container`` (``page``,
+``bundles`` or ``response`` for a file that is not a list of records).
 """
 
 from __future__ import annotations
@@ -58,14 +72,41 @@ def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document
         handle.seek(0)
         if first == b"[":
             records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
-            yield from _unique(_records(records, path, oddities), path)
+            yield from _merged(_records(records, path, oddities), count_notes(path), oddities)
         else:
             try:
                 data = json.load(handle)
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise InputError(f"malformed JSON: {error}", path) from None
-            yield from _unique(_object(data, path, oddities), path)
+            yield from _object(data, path, oddities)
     oddities.report()
+
+
+class _Named(msgspec.Struct):
+    """What ``count_notes`` decodes of a record: its resource name; everything else is skipped."""
+
+    annotationSource: dict[str, dict[str, Any]]
+
+
+def count_notes(path: Path) -> Counter[str]:
+    """How many records of the list in ``path`` name each note; a record that cannot be read is left
+    for the reading itself to report."""
+    counts: Counter[str] = Counter()
+    with open(path, "rb") as handle:
+        try:
+            for record in jsonstream.items(handle, path, _Named):
+                source = record.annotationSource if isinstance(record, _Named) else record.get("annotationSource")
+                name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
+                if isinstance(name, str):
+                    counts[_note_of(name)] += 1
+        except (InputError, AttributeError, TypeError):
+            pass
+    return counts
+
+
+def _note_of(name: str) -> str:
+    """A note id from a resource name: its last path segment, as ``os.path.basename`` gives it."""
+    return name.rsplit("/", 1)[-1]
 
 
 class _Oddities:
@@ -98,11 +139,14 @@ def _first_byte(handle, path: Path) -> bytes:
 
 def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Document]:
     if "patient_bundles" in data:
-        yield from _bundles(data["patient_bundles"], path, odd)
+        yield from _contained(_unique(_bundles(data["patient_bundles"], path, odd), path), "bundles")
     elif "annotations" in data:
-        yield from _records(data["annotations"], path, odd)
+        records = data["annotations"]
+        names = (_name_of(record) for record in (records if isinstance(records, list) else ()))
+        counts = Counter(_note_of(name) for name in names if isinstance(name, str))
+        yield from _contained(_merged(_records(records, path, odd), counts, odd), "page")
     elif any(key in BY_ARRAY for key in data):
-        yield _document(path.stem, data, path, "tool response", odd)
+        yield from _contained([_document(path.stem, data, path, "tool response", odd)], "response")
     else:
         raise InputError(
             "not NLP Sandbox JSON: expected a list of annotation records, "
@@ -117,7 +161,25 @@ def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Doc
         if not isinstance(record, dict):
             raise InputError("an annotation record must be an object", path, where)
         name = _dig(record, ("annotationSource", "resourceSource", "name"), path, where)
-        yield _document(name.rsplit("/", 1)[-1], record, path, where, odd)
+        document = _document(_note_of(name), record, path, where, odd)
+        if odd.labels is not None:
+            arrays = (PHI_TYPES[label].array for label in sorted(odd.labels))
+            absent = tuple(array for array in arrays if array not in record)
+            if absent:
+                document.metadata["absentArrays"] = absent
+        yield document
+
+
+def _name_of(record: Any) -> Any:
+    source = record.get("annotationSource") if isinstance(record, dict) else None
+    resource = source.get("resourceSource") if isinstance(source, dict) else None
+    return resource.get("name") if isinstance(resource, dict) else None
+
+
+def _contained(documents: Iterable[Document], container: str) -> Iterator[Document]:
+    for document in documents:
+        document.metadata["container"] = container
+        yield document
 
 
 def _bundles(bundles: Any, path: Path, odd: _Oddities) -> Iterator[Document]:
@@ -303,12 +365,42 @@ def _list(obj: Any, key: str, path: Path, where: str) -> list:
     return value
 
 
+def _merged(documents: Iterable[Document], counts: Counter[str], odd: _Oddities) -> Iterator[Document]:
+    """The documents read from records, those of one note merged into one, yielded at its last record.
+
+    ``counts`` says how many records name each note; only the notes with several wait.
+    """
+    waiting: dict[str, Document] = {}
+    for document in documents:
+        expected = counts.get(document.id, 1)
+        if expected == 1:
+            yield document
+            continue
+        merged = waiting.get(document.id)
+        if merged is None:
+            merged = waiting[document.id] = document
+            merged.metadata["records"] = 1
+            odd.note("notes split over several annotation records, merged in the order read", f"note {document.id}")
+        else:
+            merged.annotations.extend(document.annotations)
+            absent = merged.metadata.get("absentArrays", ()) + document.metadata.get("absentArrays", ())
+            if absent:
+                merged.metadata["absentArrays"] = tuple(dict.fromkeys(absent))
+            merged.metadata["records"] += 1
+        if merged.metadata["records"] == expected:
+            del waiting[document.id], merged.metadata["records"]
+            yield merged
+    for merged in waiting.values():  # fewer records than counted: a record the count could not read
+        del merged.metadata["records"]
+        yield merged
+
+
 def _unique(documents: Iterable[Document], path: Path) -> Iterator[Document]:
-    """Refuse a second record for a note: each note has one annotation record per store."""
+    """Refuse a second bundle for a note: a bundle carries the note's text, which two bundles could disagree on."""
     seen: set[str] = set()
     for document in documents:
         if document.id in seen:
-            raise InputError("a second annotation record for this note", path, f"note {document.id}")
+            raise InputError("a second note bundle for this note", path, f"note {document.id}")
         seen.add(document.id)
         yield document
 

@@ -10,7 +10,9 @@ beyond it on either side::
 
 One found reference is enough for a code, however many it has. Per document,
 over distinct codes: TP = gold codes found, FP = predicted codes − TP,
-FN = gold codes − TP (:func:`reference_counts`).
+FN = gold codes − TP (:func:`reference_counts`). :func:`found_keys` does the
+matching over whole corpora at once, on integer keys (a document and a code,
+or a category) and numpy arrays.
 
 Code categories: the first 3 characters of an ICD-10-CM diagnosis code
 (``n39.0`` → ``n39``), the first 4 of an ICD-10-PCS procedure code
@@ -22,20 +24,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from operator import attrgetter
 
+import numpy as np
+
 from nlpbench.metrics.counts import PRF
 from nlpbench.model import CodeReference
 
 Bounds = tuple[int, int]
+
+#: Pairs of a prediction and a gold reference of the same key compared at once: bounds the memory of found_keys.
+_PAIRS = 1 << 22
 
 #: Characters that make the category of a diagnosis (D) and a procedure (P) code.
 CATEGORY_LENGTH = {"D": 3, "P": 4}
 
 
 def contains(reference: Bounds, prediction: Bounds, slack: int) -> bool:
-    """Whether ``prediction`` covers ``reference`` with at most ``slack`` extra characters on each side."""
+    """Whether ``prediction`` covers ``reference`` with at most ``slack`` extra characters on each side.
+
+    The bounds may also be numpy arrays of starts and ends: the answer is then an array, pair by pair.
+    """
     before = reference[0] - prediction[0]
     after = prediction[1] - reference[1]
-    return 0 <= before <= slack and 0 <= after <= slack
+    return (before >= 0) & (before <= slack) & (after >= 0) & (after <= slack)
 
 
 def reference_counts(
@@ -51,23 +61,53 @@ def reference_counts(
     ``bounds`` gives the (start, end) a reference is compared by; ``key`` what
     is compared of a code (the code itself, or its category).
     """
+    ids: dict[str, int] = {}
+
+    def columns(references: Iterable[CodeReference]) -> np.ndarray:
+        rows = [(ids.setdefault(key(r.code), len(ids)), *bounds(r)) for r in references]
+        return np.array(rows, dtype=np.int64).reshape(-1, 3).T
+
+    gold_keys, gold_starts, gold_ends = columns(gold)
+    pred_keys, pred_starts, pred_ends = columns(pred)
+    found = found_keys(gold_keys, gold_starts, gold_ends, pred_keys, pred_starts, pred_ends, slack=slack)
+    return PRF.from_matches(len(found), len(np.unique(gold_keys)), len(np.unique(pred_keys)))
+
+
+def found_keys(
+    gold_keys: np.ndarray,
+    gold_starts: np.ndarray,
+    gold_ends: np.ndarray,
+    pred_keys: np.ndarray,
+    pred_starts: np.ndarray,
+    pred_ends: np.ndarray,
+    *,
+    slack: int = 10,
+) -> np.ndarray:
+    """The distinct gold keys one of whose references a prediction of the same key contains (:func:`contains`).
+
+    Entry ``i`` of the three gold arrays is one gold reference, of the three
+    predicted ones one prediction; keys are integers.
+    """
     if slack < 0:
         raise ValueError(f"slack must be 0 or more, not {slack}")
-    gold_bounds: dict[str, list[Bounds]] = {}
-    for reference in gold:
-        gold_bounds.setdefault(key(reference.code), []).append(bounds(reference))
-    predicted: set[str] = set()
-    candidates: dict[str, list[Bounds]] = {}  # predictions of gold codes: the only ones that can be found
-    for reference in pred:
-        code = key(reference.code)
-        predicted.add(code)
-        if code in gold_bounds:
-            candidates.setdefault(code, []).append(bounds(reference))
-    found = sum(
-        any(contains(g, p, slack) for g in references for p in candidates.get(code, ()))
-        for code, references in gold_bounds.items()
-    )
-    return PRF.from_matches(found, len(gold_bounds), len(predicted))
+    order = np.argsort(gold_keys, kind="stable")
+    keys, starts, ends = gold_keys[order], gold_starts[order], gold_ends[order]
+    # predictions of a gold key, the only ones that can match (found in a table of the keys' range when small)
+    small = len(keys) and int(keys[-1]) - int(keys[0]) < _PAIRS * 16
+    candidates = np.flatnonzero(np.isin(pred_keys, keys, kind="table" if small else None))
+    first = np.zeros(len(pred_keys), dtype=np.intp)
+    count = np.zeros(len(pred_keys), dtype=np.intp)  # gold references of each prediction's key
+    first[candidates] = np.searchsorted(keys, pred_keys[candidates], side="left")
+    count[candidates] = np.searchsorted(keys, pred_keys[candidates], side="right") - first[candidates]
+    found = []
+    # every (prediction, gold reference of its key) pair, a bounded number at a time
+    for chunk in np.split(candidates, np.flatnonzero(np.diff(np.cumsum(count[candidates]) // _PAIRS)) + 1):
+        pairs = count[chunk]
+        pred = np.repeat(chunk, pairs)
+        offsets = np.arange(pairs.sum()) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+        ref = np.repeat(first[chunk], pairs) + offsets
+        found.append(keys[ref[contains((starts[ref], ends[ref]), (pred_starts[pred], pred_ends[pred]), slack)]])
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
 
 def code_kind(code: str) -> str:

@@ -12,7 +12,9 @@ count over rows, done with numpy:
   when their lengths differ by at most the tolerance, larger groups are paired
   greedily in length order, exactly as :func:`~nlpbench.metrics.spans.match_instances` does.
 
-Counts come back per document (for the per-document table) and per label.
+Each matching marks which gold and which predicted rows are matched; counts
+come back per document (for the per-document table) and per label (gold
+labels for TP and FN, predicted labels for FP).
 """
 
 from __future__ import annotations
@@ -60,7 +62,13 @@ def batch_counts(
     metrics: Sequence[str],
     label: Callable[[Annotation], str] | None = None,
 ) -> BatchCounts:
-    """Counts of each metric for each ``(gold, pred)`` pair of annotation lists, and per label."""
+    """Counts of each metric for each ``(gold, pred)`` pair of annotation lists, and per label.
+
+    Per label, ``instance_strict``, ``instance_relax`` and ``token`` are matched as
+    for the whole (labels play no part in matching), then sliced: true positives
+    and false negatives by the gold annotation's label, false positives by the
+    predicted one's. The slices of a metric add up to its total.
+    """
     values, labels = _Codes(), _Codes()
     properties = {m: rules.property_of(m) for m in metrics if m in _EXACT_PROPERTIES}
     want_tokens = "token" in metrics or label is not None
@@ -68,24 +76,35 @@ def batch_counts(
     pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, want_tokens)
     n_docs, n_labels = len(pairs), len(labels)
     counts = BatchCounts(collapsed=gold_left_out + pred_left_out)
-    for metric in metrics:
+    wanted = list(metrics) + [m for m in SLICED if label is not None and m not in metrics]
+    for metric in wanted:
+        group = "doc"
         if metric == "token":
-            counts.documents[metric] = _token_counts(gold, pred, rules.distinct_tokens, "token_doc", n_docs)
-        elif metric == "instance_relax":
-            counts.documents[metric] = _within(gold, pred, ["doc", "start"], "doc", n_docs, rules.tolerance)
+            gold_side, pred_side = gold, pred
+            if rules.distinct_tokens:
+                gold_side, pred_side = _distinct_rows(gold, _TOKEN_KEY), _distinct_rows(pred, _TOKEN_KEY)
+            gold_side = gold_side | {"doc": gold_side["token_doc"], "label": gold_side["token_label"]}
+            pred_side = pred_side | {"doc": pred_side["token_doc"], "label": pred_side["token_label"]}
+            hits = _exact_hits(gold_side, pred_side, list(_TOKEN_KEY))
+        elif metric == "instance_relax" and rules.tolerance:
+            gold_side, pred_side = gold, pred
+            hits = _within_hits(gold, pred, ["doc", "start"], rules.tolerance)
         else:
-            columns = ["doc", "start", "end"] + ([metric] if metric in properties else [])
-            counts.documents[metric] = _exact(gold, pred, columns, "doc", n_docs)
-    if label is not None:
-        sliced = {
-            "instance_strict": _exact(gold, pred, ["label", "doc", "start", "end"], "label", n_labels),
-            "instance_relax": _within(gold, pred, ["label", "doc", "start"], "label", n_labels, rules.tolerance),
-            "token": _token_counts(gold, pred, rules.distinct_tokens, "token_label", n_labels),
-        }
-        for metric, table in sliced.items():
+            gold_side, pred_side = gold, pred
+            # instance_strict, the properties, and instance_relax with no tolerance: equal (start, end)
+            hits = _exact_hits(gold, pred, ["doc", "start", "end"] + ([metric] if metric in properties else []))
+        if metric in metrics:
+            counts.documents[metric] = _per_group(gold_side, pred_side, *hits, group, n_docs)
+        if label is not None and metric in SLICED:
+            table = _per_group(gold_side, pred_side, *hits, "label", n_labels)
             for name, code in labels.items():
                 counts.labels[metric, name] = PRF(*(int(n) for n in table[code]))
     return counts
+
+
+#: The metrics :func:`batch_counts` also counts per label.
+SLICED = ("instance_strict", "instance_relax", "token")
+_TOKEN_KEY = ("token_doc", "token_start", "token_length")
 
 
 def span_counts(
@@ -97,7 +116,7 @@ def span_counts(
     label: Callable[[Annotation], str] | None = None,
 ) -> dict[tuple[str, str | None], PRF]:
     """The counts of each metric for one document: keys ``(metric, None)``, and with ``label``
-    ``(metric, name)`` for ``instance_strict``, ``instance_relax`` and ``token`` restricted to each label."""
+    ``(metric, name)`` for ``instance_strict``, ``instance_relax`` and ``token`` sliced by label."""
     batch = batch_counts([(gold, pred)], rules, metrics, label)
     counts: dict[tuple[str, str | None], PRF] = {(metric, None): batch.document(metric, 0) for metric in metrics}
     counts.update(batch.labels)
@@ -140,45 +159,59 @@ def _columns(documents, rules, properties, label, values, labels, want_tokens) -
     return columns, n - len(kept)
 
 
-def _token_counts(gold, pred, distinct: bool, group: str, n_groups: int) -> np.ndarray:
-    """Exact token matches per document, or per label (tokens then match only within their label).
-
-    ``distinct`` first keeps one row per token (per label when grouping by label).
-    """
-    columns = ["token_doc", "token_start", "token_length"]
-    if group == "token_label":
-        columns.insert(0, group)
-    if distinct:
-        gold, pred = _distinct_rows(gold, columns), _distinct_rows(pred, columns)
-    return _exact(gold, pred, columns, group, n_groups)
-
-
-def _distinct_rows(side: dict[str, np.ndarray], columns: list[str]) -> dict[str, np.ndarray]:
-    keys = _pack([side[c] for c in columns], [side[c] for c in columns])[0]
+def _distinct_rows(side: dict[str, np.ndarray], columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """The first row of each distinct value of ``columns`` (with all its columns), in row order."""
+    keys = _pack([side[c] for c in columns], [])[0]
     _, first = np.unique(keys, return_index=True)
-    return {c: side[c][first] for c in set(columns)}
+    first.sort()
+    return {c: side[c][first] for c in (*columns, "token_label")}
 
 
-def _exact(gold, pred, columns: list[str], group: str, n_groups: int) -> np.ndarray:
-    """(n_groups, 3) TP, FP, FN when rows with equal ``columns`` pair off one to one."""
+Hits = tuple[np.ndarray, np.ndarray]
+
+
+def _exact_hits(gold, pred, columns: list[str]) -> Hits:
+    """Which gold and which predicted rows are matched when rows with equal ``columns`` pair off one to one.
+
+    Of several rows with one key, the first predicted rows match the last gold rows, as
+    :func:`~nlpbench.metrics.spans.match_instances` pairs them (each prediction takes the gold one
+    waiting last).
+    """
     n_keys, gold_of, pred_of = _keyed(gold, pred, columns)
-    matched = np.minimum(np.bincount(gold_of, minlength=n_keys), np.bincount(pred_of, minlength=n_keys))
-    return _per_group(gold, pred, gold_of, pred_of, matched, group, n_groups)
+    n_gold, n_pred = np.bincount(gold_of, minlength=n_keys), np.bincount(pred_of, minlength=n_keys)
+    matched = np.minimum(n_gold, n_pred)
+    gold_hit = (_rank(gold_of, from_end=True) if n_gold.max(initial=0) > 1 else 0) < matched[gold_of]
+    pred_hit = (_rank(pred_of) if n_pred.max(initial=0) > 1 else 0) < matched[pred_of]
+    return gold_hit, pred_hit
 
 
-def _within(gold, pred, columns: list[str], group: str, n_groups: int, tolerance: int) -> np.ndarray:
-    """(n_groups, 3) TP, FP, FN when rows sharing ``columns`` pair off by length within ``tolerance``."""
+def _rank(key_of: np.ndarray, from_end: bool = False) -> np.ndarray:
+    """Each row's place among the rows of its key, in row order (or counted from the last)."""
+    order = np.argsort(key_of, kind="stable")
+    ordered = key_of[order]
+    position = np.arange(len(ordered))
+    if from_end:
+        placed = np.searchsorted(ordered, ordered, side="right") - 1 - position
+    else:
+        placed = position - np.searchsorted(ordered, ordered, side="left")
+    rank = np.empty_like(placed)
+    rank[order] = placed
+    return rank
+
+
+def _within_hits(gold, pred, columns: list[str], tolerance: int) -> Hits:
+    """Which rows are matched when rows sharing ``columns`` pair off by length within ``tolerance``."""
     n_keys, gold_of, pred_of = _keyed(gold, pred, columns)
     n_gold_key = np.bincount(gold_of, minlength=n_keys)
     n_pred_key = np.bincount(pred_of, minlength=n_keys)
     gold_length, pred_length = gold["end"] - gold["start"], pred["end"] - pred["start"]
-    matched = np.zeros(n_keys, dtype=np.int64)
     single = (n_gold_key == 1) & (n_pred_key == 1)
     length_of_gold = np.zeros(n_keys, dtype=np.int64)
     length_of_pred = np.zeros(n_keys, dtype=np.int64)
     length_of_gold[gold_of] = gold_length
     length_of_pred[pred_of] = pred_length
-    matched[single] = np.abs(length_of_gold[single] - length_of_pred[single]) <= tolerance
+    single_hit = single & (np.abs(length_of_gold - length_of_pred) <= tolerance)
+    gold_hit, pred_hit = single_hit[gold_of], single_hit[pred_of]
     crowded = np.flatnonzero((n_gold_key > 0) & (n_pred_key > 0) & ~single)
     if len(crowded):
         gold_order, pred_order = np.argsort(gold_of, kind="stable"), np.argsort(pred_of, kind="stable")
@@ -187,8 +220,10 @@ def _within(gold, pred, columns: list[str], group: str, n_groups: int, tolerance
         for key, g, p in zip(crowded, gold_from, pred_from, strict=True):
             gold_rows = gold_order[g : g + n_gold_key[key]]
             pred_rows = pred_order[p : p + n_pred_key[key]]
-            matched[key] = _greedy(gold_length[gold_rows], pred_length[pred_rows], tolerance)
-    return _per_group(gold, pred, gold_of, pred_of, matched, group, n_groups)
+            gold_matched, pred_matched = _greedy(gold_length[gold_rows], pred_length[pred_rows], tolerance)
+            gold_hit[gold_rows[gold_matched]] = True
+            pred_hit[pred_rows[pred_matched]] = True
+    return gold_hit, pred_hit
 
 
 def _keyed(gold, pred, columns: list[str]) -> tuple[int, np.ndarray, np.ndarray]:
@@ -198,32 +233,34 @@ def _keyed(gold, pred, columns: list[str]) -> tuple[int, np.ndarray, np.ndarray]
     return len(keys), inverse[: len(gold_keys)], inverse[len(gold_keys) :]
 
 
-def _per_group(gold, pred, gold_of, pred_of, matched: np.ndarray, group: str, n_groups: int) -> np.ndarray:
-    """(n_groups, 3) TP, FP, FN: TP = the pairs ``matched`` under each key, summed over the keys of a group
-    (rows with one key share a group); FP = predicted rows − TP; FN = gold rows − TP."""
-    key_group = np.empty(len(matched), dtype=np.int64)
-    key_group[np.concatenate([gold_of, pred_of])] = np.concatenate([gold[group], pred[group]])
-    tp = np.bincount(key_group, weights=matched, minlength=n_groups).astype(np.int64)
+def _per_group(gold, pred, gold_hit, pred_hit, group: str, n_groups: int) -> np.ndarray:
+    """(n_groups, 3) TP, FP, FN: TP and FN are the matched and unmatched gold rows of each group,
+    FP the unmatched predicted rows of each group."""
     n_gold = np.bincount(gold[group], minlength=n_groups)
-    n_pred = np.bincount(pred[group], minlength=n_groups)
-    return np.stack([tp, n_pred - tp, n_gold - tp], axis=1)
+    tp = np.bincount(gold[group][gold_hit], minlength=n_groups)
+    fp = np.bincount(pred[group], minlength=n_groups) - np.bincount(pred[group][pred_hit], minlength=n_groups)
+    return np.stack([tp, fp, n_gold - tp], axis=1)
 
 
-def _greedy(gold_lengths: np.ndarray, pred_lengths: np.ndarray, tolerance: int) -> int:
-    """The size of the maximum matching of two length lists within ``tolerance``, walking both sorted."""
-    gold_sorted, pred_sorted = sorted(gold_lengths.tolist()), sorted(pred_lengths.tolist())
-    i = j = matched = 0
+def _greedy(gold_lengths: np.ndarray, pred_lengths: np.ndarray, tolerance: int) -> tuple[list[int], list[int]]:
+    """The positions of the gold and predicted lengths that a walk of both in sorted order
+    (ties in their given order) pairs within ``tolerance``: a maximum matching."""
+    gold_sorted = sorted(range(len(gold_lengths)), key=gold_lengths.__getitem__)
+    pred_sorted = sorted(range(len(pred_lengths)), key=pred_lengths.__getitem__)
+    i = j = 0
+    gold_matched, pred_matched = [], []
     while i < len(gold_sorted) and j < len(pred_sorted):
-        difference = gold_sorted[i] - pred_sorted[j]
+        difference = int(gold_lengths[gold_sorted[i]]) - int(pred_lengths[pred_sorted[j]])
         if abs(difference) <= tolerance:
-            matched += 1
+            gold_matched.append(gold_sorted[i])
+            pred_matched.append(pred_sorted[j])
             i += 1
             j += 1
         elif difference < 0:
             i += 1
         else:
             j += 1
-    return matched
+    return gold_matched, pred_matched
 
 
 def _pack(gold_columns: list[np.ndarray], pred_columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

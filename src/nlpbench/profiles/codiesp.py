@@ -12,12 +12,17 @@ characters on either side, whatever its label.
   (a document without predictions scores 0; the whole ranking counts);
   predictions for documents that are not in the gold are not scored; a
   discontinuous gold reference runs from its smallest start to its largest
-  end; unrounded values; extras: MAP@k, P@k, R@k and code-category
-  precision/recall/F1.
+  end; unrounded values; a ratio whose denominator is 0 is 0, as in every
+  ``standard`` profile (precision without a valid predicted code, recall and
+  MAP without gold codes), with a warning; extras: MAP@k, P@k, R@k and
+  code-category precision/recall/F1.
 - ``codiesp2020``: the official scripts of TeMU-BSC/codiesp-evaluation-script
   (976fc11): ``codiespD_P_evaluation.py`` with trectools 0.0.42 (MAP),
   ``comp_f1_diag_proc.py`` (D/P precision, recall, F1) and
-  ``codiespX_evaluation.py`` (X), numbers as they print them.
+  ``codiespX_evaluation.py`` (X), numbers as they print them, ``nan`` as
+  null. Where a script fails on valid input (an empty file; no valid predicted
+  code in X) the values are those of its formulas and a warning names the
+  script and its exception.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nlpbench.metrics.counts import PRF
+from nlpbench.metrics.ranking import Mean
 from nlpbench.profiles.base import Profile, quirk, register
 
 #: (precision, recall, F1); None where the official scripts print nan.
@@ -71,6 +77,19 @@ class CodingProfile(Profile):
         "codiespX_evaluation.py counts true positives only for documents with at least one, so a gold document "
         "whose predictions found nothing gets nan (null here) precision, recall and F1.",
     )
+    nan_when_undefined: bool = quirk(
+        False,
+        "The official scripts print nan (null here) where a corpus value divides by 0: MAP when no predicted "
+        "code is valid (trectools averages over no document), precision and F1 without a valid predicted code, "
+        "recall and F1 without gold codes; standard reports 0 and warns.",
+    )
+    official_failures: bool = quirk(
+        False,
+        "The official scripts fail on some valid input: codiespD_P_evaluation.py and codiespX_evaluation.py on an "
+        "empty file (pandas EmptyDataError), comp_f1_diag_proc.py on an empty gold file (ZeroDivisionError), "
+        "codiespX_evaluation.py when no predicted code is valid (ValueError); nlpbench scores it by their formulas "
+        "and warns which script fails with which exception.",
+    )
     round_digits: int | None = quirk(None, "The official scripts print every value rounded to 3 decimals.")
     extras: bool = quirk(
         False, "MAP@k, P@k, R@k and code-category precision/recall/F1, which the official scripts do not compute."
@@ -81,11 +100,18 @@ class CodingProfile(Profile):
             return value
         return round(value, self.round_digits)
 
+    def mean_value(self, mean: Mean) -> float | None:
+        """A mean (MAP, MAP@k, P@k, R@k) as reported: None (nan) over no document under ``nan_when_undefined``."""
+        if not mean.count and self.nan_when_undefined:
+            return None
+        return self.rounded(mean.value)
+
     def values(self, prf: PRF) -> Values:
         """Corpus (micro) precision, recall and F1 as this profile reports them.
 
         The official scripts compute F1 as 2·P·R/(P+R) from the unrounded P
-        and R (0 when P+R = 0) and round all three for printing.
+        and R (0 when P+R = 0) and round all three for printing; under
+        ``nan_when_undefined`` a ratio over 0 is None, and so is F1 then.
         """
         if self.round_digits is None:
             return prf.precision, prf.recall, prf.f1
@@ -105,9 +131,13 @@ class CodingProfile(Profile):
         return precision, recall, (f1 if prf.tp else None)
 
     def _official(self, prf: PRF) -> Values:
-        precision = prf.tp / (prf.tp + prf.fp) if prf.tp + prf.fp else 0.0
-        recall = prf.tp / (prf.tp + prf.fn) if prf.tp + prf.fn else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        undefined = None if self.nan_when_undefined else 0.0
+        precision = prf.tp / (prf.tp + prf.fp) if prf.tp + prf.fp else undefined
+        recall = prf.tp / (prf.tp + prf.fn) if prf.tp + prf.fn else undefined
+        if precision is None or recall is None:
+            f1 = None
+        else:
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         return self.rounded(precision), self.rounded(recall), self.rounded(f1)
 
 
@@ -133,6 +163,8 @@ CODIESP2020 = register(
         listed_reference_bounds=True,
         nan_per_document=True,
         nan_without_match=True,
+        nan_when_undefined=True,
+        official_failures=True,
         round_digits=3,
     )
 )

@@ -221,6 +221,19 @@ class SpanProfile(Profile):
         "carries an addressType (its noAddressType flag).",
     )
     extra_metrics: bool = quirk(False, "Adds `date_format` (dates) and `hipaa` (locations).")
+    list_only: bool = quirk(
+        False,
+        "nlpsandbox-client iterates each file's top level as a list of annotation records: a "
+        "data-node page, patient bundles or a tool response stop it with TypeError. nlpbench "
+        "reads them and warns that the official scorer would fail.",
+    )
+    array_required: bool = quirk(
+        False,
+        "nlpsandbox-client reads the scored type's array of every record of both files "
+        "(record['textContactAnnotations']): a record without it, which the 1.2.0 schema "
+        "allows, stops it with KeyError. nlpbench reads the record as holding none and warns "
+        "that the official scorer would fail.",
+    )
     round_digits: int | None = quirk(
         None,
         "nlpsandbox-client rounds precision and recall to 2 decimals, then computes F1 "
@@ -278,6 +291,8 @@ NLPSANDBOX = register(
         untyped_never_equal=True,
         type_needs_predictions=frozenset({"physical_address"}),
         round_digits=2,
+        list_only=True,
+        array_required=True,
     )
 )
 

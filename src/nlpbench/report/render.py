@@ -3,7 +3,10 @@
 JSON is the contract (byte-identical for identical inputs); the other
 renderings show the overall and sliced score rows and, when asked for, the
 errors; Markdown and HTML also list the warnings, which the command line
-prints on standard error. Per-document rows appear in JSON only.
+prints on standard error. Per-document rows appear in JSON only. A score
+value a row holds as None (JSON null: a ratio over 0, which official scorers
+print as nan) shows as ``nan``; a column a row does not have, and a label or
+average of None, stay blank.
 """
 
 from __future__ import annotations
@@ -39,6 +42,16 @@ def cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}".rstrip("0").rstrip(".") if value == value else "nan"
     return str(value)
+
+
+def score_cell(row: Row, key: str) -> str:
+    """A score row's cell: ``nan`` where the row holds None as a value (not as its label or average), blank where
+    it has no such column."""
+    return "nan" if key not in _KEY_COLUMNS and key in row and row[key] is None else cell(row.get(key))
+
+
+def _plain_cell(row: Row, key: str) -> str:
+    return cell(row.get(key))
 
 
 def to_json(report: Report) -> str:
@@ -136,7 +149,7 @@ class _IndentedJSON:
 
 def to_markdown(report: Report) -> str:
     out = [f"## {report.task} — profile `{report.profile}`", ""]
-    out += _markdown_table(report.scores)
+    out += _markdown_table(report.scores, score_cell)
     if report.errors:
         out += ["", "### Errors", "", *_markdown_table(report.errors)]
     if report.warnings:
@@ -144,10 +157,10 @@ def to_markdown(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-def _markdown_table(rows: list[Row]) -> list[str]:
+def _markdown_table(rows: list[Row], shown: Callable[[Row, str], str] = _plain_cell) -> list[str]:
     keys = columns(rows)
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(cell(row.get(k)) for k in keys) + " |" for row in rows]
+    lines += ["| " + " | ".join(shown(row, k) for k in keys) + " |" for row in rows]
     return lines
 
 
@@ -156,9 +169,9 @@ def to_table(report: Report, width: int | None = None) -> str:
     console = _plain_console(width or 120)
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
-    console.print(_rich_table(f"{report.task} · profile {report.profile}", overall))
+    console.print(_rich_table(f"{report.task} · profile {report.profile}", overall, score_cell))
     if sliced:
-        console.print(_rich_table("by label", sliced))
+        console.print(_rich_table("by label", sliced, score_cell))
     if report.errors:
         console.print(_rich_table("errors", report.errors))
     return console.file.getvalue()
@@ -178,7 +191,7 @@ def _plain_console(width: int) -> Console:
     return Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
 
 
-def _rich_table(title: str, rows: list[Row]) -> Table:
+def _rich_table(title: str, rows: list[Row], shown: Callable[[Row, str], str] = _plain_cell) -> Table:
     """Columns of text read left to right, columns of numbers right-aligned."""
     from rich import box
     from rich.table import Table
@@ -189,7 +202,7 @@ def _rich_table(title: str, rows: list[Row]) -> Table:
         numeric = all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
         table.add_column(key.replace("_", " "), justify="right" if numeric else "left")
     for row in rows:
-        table.add_row(*(cell(row.get(k)) for k in keys))
+        table.add_row(*(shown(row, k) for k in keys))
     return table
 
 
@@ -202,6 +215,7 @@ def templates() -> Environment:
         loader=PackageLoader("nlpbench.report"), autoescape=select_autoescape(), keep_trailing_newline=True
     )
     environment.filters["cell"] = cell
+    environment.filters["score_cell"] = score_cell
     return environment
 
 

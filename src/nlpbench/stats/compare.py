@@ -34,26 +34,26 @@ def compare_reports(
     ours, theirs = _by_value(a), _by_value(b)
     if not ours:
         raise InputError(f"no score of {a.task} is determined by per-document counts: nothing to compare")
-    wanted = list(metrics) or list(dict.fromkeys(metric for metric, _ in ours))
-    unknown = [metric for metric in wanted if not any(m == metric for m, _ in ours)]
+    known = list(dict.fromkeys(key[0] for key in ours))
+    wanted = list(metrics) or known
+    unknown = [metric for metric in wanted if metric not in known]
     if unknown:
-        known = ", ".join(dict.fromkeys(metric for metric, _ in ours))
-        raise InputError(f"no metric {unknown[0]!r} in {a.task} scores; known: {known}")
+        raise InputError(f"no metric {unknown[0]!r} in {a.task} scores; known: {', '.join(known)}")
     rows: list[Row] = []
     for key, derivation in ours.items():
         if key[0] not in wanted:
             continue
         other = theirs.get(key)
         if other is None:
-            raise InputError(f"B's report has no {key[0]} {key[1]}")
+            raise InputError(f"B's report has no {derivation.name}")
         rows.append(_compare(derivation, _aligned(derivation, other), test, trials, confidence, seed))
     inputs = {"a": a.inputs, "b": b.inputs, "test": test, "trials": trials, "confidence": confidence, "seed": seed}
     notes = arithmetic_warnings(a, [ours[key] for key in ours if key[0] in wanted])
     return Report(f"compare {a.task}", a.profile, inputs, rows, [], [*a.warnings, *b.warnings, *notes])
 
 
-def _by_value(report: Report) -> dict[tuple[str, str], Derivation]:
-    return {(d.metric, d.field): d for d in derivations(report)}
+def _by_value(report: Report) -> dict[tuple, Derivation]:
+    return {(d.metric, d.field, d.group): d for d in derivations(report)}
 
 
 def _aligned(a: Derivation, b: Derivation) -> Derivation:
@@ -67,7 +67,7 @@ def _aligned(a: Derivation, b: Derivation) -> Derivation:
         raise InputError(f"A and B were scored on different documents: {'; '.join(parts)}")
     position = {document: i for i, document in enumerate(b.documents)}
     order = [position[document] for document in a.documents]
-    return Derivation(b.metric, b.field, b.statistic, a.documents, b.counts[order])
+    return Derivation(b.metric, b.field, b.statistic, a.documents, b.counts[order], b.reported, b.group)
 
 
 def _compare(a: Derivation, b: Derivation, test: str, trials: int, confidence: float, seed: int) -> Row:
@@ -77,6 +77,7 @@ def _compare(a: Derivation, b: Derivation, test: str, trials: int, confidence: f
     else:
         p_value = bootstrap.p_value
     return {
+        **dict(a.group),
         "metric": a.metric,
         "score": a.field,
         "a": bootstrap.a,

@@ -35,6 +35,15 @@ _COREF_VALUES = {"recall": "coref_recall", "precision": "coref_precision", "f1":
 _CONLL_PARTS = ("muc", "bcub", "ceafe")
 _BLANC_PARTS = ("coreference", "non-coreference")
 _SUMMED_FROM = {"micro": "patient"}  # the timelines' micro row sums the counts of the patient rows
+#: Fields that tell apart several wholes scored in one report (``score sandbox -t all``, i2b2's systems).
+_GROUP_FIELDS = ("annotation_type", "system")
+
+Group = tuple[tuple[str, str], ...]
+
+
+def group_of(row: Row) -> Group:
+    """The ``(field, value)`` pairs of ``row`` that name the whole it belongs to (empty for most reports)."""
+    return tuple((name, row[name]) for name in _GROUP_FIELDS if row.get(name) is not None)
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,11 @@ class Derivation:
     documents: tuple[str, ...]
     counts: np.ndarray  # [documents, len(statistic.columns)]
     reported: float | None = None  # the value the report gives
+    group: Group = ()
+
+    @property
+    def name(self) -> str:
+        return " ".join([*(value for _, value in self.group), self.metric, self.field])
 
     @property
     def estimate(self) -> float:
@@ -60,7 +74,7 @@ class Derivation:
 
 def arithmetic_warnings(report: Report, found: Sequence[Derivation]) -> list[str]:
     """A warning naming the values whose resampled statistic is not how the report's profile computes them."""
-    differing = [f"{d.metric} {d.field}" for d in found if d.differs]
+    differing = [d.name for d in found if d.differs]
     if not differing:
         return []
     return [
@@ -76,15 +90,16 @@ def overall_rows(report: Report) -> list[Row]:
 def derivations(report: Report) -> list[Derivation]:
     """Every overall value of ``report`` that its per-document rows determine, in row order."""
     documents = tuple(dict.fromkeys(row["document"] for row in report.per_document))
-    by_metric: dict[str, list[Row]] = {}
+    groups: dict[Group, dict[str, list[Row]]] = {}
     for row in report.per_document:
         key = row["metric"] if row.get("label") is None else f"{row['metric']}:{row['label']}"
-        by_metric.setdefault(key, []).append(row)
+        groups.setdefault(group_of(row), {}).setdefault(key, []).append(row)
     found: list[Derivation] = []
     for row in overall_rows(report):
-        for field, statistic, columns in _recipes(row, by_metric):
+        group = group_of(row)
+        for field, statistic, columns in _recipes(row, groups.get(group, {})):
             table = _table(documents, columns)
-            found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field)))
+            found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field), group))
     return found
 
 
@@ -178,7 +193,7 @@ def with_intervals(
     found = derivations(report)
     if not found:
         raise ValueError("the report has no per-document counts that its scores are computed from")
-    rows = {row["metric"]: row for row in overall_rows(report)}
+    rows = {(group_of(row), row["metric"]): row for row in overall_rows(report)}
     for derivation in found:
         interval = bootstrap_interval(
             derivation.counts,
@@ -188,7 +203,7 @@ def with_intervals(
             method=method,
             seed=seed,
         )
-        row = rows[derivation.metric]
+        row = rows[derivation.group, derivation.metric]
         row[f"{derivation.field}_ci_low"], row[f"{derivation.field}_ci_high"] = interval.low, interval.high
     unit = "patients" if report.task == "timelines" else "documents"
     report.inputs["ci"] = {

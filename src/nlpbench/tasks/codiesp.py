@@ -11,19 +11,21 @@ a :class:`~nlpbench.metrics.counts.PRF`); corpus rows are their sums.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
+
+import numpy as np
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import codiesp as tsv
-from nlpbench.metrics.coding import code_category, reference_counts
+from nlpbench.metrics.coding import code_category, found_keys
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
-from nlpbench.model import CodeReference
 from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
@@ -33,6 +35,8 @@ TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
 SLACK = 10
 _SHOWN = 5
+#: Largest key space whose distinct keys are found by marking a table (bytes); larger ones are sorted.
+_TABLE = 1 << 26
 
 
 @register("codiesp", "Clinical coding (CodiEsp 2020): MAP over ranked codes (D, P), F1 with references (X)", "codiesp")
@@ -59,11 +63,18 @@ def score_codiesp(
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs):
         raise InputError(f"cutoffs k must be positive integers, not {list(k)}")
     with collected_warnings() as warnings, collector_paused():
-        valid = frozenset().union(*(tsv.read_valid_codes(path) for path in valid_codes))
+        lists = [tsv.read_valid_codes(path) for path in dict.fromkeys(map(Path, valid_codes))]
+        valid = frozenset().union(*lists)
         if track == "X":
             tally = _score_references(Path(gold), Path(pred), valid, chosen)
         else:
             tally = _score_rankings(Path(gold), Path(pred), valid, chosen, track, cutoffs)
+    if chosen.official_failures:
+        tally.shape.numeric_list = next((_number_type(codes) for codes in lists if _numbers(codes)), None)
+        tally.notes += [
+            f"the official {script} fails on this input ({exception}): {why}; the values here follow its formulas"
+            for script, exception, why in _official_failures(track, tally.shape)
+        ]
     inputs = {"track": track, "gold": str(gold), "pred": str(pred), "valid_codes": [str(v) for v in valid_codes]}
     if cutoffs:
         inputs["k"] = cutoffs
@@ -78,6 +89,18 @@ def score_codiesp(
 
 
 @dataclass
+class _Shape:
+    """What of the input decides whether an official script fails on it: each file ``empty``, all its codes
+    numbers (``numeric``) or neither (``""``); whether a predicted code is valid; a valid-code list of numbers
+    (``"int"`` or ``"float"``, the type pandas reads them as)."""
+
+    gold: str = ""
+    pred: str = ""
+    valid: bool = True
+    numeric_list: str | None = None
+
+
+@dataclass
 class _Tally:
     """Sums over the scored documents, their per-document rows, and what the run noted."""
 
@@ -85,6 +108,12 @@ class _Tally:
     counts: dict[str, PRF] = field(default_factory=dict)
     per_document: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    shape: _Shape = field(default_factory=_Shape)
+
+    def start(self, means: list[str], counts: list[str]) -> None:
+        """Give each metric its row, in this order, even when no document is scored."""
+        self.means = dict.fromkeys(means, Mean())
+        self.counts = dict.fromkeys(counts, PRF())
 
     def add_mean(self, metric: str, mean: Mean) -> None:
         self.means[metric] = self.means.get(metric, Mean()) + mean
@@ -95,7 +124,7 @@ class _Tally:
 
     def score_rows(self, profile: CodingProfile) -> list[Row]:
         rows: list[Row] = [
-            {"metric": metric, "documents": mean.count, "sum": mean.total, "value": profile.rounded(mean.value)}
+            {"metric": metric, "documents": mean.count, "sum": mean.total, "value": profile.mean_value(mean)}
             for metric, mean in self.means.items()
         ]
         rows += [{"metric": metric, **_prf_fields(prf, profile.values(prf))} for metric, prf in self.counts.items()]
@@ -143,10 +172,11 @@ def _score_rankings(
     gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile, track: str, cutoffs: list[int]
 ) -> _Tally:
     relevant = {doc.doc_id: {code.lower() for code in doc.codes} for doc in tsv.read_ranked_codes(gold)}
+    predicted = tsv.read_ranked_codes(pred)
     rankings: dict[str, tuple[str, ...]] = {}
     invalid: Counter[str] = Counter()
     repeats = total = 0
-    for doc in tsv.read_ranked_codes(pred):
+    for doc in predicted:
         distinct = dict.fromkeys(map(str.lower, doc.codes))
         total += len(doc.codes)
         repeats += len(doc.codes) - len(distinct)
@@ -154,10 +184,14 @@ def _score_rankings(
         ranking = tuple([code for code in distinct if code in valid])
         if ranking:
             rankings[doc.doc_id] = ranking
-    if not rankings:
-        raise _nothing_valid(pred, total)
     sides = _Sides(set(relevant), set(rankings), profile)
     tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
+    tally.notes += _undefined_notes(profile, track, gold_codes=len(relevant), predicted=total, valid=len(rankings))
+    tally.shape = _Shape(
+        _state(relevant and (code for codes in relevant.values() for code in codes)),
+        _state(predicted and (code for doc in predicted for code in doc.codes)),
+        bool(rankings),
+    )
     if repeats:
         tally.notes.append(f"{repeats} repeated predicted codes were dropped; each code keeps its first rank")
     below = sum(max(0, len(r) - profile.depth) for r in rankings.values()) if profile.depth else 0
@@ -166,6 +200,8 @@ def _score_rankings(
     tally.notes += sides.notes(ranked=True)
 
     category = _category_key(track)
+    tally.start(["map", *(f"{metric}@{cutoff}" for metric in ("map", "precision", "recall") for cutoff in cutoffs)],
+                ["micro", "category_micro"] if profile.extras else ["micro"])  # fmt: skip
     for doc in sides.documents():
         gold_codes, ranking = relevant.get(doc, set()), rankings.get(doc, ())
         counted = doc in (sides.pred if profile.map_over_predicted else sides.gold)
@@ -191,67 +227,151 @@ def _score_rankings(
 
 
 def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile) -> _Tally:
-    gold_refs = _by_document(tsv.read_references(gold))
-    pred_refs: dict[str, list[CodeReference]] = {}
-    invalid: Counter[str] = Counter()
-    odd = total = 0
-    for reference in tsv.read_predicted_references(pred):
-        total += 1
-        if (code := reference.code.lower()) not in valid:
-            invalid[code] += 1
-            continue
-        start, end = reference.fragments[0]  # a prediction has one
-        odd += end < start or start < 0
-        pred_refs.setdefault(reference.doc_id, []).append(reference)
-    if not pred_refs:
-        raise _nothing_valid(pred, total)
-    gold_codes = [{r.code.lower() for r in refs} for refs in gold_refs.values()]
-    sides = _Sides(set(gold_refs), set(pred_refs), profile)
-    tally = _Tally(notes=_code_notes(invalid, gold_codes, valid, ranked=False))
+    gold_columns = tsv.read_reference_columns(gold, listed=profile.listed_reference_bounds)
+    columns = tsv.read_predicted_columns(pred)
+    kept = np.array([code in valid for code in columns.codes], dtype=bool)[columns.code]
+    counts = np.bincount(columns.code[~kept], minlength=len(columns.codes)).tolist()
+    invalid = Counter(dict(zip(columns.codes, counts, strict=True)))
+    document, code, start, end = (
+        column[kept] for column in (columns.document, columns.code, columns.start, columns.end)
+    )
+    odd = int(np.count_nonzero((end < start) | (start < 0)))
+
+    # one numbering of the documents and codes of both sides
+    documents = dict(zip(columns.documents, itertools.count()))
+    codes = dict(zip(columns.codes, itertools.count()))
+    gold_document = _renumbered(gold_columns.document, gold_columns.documents, documents)
+    gold_code = _renumbered(gold_columns.code, gold_columns.codes, codes)
+    names = list(documents)
+    predicted = np.flatnonzero(np.bincount(document, minlength=len(names))).tolist()
+    sides = _Sides(set(gold_columns.documents), {names[i] for i in predicted}, profile)
+
+    tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
+    tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_document), predicted=len(columns.code),
+                                    valid=len(document))  # fmt: skip
+    tally.shape = _Shape(_state(len(gold_document) and gold_columns.codes), _state(len(columns.code) and columns.codes),
+                         bool(len(document)))  # fmt: skip
     if odd:
         tally.notes.append(
             f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
             "as the official script scores them"
         )
-    bounds: Callable[[CodeReference], tuple[int, int]] = attrgetter(
-        "listed_bounds" if profile.listed_reference_bounds else "covering_bounds"
-    )
+    stride = len(codes)
     if profile.listed_reference_bounds:
-        tally.notes += _unreachable_note(gold_refs.values())
+        tally.notes += _unreachable_note(gold_document * stride + gold_code, gold_columns.start, gold_columns.end)
     tally.notes += sides.notes(ranked=False)
 
+    def per_document(key_of_code: np.ndarray) -> list[PRF]:
+        """Each document's TP, FP and FN over the distinct keys of its codes."""
+        stride = int(key_of_code.max(initial=0)) + 1
+        gold_keys = gold_document * stride + key_of_code[gold_code]
+        pred_keys = document * stride + key_of_code[code]
+        found = found_keys(gold_keys, gold_columns.start, gold_columns.end, pred_keys, start, end, slack=SLACK)
+        tp, n_gold, n_pred = (
+            np.bincount(keys // stride, minlength=len(names)).tolist()
+            for keys in (found, _distinct(gold_keys, stride * len(names)), _distinct(pred_keys, stride * len(names)))
+        )
+        return [PRF.from_matches(*counts) for counts in zip(tp, n_gold, n_pred, strict=True)]
+
+    micro = per_document(np.arange(len(codes)))
+    if profile.extras:
+        categories: dict[str, int] = {}
+        category = per_document(np.array([categories.setdefault(code_category(c), len(categories)) for c in codes]))
+    tally.start([], ["micro", "category_micro"] if profile.extras else ["micro"])
     for doc in sides.documents():
-        gold_doc, pred_doc = gold_refs.get(doc, []), pred_refs.get(doc, [])
-        prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=str.lower)
-        values = profile.document_values(prf, doc in sides.gold, doc in sides.pred, references=True)
-        tally.add_counts(doc, "micro", prf, values)
+        index = documents[doc]
+        values = profile.document_values(micro[index], doc in sides.gold, doc in sides.pred, references=True)
+        tally.add_counts(doc, "micro", micro[index], values)
         if profile.extras:
-            prf = reference_counts(gold_doc, pred_doc, slack=SLACK, bounds=bounds, key=_lower_category)
-            tally.add_counts(doc, "category_micro", prf, profile.values(prf))
+            tally.add_counts(doc, "category_micro", category[index], profile.values(category[index]))
     return tally
 
 
-def _lower_category(code: str) -> str:
-    return code_category(code.lower())
+def _renumbered(indices: np.ndarray, names: list[str], numbers: dict[str, int]) -> np.ndarray:
+    """Indices into ``names`` as the numbers ``numbers`` gives the names (adding the names it lacks)."""
+    return np.array([numbers.setdefault(name, len(numbers)) for name in names], dtype=np.int64)[indices]
 
 
-def _by_document(references: Iterable[CodeReference]) -> dict[str, list[CodeReference]]:
-    grouped: dict[str, list[CodeReference]] = {}
-    for reference in references:
-        grouped.setdefault(reference.doc_id, []).append(reference)
-    return grouped
+def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of ``keys``, all in ``range(size)``, in order (marked in a table of ``size`` when small)."""
+    if size > _TABLE:
+        ordered = np.sort(keys)
+        return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(keys) else ordered
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    return np.flatnonzero(seen)
 
 
 def _category_key(track: str) -> Callable[[str], str]:
     return lambda code: code_category(code, track)
 
 
-def _nothing_valid(pred: Path, total: int) -> InputError:
-    return InputError(
-        f"none of the {total} predicted codes is in the valid-code lists: nothing to score "
-        "(are the lists and --track the right ones?)",
-        pred,
+def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, predicted: int, valid: int) -> list[str]:
+    """Warnings for input without gold codes or without a valid prediction: which values divide by 0 and what the
+    profile reports for them."""
+    ranked = track != "X"
+    zero = "null, as the official scripts print nan" if profile.nan_when_undefined else "reported as 0"
+    notes = []
+    if not predicted:
+        notes.append("the prediction file has no predictions")
+    elif not valid:
+        notes.append(f"none of the {predicted} predicted codes is in the valid-code lists "
+                     "(are the lists and --track the right ones?)")  # fmt: skip
+    if not valid:
+        what = "micro precision and F1 have" if profile.nan_when_undefined else "micro precision has"
+        if ranked and profile.map_over_predicted:
+            what = "MAP averages over no predicted document, and " + what
+        tail = "; every gold document scores 0 in MAP" if ranked and not profile.map_over_predicted else ""
+        notes.append(f"{what} no predicted code (0/0): {zero}{tail}")
+    if not gold_codes:
+        what = "recall and F1 have" if profile.nan_when_undefined else "recall has"
+        mean = " and MAP averages over no gold document" if ranked and not profile.map_over_predicted else ""
+        notes.append(f"the gold file has no codes: there is nothing to find; {what} no gold code (0/0){mean}: {zero}")
+    return notes
+
+
+def _official_failures(track: str, shape: _Shape) -> list[tuple[str, str, str]]:
+    """(script, exception, reason) for each official script that fails on valid input of this shape, by the first
+    thing it reads that it fails on (recorded in tests/conformance/codiesp_official_cases.json)."""
+    lists = shape.numeric_list and (
+        f"AttributeError: '{shape.numeric_list}' object has no attribute 'lower'",
+        "every code of a valid-code list is a number, which pandas reads as one",
     )
+    reading = lists or _reading_failure("gold", shape.gold) or _reading_failure("prediction", shape.pred)
+    if track == "X":
+        failure = reading or (not shape.valid and (_UNPACK, "no predicted code is valid"))
+        return [("codiespX_evaluation.py", *failure)] if failure else []
+    divided = lists or (shape.gold == "empty" and ("ZeroDivisionError: division by zero", "an empty gold file"))
+    scripts = (("codiespD_P_evaluation.py", reading), ("comp_f1_diag_proc.py", divided))
+    return [(script, *failure) for script, failure in scripts if failure]
+
+
+def _reading_failure(side: str, state: str) -> tuple[str, str] | None:
+    if state == "empty":
+        return _EMPTY_DATA, f"an empty {side} file"
+    if state == "numeric":
+        return _STR_ACCESSOR, f"every {side} code is a number, which pandas reads as one"
+    return None
+
+
+def _state(codes: Iterable[str]) -> str:
+    """``empty`` without codes (a false ``codes``), ``numeric`` if every code is a number, else ``""``."""
+    return "empty" if not codes else "numeric" if _numbers(codes) else ""
+
+
+def _numbers(codes: Iterable[str]) -> bool:
+    """Whether pandas reads every code as a number (stops at the first that is not)."""
+    return all(map(_NUMBER.fullmatch, codes))
+
+
+def _number_type(codes: Iterable[str]) -> str:
+    return "int" if all(map(str.isdigit, codes)) else "float"
+
+
+_EMPTY_DATA = "pandas.errors.EmptyDataError: No columns to parse from file"
+_STR_ACCESSOR = "AttributeError: Can only use .str accessor with string values!. Did you mean: 'std'?"
+_UNPACK = "ValueError: not enough values to unpack (expected 2, got 0)"
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _code_notes(
@@ -270,22 +390,16 @@ def _code_notes(
     return notes
 
 
-def _unreachable_note(gold_refs: Iterable[list[CodeReference]]) -> list[str]:
-    """Codes whose every gold reference is inverted when spanned from first listed start to last listed end."""
-    inverted = 0
-    codes: dict[tuple[str, str], bool] = {}
-    for refs in gold_refs:
-        for r in refs:
-            start, end = r.listed_bounds
-            inverted += end < start
-            pair = r.doc_id, r.code.lower()
-            codes[pair] = codes.get(pair, False) or start <= end
-    if not inverted:
+def _unreachable_note(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    """Codes (``keys``: document and code) whose every gold reference is inverted when spanned from first listed
+    start to last listed end (``starts``, ``ends``)."""
+    inverted = ends < starts
+    if not inverted.any():
         return []
+    unreachable = len(np.unique(keys)) - len(np.unique(keys[~inverted]))
     return [
-        f"{inverted} gold references list their pieces out of text order; spanned from the first listed start "
-        f"to the last listed end they end before they start, so {len(codes) - sum(codes.values())} codes "
-        "cannot be found"
+        f"{int(inverted.sum())} gold references list their pieces out of text order; spanned from the first listed "
+        f"start to the last listed end they end before they start, so {unreachable} codes cannot be found"
     ]
 
 

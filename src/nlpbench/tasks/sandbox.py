@@ -1,15 +1,24 @@
 """``score sandbox``: PHI span annotation scored as the NLP Sandbox did.
 
-For one annotation type, every note is scored on its own (instance strict and
-relaxed, token, type and the ``standard`` extras), the counts are summed over
-notes (micro), sliced by subtype, and macro-averaged over subtypes. Notes are
-scored in batches as they stream in, so memory follows the batch, not the
-corpus.
+For each annotation type, every note is scored on its own (instance strict
+and relaxed, token, type and the ``standard`` extras), the counts are summed
+over notes (micro), sliced by subtype, and macro-averaged over subtypes.
+Several types are scored in one pass: the files are read once, each
+annotation tokenised once, and each row carries its ``annotation_type``.
+Notes are scored in batches as they stream in, so memory follows the batch,
+not the corpus.
+
+Subtype rows slice what the whole matched: true positives and false
+negatives by the gold annotation's subtype, false positives by the predicted
+one's (``(none)`` when it has none), so recall per gold subtype means the
+same for a tool that predicts no subtypes. Dates have no subtype rows: their
+``dateFormat`` says how a date is written, not what kind of PHI it is, and
+the ``date_format`` metric scores it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -17,16 +26,14 @@ from statistics import fmean
 from nlpbench import formats, profiles
 from nlpbench.errors import collected_warnings
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import batch_counts
+from nlpbench.metrics.span_batch import SLICED, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
-from nlpbench.model import Annotation, PhiType, pair_documents, phi_type
+from nlpbench.model import Annotation, Document, PhiType, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 
-#: The metrics that are also reported per subtype.
-SLICED = ("instance_strict", "instance_relax", "token")
 NO_SUBTYPE = "(none)"
 BATCH = 2048
 
@@ -35,7 +42,7 @@ BATCH = 2048
 def score_sandbox(
     gold: Path | str,
     pred: Path | str,
-    annotation_type: str,
+    annotation_type: str | Sequence[str],
     *,
     profile: str = "standard",
     relax: int = 2,
@@ -45,40 +52,122 @@ def score_sandbox(
     per_document: bool = True,
     on_document: Callable[[str], None] | None = None,
 ) -> Report:
-    """Score predicted annotations of ``annotation_type`` against gold, note by note.
+    """Score predicted annotations of ``annotation_type`` (a type, or several) against gold, note by note.
 
     ``errors`` asks for up to that many false positives and as many false
-    negatives of ``instance_strict``; ``per_document=False`` leaves the
-    per-note rows out, so that memory does not grow with the corpus;
-    ``on_document`` is called with each note id as it is scored.
+    negatives of ``instance_strict`` (per type); ``per_document=False`` leaves
+    the per-note rows out, so that memory does not grow with the corpus;
+    ``on_document`` is called with each note id as it is scored. With several
+    types, every row carries its ``annotation_type``.
     """
-    phi = phi_type(annotation_type)
+    names = [annotation_type] if isinstance(annotation_type, str) else list(dict.fromkeys(annotation_type))
+    phis = [phi_type(name) for name in names]
     chosen: SpanProfile = profiles.get("spans", profile)
-    run = _Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document)
+    runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document) for phi in phis]
+    labels = {phi.name for phi in phis}
+    only_gold: list[str] = []
+    only_pred: list[str] = []
+    failure = _OfficialFailure(chosen)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = formats.get(gold_format).read(Path(gold), labels={phi.name})
-        pred_docs = formats.get(pred_format).read(Path(pred), labels={phi.name})
+        gold_docs = formats.get(gold_format).read(Path(gold), labels=labels)
+        pred_docs = formats.get(pred_format).read(Path(pred), labels=labels)
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
-            run.add(doc_id, gold_doc and gold_doc.of_label(phi.name), pred_doc and pred_doc.of_label(phi.name))
+            failure.check(gold_doc, pred_doc)
+            if gold_doc is None:
+                only_pred.append(doc_id)
+            elif pred_doc is None:
+                only_gold.append(doc_id)
+            gold_by, pred_by = _by_label(gold_doc), _by_label(pred_doc)
+            for run in runs:
+                run.add(doc_id, gold_by and gold_by.get(run.phi.name, []), pred_by and pred_by.get(run.phi.name, []))
             if on_document:
                 on_document(doc_id)
-        run.flush()
-    if phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
-        run.drop("type")
-        warnings.append(
-            f"no prediction carries {phi.type_attribute}: the type metric is not computed "
-            "(nlpsandbox-client reports NaN)"
-        )
-    warnings[:0] = run.warnings()
+        for run in runs:
+            run.flush()
+    messages = _side_warnings(only_gold, only_pred) + failure.warnings(gold, pred)
+    for run in runs:
+        if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
+            run.drop("type")
+            messages.append(
+                f"no prediction carries {run.phi.type_attribute}: the type metric is not computed "
+                "(nlpsandbox-client reports NaN)"
+            )
+    several = len(runs) > 1
+    for run in runs:
+        messages += run.warnings(several)
     return Report(
         task="sandbox",
         profile=chosen.name,
-        inputs={"gold": str(gold), "pred": str(pred), "annotation_type": phi.name, "relax": relax},
-        scores=run.score_rows(chosen),
-        per_document=run.per_document,
-        warnings=warnings,
-        errors=run.errors if errors else None,
+        inputs={
+            "gold": str(gold),
+            "pred": str(pred),
+            "annotation_type": names if several else names[0],
+            "relax": relax,
+        },
+        scores=[row for run in runs for row in run.labelled(run.score_rows(chosen), several)],
+        per_document=[row for run in runs for row in run.labelled(run.per_document, several)],
+        warnings=messages + warnings,
+        errors=[row for run in runs for row in run.labelled(run.errors, several)] if errors else None,
     )
+
+
+def _by_label(document: Document | None) -> dict[str, list[Annotation]] | None:
+    if document is None:
+        return None
+    grouped: dict[str, list[Annotation]] = {}
+    for annotation in document.annotations:
+        grouped.setdefault(annotation.label, []).append(annotation)
+    return grouped
+
+
+def _side_warnings(only_gold: list[str], only_pred: list[str]) -> list[str]:
+    messages = []
+    for side, ids in (("gold", only_gold), ("prediction", only_pred)):
+        if ids:
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {shown}")
+    return messages
+
+
+class _OfficialFailure:
+    """Valid input on which the profile's official scorer stops with an exception: the first case met per file.
+
+    The reader marks what the scorer cannot read (see :mod:`nlpbench.formats.sandbox`):
+    a file that is not a list of records, a record without the array of a scored type.
+    """
+
+    def __init__(self, profile: SpanProfile):
+        self.profile = profile
+        self.found: dict[str, str] = {}
+
+    def check(self, gold: Document | None, pred: Document | None) -> None:
+        if not (self.profile.list_only or self.profile.array_required):
+            return
+        for side, document in (("gold", gold), ("pred", pred)):
+            if document is None or side in self.found:
+                continue
+            container = document.metadata.get("container")
+            absent = document.metadata.get("absentArrays")
+            if container and self.profile.list_only:
+                self.found[side] = (
+                    f"TypeError: string indices must be integers (it reads the file as a list of "
+                    f"annotation records; this one holds a {_CONTAINERS[container]})"
+                )
+            elif absent and self.profile.array_required:
+                self.found[side] = f"KeyError: {absent[0]!r} (a record of note {document.id} has no {absent[0]} array)"
+
+    def warnings(self, gold: Path | str, pred: Path | str) -> list[str]:
+        # convert_dict reads the gold file first: its failure is the one the scorer meets
+        for side, path in (("gold", gold), ("pred", pred)):
+            if side in self.found:
+                return [
+                    f"{self.profile.reference} would fail on {path}: {self.found[side]}; "
+                    "nlpbench scores it (a missing array holds no annotations)"
+                ]
+        return []
+
+
+_CONTAINERS = {"page": "data-node page {annotations: …}", "bundles": "patient bundles", "response": "tool response"}
 
 
 @dataclass
@@ -94,20 +183,14 @@ class _Run:
     by_label: dict[tuple[str, str], PRF] = field(default_factory=dict)
     per_document: list[Row] = field(default_factory=list)
     errors: list[Row] = field(default_factory=list)
-    only_gold: list[str] = field(default_factory=list)
-    only_pred: list[str] = field(default_factory=list)
     collapsed: int = 0
     predicted_typed: bool = False
     pending: list[tuple[str, list[Annotation], list[Annotation]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.subtype = _subtype_of(self.phi.type_attribute)
+        self.subtype = None if self.phi.name == "date" else _subtype_of(self.phi.type_attribute)
 
     def add(self, doc_id: str, gold: list[Annotation] | None, pred: list[Annotation] | None) -> None:
-        if gold is None:
-            self.only_pred.append(doc_id)
-        if pred is None:
-            self.only_gold.append(doc_id)
         gold, pred = gold or [], pred or []
         self.predicted_typed = self.predicted_typed or any(
             isinstance(v := a.attributes.get(self.phi.type_attribute), str) and v for a in self.rules.instances(pred)
@@ -170,18 +253,18 @@ class _Run:
                 rows.append({"metric": metric, "average": "macro", **_macro(sliced, profile)})
         return rows
 
-    def warnings(self) -> list[str]:
-        messages = []
-        for side, ids in (("gold", self.only_gold), ("prediction", self.only_pred)):
-            if ids:
-                shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-                messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {shown}")
-        if self.collapsed:
-            messages.append(
-                f"{self.collapsed} annotations share a start with a later one and were not scored as "
-                "instances (this profile keys instances by note and start, last one wins)"
-            )
-        return messages
+    def warnings(self, several: bool) -> list[str]:
+        if not self.collapsed:
+            return []
+        kind = f"{self.phi.name} annotations" if several else "annotations"
+        return [
+            f"{self.collapsed} {kind} share a start with a later one and were not scored "
+            "as instances (this profile keys instances by note and start, last one wins)"
+        ]
+
+    def labelled(self, rows: list[Row], several: bool) -> list[Row]:
+        """Rows as they are, or each with this run's ``annotation_type`` first when several types are scored."""
+        return [{"annotation_type": self.phi.name, **row} for row in rows] if several else rows
 
 
 def _subtype_of(attribute: str) -> Callable[[Annotation], str]:

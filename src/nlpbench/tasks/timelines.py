@@ -8,8 +8,8 @@ decoded when it is scored, so memory holds one patient's tuples at a time; a
 malformed tuple is reported when its patient is read, and every patient is
 read, scored or not. Rows: ``micro`` (summed counts),
 ``type_a`` (mean over scored patients), ``type_b`` (mean over scored patients
-with gold tuples), ``official`` ((Type A F1 + Type B F1) / 2, in the modes the
-profile names) and one ``patient`` row per scored patient.
+with gold tuples), ``official`` ((Type A F1 + Type B F1) / 2, in every mode; the profile
+says which mode each script version printed it in) and one ``patient`` row per scored patient.
 """
 
 from __future__ import annotations
@@ -277,8 +277,7 @@ def _score_rows(tally: _Tally, rules: TimelineRules, profile: TimelineProfile, m
         {"metric": "type_a", "patients": len(tally.all_values), **_values(type_a)},
         {"metric": "type_b", "patients": len(tally.gold_values), **_values(type_b)},
     ]
-    if mode.value in profile.official_modes:
-        rows.append({"metric": "official", "f1": official_score(type_a[2], type_b[2])})
+    rows.append({"metric": "official", "f1": official_score(type_a[2], type_b[2])})
     return rows
 
 

@@ -85,8 +85,9 @@ def _presidio_patterns():
     return PresidioAdapter(None)
 
 
-#: Every adapter, registered or not.
-ADAPTERS = ("philter", "presidio", "presidio_patterns")
+#: Every adapter, registered or not, and the extra of nlpbench that installs its package.
+EXTRAS = {"philter": "philter", "presidio": "presidio", "presidio_patterns": "presidio"}
+ADAPTERS = tuple(EXTRAS)
 
 
 def register_installed() -> list[str]:

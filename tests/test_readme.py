@@ -1,0 +1,199 @@
+"""Every console example of README.md runs and prints what the README shows.
+
+A console block is a fenced block whose first line starts with ``$ ``. Each
+``$ `` line (with its continuation lines: a trailing backslash, an open loop or
+quote, a here-document) is a command; the lines up to the next ``$ `` are what
+it prints, standard output and standard error together. The commands of one
+block run in order in one bash session, in a fresh directory where
+``../shared/vectors`` is the public vectors folder, ``$V``, ``$G``, ``$T`` and
+``$C`` name the vector folders the README names, ``gold.json`` and
+``pred.json`` are the example pair shipped with nlpbench, a ``$ cat FILE``
+before any command of the section names FILE shows a file the example starts
+from (the test writes it), and ``nlpbench``/``python`` are the ones under test.
+The blocks of one README section (``## `` heading) run in order in one
+session and directory, as a reader would follow them.
+
+What may vary between runs is normalised on both sides: ports, timings and
+notes per second. In the README, ``…`` stands for any text (an elided part of
+a long output). A block that cannot run here (a long-running server, a tool
+over HTTP) is preceded by ``<!-- not executed: REASON -->``: it is listed, not
+silently skipped, and :data:`NOT_EXECUTED_AT_MOST` keeps the list short.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from nlpbench.cli.score import example_file
+from tests.conftest import ROOT, vectors_dir
+
+README = ROOT / "README.md"
+NOT_EXECUTED = re.compile(r"<!--\s*not executed:\s*(.+?)\s*-->")
+NOT_EXECUTED_AT_MOST = 10
+STEP = "<<<readme-step>>>"
+#: What differs from run to run: (pattern, replacement), applied to expected and actual output.
+VARYING = [
+    (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:PORT"),
+    (re.compile(r"\bin \d+(\.\d+)? ?m?s\b"), "in TIME"),
+]
+
+
+@dataclass
+class Step:
+    command: str
+    expected: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Block:
+    line: int  # of the opening fence, 1-based
+    section: str  # the ``## `` heading it is under
+    steps: list[Step]
+    skipped: str | None  # the reason given, when not executed
+
+
+def console_blocks(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    index = 0
+    section = ""
+    while index < len(lines):
+        if lines[index].startswith("## "):
+            section = lines[index][3:].strip()
+        if not lines[index].startswith("```"):
+            index += 1
+            continue
+        opening = index
+        end = next(i for i in range(opening + 1, len(lines)) if lines[i].startswith("```"))
+        body = lines[opening + 1 : end]
+        index = end + 1
+        if not body or not body[0].startswith("$ "):
+            continue
+        before = next((lines[i] for i in range(opening - 1, -1, -1) if lines[i].strip()), "")
+        skipped = NOT_EXECUTED.search(before)
+        blocks.append(Block(opening + 1, section, steps(body), skipped[1] if skipped else None))
+    return blocks
+
+
+def steps(body: list[str]) -> list[Step]:
+    found: list[Step] = []
+    index = 0
+    while index < len(body):
+        line = body[index]
+        if not line.startswith("$ "):
+            found[-1].expected.append(line)
+            index += 1
+            continue
+        command = [line[2:]]
+        index += 1
+        while not complete(command) and index < len(body):
+            command.append(body[index])
+            index += 1
+        found.append(Step("\n".join(command)))
+    return found
+
+
+def complete(command: list[str]) -> bool:
+    """Whether the command's lines so far make a whole command: no trailing backslash, no open here-document,
+    and bash can parse them."""
+    if command[-1].endswith("\\"):
+        return False
+    heredoc = re.search(r"<<-?\s*'?(\w+)'?", command[0])
+    if heredoc and (len(command) == 1 or command[-1].strip() != heredoc[1]):
+        return False
+    checked = subprocess.run(["bash", "-n"], input="\n".join(command), capture_output=True, text=True)
+    return checked.returncode == 0
+
+
+def normalised(text: str) -> str:
+    for pattern, replacement in VARYING:
+        text = pattern.sub(replacement, text)
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+
+
+def matches(expected: str, actual: str) -> bool:
+    """``expected`` equals ``actual`` where ``…`` may stand for any text."""
+    pattern = ".*?".join(re.escape(part) for part in expected.split("…"))
+    return re.fullmatch(pattern, actual, re.DOTALL) is not None
+
+
+BLOCKS = console_blocks(README.read_text(encoding="utf-8"))
+
+
+def test_the_readme_has_console_blocks_and_few_are_not_executed():
+    assert len(BLOCKS) >= 15
+    skipped = [block for block in BLOCKS if block.skipped]
+    assert len(skipped) <= NOT_EXECUTED_AT_MOST, [(b.line, b.skipped) for b in skipped]
+
+
+def test_the_parser_splits_commands_and_outputs():
+    parsed = steps(
+        ["$ a \\", "    --b", "out", "$ for x in 1; do", "    echo $x", "  done", "1", "$ cat > f <<'X'", "y", "X"]
+    )
+    assert [(s.command, s.expected) for s in parsed] == [
+        ("a \\\n    --b", ["out"]),
+        ("for x in 1; do\n    echo $x\n  done", ["1"]),
+        ("cat > f <<'X'\ny\nX", []),
+    ]
+    assert matches("a … c", "a b\nb c") and not matches("a … c", "a b")
+
+
+SECTIONS: dict[str, list[Block]] = {}
+for _block in BLOCKS:
+    if not _block.skipped:
+        SECTIONS.setdefault(_block.section, []).append(_block)
+
+
+@pytest.mark.parametrize("section", list(SECTIONS))
+def test_console_blocks_of_a_section(section: str, tmp_path: Path):
+    vectors = vectors_dir()
+    if vectors is None:
+        pytest.skip("public vectors not found: set NLPBENCH_VECTORS or put shared/vectors beside the checkout")
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "vectors").symlink_to(vectors)
+    for name in ("tests", "pyproject.toml"):  # the README runs some tests
+        (work / name).symlink_to(ROOT / name)
+    for name in ("gold.json", "pred.json"):
+        shutil.copy(example_file(name), work / name)
+    script = [
+        "exec 2>&1",
+        "V=../shared/vectors/omin G=../shared/vectors/omin/OMIn_dataset/gold_standard/processed",
+        "T=../shared/vectors/codiesp/eval-repo C=../shared/vectors/codiesp/corpus/test",
+    ]
+    run_steps = [(block, step) for block in SECTIONS[section] for step in block.steps]
+    for number, (_, step) in enumerate(run_steps):
+        shown = shows_file(step)
+        if shown and not any(shown in earlier.command for _, earlier in run_steps[:number]):
+            # `cat FILE` before any command names FILE shows a file the example starts from
+            (work / shown).write_text("\n".join(step.expected) + "\n", encoding="utf-8")
+        script += [step.command, f"__status=$?; printf '\\n{STEP}\\n'; (exit $__status)"]
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PYTHONUNBUFFERED="1")
+    env.pop("FORCE_COLOR", None)
+    run = subprocess.run(
+        ["bash", "-c", "\n".join(script)], cwd=work, env=env, capture_output=True, text=True, timeout=900
+    )
+    outputs = run.stdout.split(f"\n{STEP}\n")
+    assert len(outputs) == len(run_steps) + 1, run.stdout[-2000:]
+    failed = []
+    for (block, step), output in zip(run_steps, outputs, strict=False):
+        expected = normalised("\n".join(step.expected))
+        actual = normalised(output.replace(str(tmp_path), "TMP"))
+        if not matches(expected, actual):
+            failed.append(f"README.md:{block.line}: $ {step.command}\n--- printed ---\n{actual}")
+    assert not failed, "\n\n".join(failed)
+
+
+def shows_file(step: Step) -> str | None:
+    match = re.fullmatch(r"cat ([\w.-]+)", step.command)
+    return match[1] if match else None
