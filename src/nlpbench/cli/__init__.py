@@ -27,6 +27,9 @@ COMMANDS = {
     "annotate": "annotate",
     "demo": "demo",
     "run": "demo",
+    "db": "db",
+    "dataset": "dataset",
+    "datanode": "datanode",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
