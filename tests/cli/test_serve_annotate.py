@@ -130,11 +130,12 @@ def test_annotate_resumes_and_asks_only_for_the_types_given(cli, bundles, tmp_pa
         first = cli("annotate", "--tool", url, "--notes", bundles, "--out", out, "--types", "id,contact")
         assert first.exit_code == 0
         # a checkpoint that already holds note-1 (with an annotation the tool would not give)
-        header = {"checkpoint": "nlpbench-annotate-checkpoint", "tool": "regex-phi", "version": "1.0.0"}
-        planted = Annotation("note-1", Span(0, 4), "id", "Mary", {"idType": "other"}, 1.0)
-        from nlpbench.runner.checkpoint import _annotation_json
+        from nlpbench.runner.checkpoint import _annotation_json, header, text_hash
 
-        lines = [{**header, "labels": ["id", "contact"]}, {"id": "note-1", "annotations": [_annotation_json(planted)]}]
+        planted = Annotation("note-1", Span(0, 4), "id", "Mary", {"idType": "other"}, 1.0)
+        identity = header(f"{url}/api/v1", "regex-phi", "1.0.0", "nlpsandbox:phi-annotator", ("id", "contact"))
+        note_1 = Document("note-1", TEXTS[1])
+        lines = [identity, {"id": "note-1", "sha256": text_hash(note_1), "annotations": [_annotation_json(planted)]}]
         checkpoint.write_text("".join(json.dumps(line) + "\n" for line in lines))
         args = ("annotate", "--tool", url, "--notes", bundles, "--out", out, "--types", "id,contact")
         second = cli(*args, "--checkpoint", checkpoint)
@@ -153,7 +154,8 @@ def test_annotate_errors_are_one_line(cli, bundles, tmp_path):
                  "--retries", "0")  # fmt: skip
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
-    assert "GET /healthCheck: cannot reach" in result.stderr and "run again to resume" in result.stderr
+    assert "GET /healthCheck: cannot reach the tool" in result.stderr
+    assert "run again to resume" not in result.stderr  # no checkpoint was started
     bad_types = cli(
         "annotate", "--tool", "http://x", "--notes", bundles, "--out", tmp_path / "o.json", "--types", "dates"
     )

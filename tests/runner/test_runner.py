@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 
 import pytest
@@ -170,7 +171,7 @@ def test_timeouts_beyond_the_retries_name_the_request(tool):
 
 def test_a_tool_that_returns_invalid_json_gets_a_clear_error(tool):
     tool.reset(invalid_json=True)
-    with pytest.raises(ToolError, match=r"the response is not JSON .*it begins '\{\"textDateAnnotations\": \['"):
+    with pytest.raises(ToolError, match=r"the response is not JSON \(HTTP 200 OK, application/json, 25 bytes\)$"):
         AnnotationRun(tool.url, retry=FAST).run(notes(1))
 
 
@@ -193,17 +194,24 @@ def test_resume_from_the_checkpoint(tool, tmp_path):
     checkpoint = tmp_path / "run.checkpoint.jsonl"
     given = notes(12)
     tool.reset(fail_note="note-007")
-    with pytest.raises(ToolError, match="for note note-007: HTTP 500 Internal Server Error: boom"):
+    with pytest.raises(
+        ToolError, match=r"for note note-007: HTTP 500 Internal Server Error, application/json, 60 bytes$"
+    ):
         AnnotationRun(tool.url, concurrency=1, retry=FAST, checkpoint=checkpoint).run(given)
     lines = checkpoint.read_text().splitlines()
     assert json.loads(lines[0]) == {
         "checkpoint": "nlpbench-annotate-checkpoint",
+        "format": 2,
+        "url": f"{tool.url}/api/v1",
         "tool": "regex-phi",
         "version": "1.0.0",
+        "type": "nlpsandbox:phi-annotator",
         "labels": ["date", "person_name", "location", "id", "contact"],
     }
-    finished = [json.loads(line)["id"] for line in lines[1:]]
+    records = [json.loads(line) for line in lines[1:]]
+    finished = [record["id"] for record in records]
     assert finished == [f"note-{i:03d}" for i in range(7)]
+    assert records[0]["sha256"] == hashlib.sha256(given[0].text.encode()).hexdigest()
 
     tool.reset()
     progress = []
@@ -224,7 +232,7 @@ def test_a_line_cut_short_is_sent_again(tool, tmp_path):
     text = checkpoint.read_text()
     checkpoint.write_text(text[: len(text) - 20])  # the last note's line, cut
     run = AnnotationRun(tool.url, retry=FAST, checkpoint=checkpoint)
-    with pytest.warns(UserWarning, match="the last line was cut short"):
+    with pytest.warns(UserWarning, match="line 4 was cut short"):
         documents = run.run(notes(3))
     assert run.stats.resumed == 2 and [found(d) for d in documents] == [sorted(expected(n)) for n in notes(3)]
     assert len(checkpoint.read_text().splitlines()) == 4
@@ -235,7 +243,10 @@ def test_a_checkpoint_of_another_tool_is_refused(tool, tmp_path):
 
     checkpoint = tmp_path / "cp.jsonl"
     AnnotationRun(tool.url, labels=("date",), retry=FAST, checkpoint=checkpoint).run(notes(2))
-    with pytest.raises(InputError, match=r"made with regex-phi 1\.0\.0 for date, not regex-phi 1\.0\.0 for date, id"):
+    refused = (
+        r"made for regex-phi 1\.0\.0 at http\S+ for date, not regex-phi 1\.0\.0 at http\S+ for date, id; --restart"
+    )
+    with pytest.raises(InputError, match=refused):
         AnnotationRun(tool.url, labels=("date", "id"), retry=FAST, checkpoint=checkpoint).run(notes(2))
 
 
@@ -301,13 +312,15 @@ def test_an_unreachable_scheduler():
         AnnotationRun(url, timeout=1, retry=FAST, scheduler="tcp://127.0.0.1:9").run(notes(1))
 
 
-def test_annotations_whose_text_differs_from_the_note_are_kept_and_reported(tool):
+def test_annotations_whose_text_differs_from_the_note_are_kept_with_the_notes_text_and_reported(tool):
     tool.reset(body={"textDateAnnotations": [{"start": 3, "length": 10, "text": "2020-12-26", "confidence": 95}]})
     run = AnnotationRun(tool.url, labels=("date",), retry=FAST)
-    documents = run.run(notes(2))
-    assert [(a.start, a.end, a.text) for d in documents for a in d.annotations] == [(3, 13, "2020-12-26")] * 2
+    given = notes(2)
+    documents = run.run(given)
+    assert [(a.start, a.end, a.text) for a in documents[0].annotations] == [(3, 13, "12/26/2020")]
+    assert [(a.start, a.end, a.text) for a in documents[1].annotations] == [(3, 13, given[1].text[3:13])]
     assert run.stats.text_mismatches == 2
     assert run.stats.warnings == [
-        "2 annotations whose text is not the note's text at their offsets (first: POST /textDateAnnotations "
-        "for note note-000: textDateAnnotations[0]: '2020-12-26' covers '12/26/2020')"
+        "2 annotations whose text is not the note's text at their offsets; the note's text is kept (first: "
+        "POST /textDateAnnotations for note note-000: textDateAnnotations[0]: start 3, length 10: a text of 10 chars)"
     ]

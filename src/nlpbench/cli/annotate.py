@@ -35,10 +35,19 @@ def annotate(
         None, "--types", help="Comma-separated annotation types to ask a PHI annotator for (default: all it serves)."
     ),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight at once."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds to wait for one answer."),
-    retries: int = typer.Option(3, "--retries", min=0, help="Retries after a timeout, 429, 502, 503 or 504."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds one request may take, whole answer read."),
+    retries: int = typer.Option(
+        3, "--retries", min=0, help="Retries after a timeout, a broken connection, 429, 502, 503 or 504."
+    ),
+    max_response_bytes: int = typer.Option(
+        None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
+    ),
     checkpoint: Path = typer.Option(
         None, "--checkpoint", help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
+    ),
+    restart: bool = typer.Option(False, "--restart", help="Start the checkpoint again, whatever it holds."),
+    show_text: bool = typer.Option(
+        False, "--show-text", help="Debugging, on this machine only: let messages quote what the tool sent."
     ),
     executor: Executor = typer.Option(
         "local", "--executor", help="local: send from this process; dask: from the workers of a Dask cluster."
@@ -50,18 +59,27 @@ def annotate(
 
     The tool must pass GET /healthCheck and GET /tool and answer a probe note
     within the 1.2.0 schemas before any note is sent. Finished notes go to the
-    checkpoint as they finish; running the same command again skips them. The
-    checkpoint is removed once OUT is written.
+    checkpoint as they finish; running the same command again skips them. OUT
+    is written whole or not at all, and the checkpoint is removed once it is.
+    No message quotes a note or what the tool sent unless --show-text.
     """
     from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
+    from nlpbench.runner.client import MAX_RESPONSE_BYTES, checked_url
+    from nlpbench.runner.output import replaced_atomically, writable
 
     labels = _labels(types)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")
+    try:
+        checked_url(tool)
+    except ToolError as error:
+        raise fail(f"--tool: {error}") from None
     checkpoint = checkpoint or out.with_name(out.name + ".checkpoint.jsonl")
+    _distinct(notes=notes, out=out, checkpoint=checkpoint)
     reader = formats.get(notes_format)
     writer = formats.get(out_format)
     total = sum(1 for _ in reader.read(notes))
+    writable(writer, total)
     started = time.monotonic()
     with collected_warnings() as warnings, progress("annotating", total) as tick:
         run = AnnotationRun(
@@ -70,16 +88,20 @@ def annotate(
             concurrency=concurrency,
             timeout=timeout,
             retry=RetryPolicy(retries=retries),
+            max_response_bytes=max_response_bytes or MAX_RESPONSE_BYTES,
+            show_text=show_text,
             checkpoint=checkpoint,
+            restart=restart,
             on_progress=tick,
             scheduler=scheduler,
             batch_size=batch_size,
         )
         try:
-            documents = run.run(_with_texts(reader.read(notes), notes))
-        except ToolError as error:
-            raise fail(f"{error} (finished notes are kept in {checkpoint}; run again to resume)") from None
-        writer.write(documents, out)
+            with replaced_atomically(out) as partial:
+                writer.write(run.iterate(_with_texts(reader.read(notes), notes)), partial)
+        except (ToolError, KeyboardInterrupt) as error:
+            kept = f" (finished notes are kept in {checkpoint}; run again to resume)" if checkpoint.exists() else ""
+            raise stopped(error, kept) from None
     checkpoint.unlink(missing_ok=True)
     warn([*warnings, *run.stats.warnings])
     stats, tool_info = run.stats, run.check.tool
@@ -92,6 +114,24 @@ def annotate(
         soft_wrap=True,
     )
     typer.echo(f"{out}: wrote {stats.notes} notes, {stats.annotations} annotations")
+
+
+def stopped(error: Exception, kept: str) -> typer.Exit:
+    """One line for a run that stopped: exit 2 for a failing tool, 130 for Ctrl-C."""
+    if isinstance(error, KeyboardInterrupt):
+        fail(f"interrupted{kept}")
+        return typer.Exit(code=130)
+    return fail(f"{error}{kept}")
+
+
+def _distinct(**paths: Path) -> None:
+    """Refuse to write over the notes (or the output over the checkpoint): each path is its own file."""
+    seen: dict[Path, str] = {}
+    for option, path in paths.items():
+        resolved = path.resolve()
+        if resolved in seen:
+            raise fail(f"--{option} {path} is --{seen[resolved]} too; give it another path")
+        seen[resolved] = option
 
 
 def _labels(types: str | None) -> tuple[str, ...] | None:

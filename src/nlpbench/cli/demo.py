@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
 
 from nlpbench import formats
+from nlpbench.cli.annotate import stopped
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -35,6 +37,7 @@ def demo(
     and writes an HTML report with per-type breakdowns and errors in context.
     """
     from nlpbench import annotators, synth  # the rules and Faker load only when the demo runs
+    from nlpbench.runner.benchmark import PHI_LABELS, RunSettings
     from nlpbench.runner.services import local_tools
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
@@ -43,9 +46,21 @@ def demo(
         raise fail(f"unknown annotator {unknown[0]!r}; known: {', '.join(annotators.load_all())}")
     dataset = synth.embedded()[: notes or None]
     stderr().print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
+    out.mkdir(parents=True, exist_ok=True)
+    for note in dataset:
+        note.annotations = [a for a in note.annotations if a.label in PHI_LABELS]
+    formats.get("sandbox").write(dataset, out / "gold.json")
+    formats.get("sandbox-bundles").write(dataset, out / "notes.json")
     with local_tools(names, out / "logs") as urls:
         _benchmark(
-            urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of nlpbench's embedded synthetic set"
+            urls,
+            dataset,
+            (out / "gold.json", "sandbox"),
+            out,
+            profile,
+            RunSettings(concurrency=concurrency, restart=True),
+            f"{len(dataset)} notes of nlpbench's embedded synthetic set",
+            show_text=True,  # the embedded notes are synthetic and public
         )
 
 
@@ -59,15 +74,36 @@ def run(
     out: Path = typer.Option(Path("nlpbench-run"), "--out", "-o", help="Directory for the outputs and the report."),
     profile: str = typer.Option("standard", "--profile", help="Scoring profile of the span metrics."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds one request may take, whole answer read."),
+    retries: int = typer.Option(
+        3, "--retries", min=0, help="Retries after a timeout, a broken connection, 429, 502, 503 or 504."
+    ),
+    max_response_bytes: int = typer.Option(
+        None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
+    ),
+    restart: bool = typer.Option(False, "--restart", help="Start every tool's checkpoint again, whatever it holds."),
+    show_text: bool = typer.Option(
+        False, "--show-text", help="Debugging, on this machine only: quote tools' answers and show errors in context."
+    ),
 ) -> None:
     """Benchmark running NLP Sandbox tools on a dataset: annotate, score, rank, report.
 
-    Every tool gets every note of --notes through the tool API; its dates,
-    person names, locations, ids and contacts are scored against the notes'
-    own annotations with every span metric. Prints a leaderboard and writes
-    an HTML report, as `nlpbench demo` does on the embedded dataset.
+    Every tool gets every note of --notes through the tool API and is scored
+    on the types its GET /tool type serves (dates only for a date annotator)
+    against the notes' own annotations, with every span metric. A tool that
+    fails is reported as failed and the others go on; each tool's finished
+    notes are checkpointed in --out, so the same command resumes. Prints a
+    leaderboard and writes an HTML report, as `nlpbench demo` does on the
+    embedded dataset.
     """
-    urls = dict(_name_and_url(given) for given in tool)
+    from nlpbench.runner.benchmark import RunSettings
+    from nlpbench.runner.client import MAX_RESPONSE_BYTES
+
+    urls = _tools(tool)
+    for name in urls:  # what run writes for a tool must not land on the dataset
+        for written in (out / f"{name}.json", out / f"{name}.checkpoint.jsonl"):
+            if written.resolve() == notes.resolve():
+                raise fail(f"--notes {notes} is where the run writes tool {name}'s output; give another --out")
     with collected_warnings() as warnings:
         dataset = list(formats.get(notes_format).read(notes))
     warn(warnings)
@@ -76,49 +112,134 @@ def run(
     missing = next((note.id for note in dataset if note.text is None), None)
     if missing is not None:
         raise fail(f"{notes}: note {missing} has no text to send (use a format that carries texts)")
-    _benchmark(urls, dataset, out, profile, concurrency, f"{len(dataset)} notes of {notes}")
-
-
-def _name_and_url(given: str) -> tuple[str, str]:
-    name, _, url = given.partition("=")
-    if not name or not url.startswith(("http://", "https://")):
-        raise fail(f"--tool {given!r}: give NAME=URL, e.g. phi=http://127.0.0.1:8080")
-    return name, url
-
-
-def _benchmark(urls: dict[str, str], dataset: list, out: Path, profile: str, concurrency: int, described: str) -> None:
-    """Send ``dataset`` to each tool, score it, print the leaderboards and write the report into ``out``."""
-    from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
-
+    settings = RunSettings(
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        max_response_bytes=max_response_bytes or MAX_RESPONSE_BYTES,
+        restart=restart,
+        show_text=show_text,
+    )
     out.mkdir(parents=True, exist_ok=True)
-    for note in dataset:
-        note.annotations = [a for a in note.annotations if a.label in PHI_LABELS]
-    gold = out / "gold.json"
-    formats.get("sandbox").write(dataset, gold)
-    formats.get("sandbox-bundles").write(dataset, out / "notes.json")
-    stderr().print(f"tools: {', '.join(f'{name} at {url}' for name, url in urls.items())}", markup=False)
+    _benchmark(
+        urls,
+        dataset,
+        (notes, notes_format),
+        out,
+        profile,
+        settings,
+        f"{len(dataset)} notes of {notes}",
+        show_text=show_text,
+    )
+
+
+def _tools(given: list[str]) -> dict[str, str]:
+    """``{NAME: URL}`` of the --tool options: names that can name files, URLs that reach a tool."""
+    from nlpbench.runner.client import ToolError, checked_url
+
+    urls: dict[str, str] = {}
+    for one in given:
+        name, _, url = one.partition("=")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,59}", name) or not url:
+            raise fail(
+                f"--tool {one!r}: give NAME=URL (NAME of letters, digits, . _ -), e.g. phi=http://127.0.0.1:8080"
+            )
+        if name in urls:
+            raise fail(f"--tool {name}: given twice")
+        try:
+            checked_url(url)
+        except ToolError as error:
+            raise fail(f"--tool {name}: {error}") from None
+        urls[name] = url
+    return urls
+
+
+def _benchmark(
+    urls: dict[str, str],
+    dataset: list,
+    gold: tuple[Path, str],
+    out: Path,
+    profile: str,
+    settings,
+    described: str,
+    *,
+    show_text: bool,
+) -> None:
+    """Send ``dataset`` to each tool, score it against ``gold`` (path, format), print leaderboards, write the report.
+
+    Exit status 2 with one line when every tool failed; otherwise the failed
+    ones are rows of their own, with their reasons below the tables and in the
+    report. Each tool's checkpoint is kept until every tool has finished.
+    """
+    from nlpbench.report.leaderboard import NOT_SERVED
+    from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
+    from nlpbench.runner.client import checked_url
+    from nlpbench.runner.output import replaced_atomically
+
     results = []
     with collected_warnings() as warnings:
         for name, url in urls.items():
             with progress(f"annotating with {name}", len(dataset)) as tick:
-                results.append(
-                    run_tool(name, url, dataset, gold, out, profile=profile, concurrency=concurrency, on_note=tick)
-                )
-    for result in results:
+                try:
+                    results.append(
+                        run_tool(
+                            name,
+                            url,
+                            dataset,
+                            gold[0],
+                            out,
+                            gold_format=gold[1],
+                            settings=settings,
+                            profile=profile,
+                            on_note=tick,
+                        )
+                    )
+                except KeyboardInterrupt:
+                    kept = f"; finished notes are kept in {out}: run again to resume"
+                    raise stopped(KeyboardInterrupt(), kept) from None
+    failed = [result for result in results if result.failure]
+    checkpoints = any(result.checkpoint.exists() for result in results)
+    kept = f"; each tool's finished notes are kept in {out}: run the same command again to resume" * checkpoints
+    if len(failed) == len(results):
+        raise fail(f"every tool failed: {'; '.join(f'{r.name}: {r.failure}' for r in failed)}{kept}")
+    shown = ", ".join(f"{name} at {checked_url(url)}" for name, url in urls.items())  # no password
+    stderr().print(f"tools: {shown}", markup=False)
+    done = [result for result in results if not result.failure]
+    for result in done:
         warn([f"{result.name}: {message}" for message in result.warnings])
     warn(warnings)
-    reports = {result.name: result.reports for result in results}
-    speed = {result.name: {"notes_per_second": round(result.notes_per_second, 1)} for result in results}
+    reports = {result.name: result.reports for result in done}
+    speed = {result.name: {"notes_per_second": round(result.notes_per_second, 1)} for result in done}
     boards = {
-        f"{metric} F1 ({profile})": leaderboard(reports, metric, speed) for metric in ("token", "instance_strict")
+        f"{metric} F1 ({profile})": leaderboard(
+            reports, metric, speed, labels=PHI_LABELS, failed=[result.name for result in failed]
+        )
+        for metric in ("token", "instance_strict")
     }
     for title, rows in boards.items():
         typer.echo(table_text(title, rows))
-    details = {"dataset": described, "profile": profile, "tools": ", ".join(result.tool for result in results)}
-    texts = {note.id: note.text or "" for note in dataset}
+    notes = [
+        f"{result.name}: {result.tool} serves {', '.join(result.labels)} only ({NOT_SERVED}: not served)"
+        for result in done
+        if len(result.labels) < len(PHI_LABELS)
+    ] + [f"{result.name}: failed: {result.failure}" for result in failed]
+    for line in notes:
+        typer.echo(line)
+    details = {"dataset": described, "profile": profile, "tools": ", ".join(result.tool for result in done)}
+    if notes:
+        details["notes"] = "; ".join(notes)
+    texts = {note.id: note.text or "" for note in dataset} if show_text else {}
     page = out / "report.html"
-    page.write_text(leaderboard_html("nlpbench: PHI annotators", boards, reports, texts, details), encoding="utf-8")
+    with replaced_atomically(page) as partial:
+        partial.write_text(
+            leaderboard_html("nlpbench: PHI annotators", boards, reports, texts, details), encoding="utf-8"
+        )
     typer.echo(f"report: {page}")
+    if failed:
+        stderr().print(f"{len(failed)} of {len(results)} tools failed{kept}", markup=False, soft_wrap=True)
+    else:
+        for result in results:
+            result.checkpoint.unlink(missing_ok=True)
 
 
 def add_commands(app: typer.Typer) -> None:

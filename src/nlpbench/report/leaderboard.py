@@ -2,7 +2,10 @@
 
 The inputs are the reports each tool got per annotation type; the ``micro``
 column sums their counts first (F1 = 2·TP / (2·TP + FP + FN) over all types),
-so a tool that finds many dates cannot hide weak names behind a mean.
+so a tool that finds many dates cannot hide weak names behind a mean. A type
+a tool does not serve (a date annotator's names) is :data:`NOT_SERVED`, not
+0, and its micro F1 sums the types it serves; a tool whose run failed is a
+row of its own at the bottom, its name marked ``(failed)`` and no scores.
 """
 
 from __future__ import annotations
@@ -14,22 +17,39 @@ from typing import Any
 from nlpbench.report.model import Report, Row
 from nlpbench.report.render import templates
 
+NOT_SERVED = "—"
+
 
 def leaderboard(
-    reports: Mapping[str, Mapping[str, Report]], metric: str, extra: Mapping[str, Row] | None = None
+    reports: Mapping[str, Mapping[str, Report]],
+    metric: str,
+    extra: Mapping[str, Row] | None = None,
+    *,
+    labels: Sequence[str] = (),
+    failed: Sequence[str] = (),
 ) -> list[Row]:
-    """``{"tool", **extra, <label>: F1, …, "micro": F1}`` per tool, best micro F1 first."""
+    """``{"tool", **extra, <label>: F1, …, "micro": F1}`` per tool, best micro F1 first, then the ``failed`` tools.
+
+    ``labels`` are the columns (by default, the types of the reports); a tool
+    without a report for one has :data:`NOT_SERVED` there.
+    """
+    columns = list(labels) or list(dict.fromkeys(label for by_label in reports.values() for label in by_label))
     rows = []
     for tool, by_label in reports.items():
         row: Row = {"tool": tool, **(extra or {}).get(tool, {})}
         tp = fp = fn = 0
-        for label, report in by_label.items():
-            score = report.score(metric)
+        for label in columns:
+            if label not in by_label:
+                row[label] = NOT_SERVED
+                continue
+            score = by_label[label].score(metric)
             row[label] = score["f1"]
             tp, fp, fn = tp + score["tp"], fp + score["fp"], fn + score["fn"]
         row["micro"] = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
         rows.append(row)
-    return sorted(rows, key=lambda r: (-r["micro"], r["tool"]))
+    keys = rows[0].keys() if rows else ["tool", *columns, "micro"]
+    broken = [{key: f"{tool} (failed)" if key == "tool" else NOT_SERVED for key in keys} for tool in failed]
+    return sorted(rows, key=lambda r: (-r["micro"], r["tool"])) + broken
 
 
 def in_context(text: str, start: int, end: int, width: int = 50) -> tuple[str, str, str]:

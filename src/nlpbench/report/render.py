@@ -186,7 +186,7 @@ def _rich_table(title: str, rows: list[Row]) -> Table:
     keys = columns(rows)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for key in keys:
-        numeric = all(isinstance(row.get(key), int | float | None) for row in rows)
+        numeric = all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
         table.add_column(key.replace("_", " "), justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*(cell(row.get(k)) for k in keys))

@@ -1,99 +1,200 @@
 """A resumable record of finished notes: one JSON line per note, appended as each one finishes.
 
-The first line names the tool and the annotation types; every other line is
-``{"id": NOTE_ID, "annotations": [{label, start, length, text, confidence,
-attributes}, …]}``. A run that stops (killed, a tool that fails) leaves the
-notes it finished; the next run with the same checkpoint skips them. A last
-line cut short by the stop is ignored, with a warning; a checkpoint made with
-another tool, version or set of types is refused rather than mixed in.
+The first line says who made it::
+
+    {"checkpoint": "nlpbench-annotate-checkpoint", "format": 2, "url": URL,
+     "tool": NAME, "version": VERSION, "type": TOOL_TYPE, "labels": [TYPE, …]}
+
+— the tool's URL and what its ``GET /tool`` said, and the annotation types
+asked for. Every other line is one finished note::
+
+    {"id": NOTE_ID, "sha256": SHA-256 OF THE NOTE'S TEXT,
+     "annotations": [{label, start, length, text, confidence, attributes}, …]}
+
+A run that stops (killed, a tool that fails) leaves the notes it finished; the
+next run with the same checkpoint takes them from here instead of the tool,
+as long as the note's text still has the same hash (a note whose text changed
+is annotated again, and its new line replaces the old). Only an index of byte
+offsets is held in memory: a resumed note is read back when its turn comes and
+checked against its note like a fresh answer (a span past the note's end is an
+error naming the line). A last line cut short by the stop is dropped, with a
+warning, and that note is sent again. A checkpoint made with another tool,
+URL, version or set of types is refused rather than mixed in, unless the run
+restarts it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 from nlpbench.errors import InputError, InputWarning
-from nlpbench.model import Annotation, Document, Span
+from nlpbench.model import Annotation, Document
+from nlpbench.runner.client import ClientStats, ToolError, annotation_of
 
 MAGIC = "nlpbench-annotate-checkpoint"
+FORMAT = 2
 
 
-def header(tool_name: str, tool_version: str, labels: tuple[str, ...]) -> dict[str, Any]:
-    return {"checkpoint": MAGIC, "tool": tool_name, "version": tool_version, "labels": list(labels)}
+def header(url: str, tool_name: str, tool_version: str, tool_type: str, labels: tuple[str, ...]) -> dict[str, Any]:
+    """The first line of a checkpoint: the identity of the tool and the types asked for."""
+    return {
+        "checkpoint": MAGIC,
+        "format": FORMAT,
+        "url": url,
+        "tool": tool_name,
+        "version": tool_version,
+        "type": tool_type,
+        "labels": list(labels),
+    }
+
+
+def text_hash(note: Document) -> str:
+    return hashlib.sha256((note.text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Checkpoint:
-    """The finished notes of one run in ``path``: :meth:`open` loads them, :meth:`add` appends one."""
+    """The finished notes of one run in ``path``: :meth:`open` indexes them, :meth:`resumed` reads one, :meth:`add`
+    appends one."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self.changed = 0  # notes in the checkpoint whose text is not the text they were annotated with
+        self._index: dict[str, tuple[int, str, int]] = {}  # id → (byte offset, text hash, line number)
+        self._labels: frozenset[str] = frozenset()
         self._handle = None
+        self._reader = None
 
-    def open(self, expected: dict[str, Any]) -> dict[str, Document]:
-        """The notes already finished, by id; starts the file when there is none."""
-        finished: dict[str, Document] = {}
-        if self.path.exists() and self.path.stat().st_size:
-            finished = self._load(expected)
+    def open(self, expected: dict[str, Any], *, restart: bool = False) -> None:
+        """Index the notes already finished; start the file when there is none (or when ``restart``)."""
+        self._labels = frozenset(expected["labels"])
+        if restart:
+            self.path.unlink(missing_ok=True)
+        if self.path.exists() and self._load(expected):
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
         else:
             self._handle = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
             self._write(expected)
-        return finished
+        self._reader = open(self.path, "rb")  # noqa: SIM115
 
-    def add(self, document: Document) -> None:
-        self._write({"id": document.id, "annotations": [_annotation_json(a) for a in document.annotations]})
+    def resumed(self, note: Document, stats: ClientStats) -> Document | None:
+        """``note``'s annotations from the checkpoint, checked against it; None when it must be sent."""
+        found = self._index.get(note.id)
+        if found is None:
+            return None
+        offset, digest, number = found
+        if digest != text_hash(note):
+            self.changed += 1
+            return None
+        self._reader.seek(offset)
+        where = f"line {number}"
+        record = _record(self._reader.readline(), self.path, where)
+        document = Document(note.id)
+        try:
+            for index, a in enumerate(record["annotations"]):
+                self._check_annotation(a, where, index)
+                document.annotations.append(
+                    annotation_of(
+                        note,
+                        a["label"],
+                        a["start"],
+                        a["length"],
+                        a["text"],
+                        a["attributes"],
+                        a["confidence"],
+                        f"note {note.id}: annotations[{index}]",
+                        stats,
+                    )
+                )
+        except ToolError as error:
+            raise InputError(str(error), self.path, where) from None
+        return document
+
+    def add(self, note: Document, document: Document) -> None:
+        """Append ``note``'s finished annotations."""
+        annotations = [_annotation_json(a) for a in document.annotations]
+        self._write({"id": document.id, "sha256": text_hash(note), "annotations": annotations})
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        for handle in (self._handle, self._reader):
+            if handle is not None:
+                handle.close()
+        self._handle = self._reader = None
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self._handle.write(json.dumps(obj, ensure_ascii=False) + "\n")  # one write: a line is whole or cut
         self._handle.flush()
 
-    def _load(self, expected: dict[str, Any]) -> dict[str, Document]:
-        with open(self.path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")
-        complete, last = lines[:-1], lines[-1]  # a file written whole ends with a newline
-        if last:
-            warnings.warn(
-                f"{self.path}: the last line was cut short (the run was interrupted); that note is sent again",
-                InputWarning,
-                stacklevel=3,
-            )
-            self._truncate(sum(len(line.encode()) + 1 for line in complete))
-        if not complete:
-            raise InputError("not an nlpbench annotate checkpoint: no header line", self.path)
-        self._check_header(complete[0], expected)
-        finished: dict[str, Document] = {}
-        for number, line in enumerate(complete[1:], 2):
-            document = _document(line, self.path, f"line {number}")
-            finished[document.id] = document
-        return finished
+    def _load(self, expected: dict[str, Any]) -> bool:
+        """Index the file; False when it holds no whole line (a run killed before its first one)."""
+        offset = 0
+        with open(self.path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    warnings.warn(
+                        f"{self.path}: line {number} was cut short (the run was interrupted); that note is sent again",
+                        InputWarning,
+                        stacklevel=3,
+                    )
+                    self._truncate(offset)
+                    break
+                if number == 1:
+                    self._check_header(line, expected)
+                else:
+                    record = _record(line, self.path, f"line {number}")
+                    self._index[record["id"]] = (offset, record["sha256"], number)
+                offset += len(line)
+        return offset > 0
 
-    def _check_header(self, line: str, expected: dict[str, Any]) -> None:
+    def _check_header(self, line: bytes, expected: dict[str, Any]) -> None:
         try:
             found = json.loads(line)
-        except json.JSONDecodeError:
+        except ValueError:
             found = None
         if not isinstance(found, dict) or found.get("checkpoint") != MAGIC:
             raise InputError("not an nlpbench annotate checkpoint", self.path, "line 1")
         if found != expected:
             raise InputError(
-                f"made with {found.get('tool')} {found.get('version')} for {', '.join(found.get('labels', []))}, "
-                f"not {expected['tool']} {expected['version']} for {', '.join(expected['labels'])}; "
-                "delete it or give another --checkpoint",
+                f"made for {_identity(found)}, not {_identity(expected)}; --restart starts it again",
                 self.path,
                 "line 1",
             )
 
+    def _check_annotation(self, a: Any, where: str, index: int) -> None:
+        fields = {
+            "label": str,
+            "start": int,
+            "length": int,
+            "text": str,
+            "confidence": (int, float),
+            "attributes": dict,
+        }
+        wrong = (
+            [
+                name
+                for name, kind in fields.items()
+                if isinstance(a.get(name), bool) or not isinstance(a.get(name), kind)
+            ]
+            if isinstance(a, dict)
+            else ["the annotation"]
+        )
+        if wrong:
+            raise InputError(f"annotations[{index}]: {wrong[0]} is missing or of the wrong type", self.path, where)
+        if a["label"] not in self._labels:
+            raise InputError(f"annotations[{index}]: a type that was not asked for", self.path, where)
+
     def _truncate(self, size: int) -> None:
         with open(self.path, "r+b") as handle:
             handle.truncate(size)
+
+
+def _identity(found: dict[str, Any]) -> str:
+    labels = found.get("labels")
+    labels = ", ".join(map(str, labels)) if isinstance(labels, list) else "?"
+    return f"{found.get('tool')} {found.get('version')} at {found.get('url')} for {labels}"
 
 
 def _annotation_json(annotation: Annotation) -> dict[str, Any]:
@@ -107,21 +208,17 @@ def _annotation_json(annotation: Annotation) -> dict[str, Any]:
     }
 
 
-def _document(line: str, path: Path, where: str) -> Document:
+def _record(line: bytes, path: Path, where: str) -> dict[str, Any]:
+    """A finished note's line, its shape checked (its annotations are checked when it is resumed)."""
     try:
         record = json.loads(line)
-        document = Document(record["id"])
-        for a in record["annotations"]:
-            document.annotations.append(
-                Annotation(
-                    document.id,
-                    Span.of(a["start"], a["length"]),
-                    a["label"],
-                    a["text"],
-                    a["attributes"],
-                    a["confidence"],
-                )
-            )
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise InputError(f"not a finished note ({type(error).__name__}: {error})", path, where) from None
-    return document
+    except (ValueError, RecursionError):
+        raise InputError("not a finished note: the line is not JSON", path, where) from None
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("id"), str)
+        and isinstance(record.get("sha256"), str)
+        and isinstance(record.get("annotations"), list)
+    ):
+        raise InputError("not a finished note: it needs a string id and sha256 and a list of annotations", path, where)
+    return record

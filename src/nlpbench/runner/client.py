@@ -2,21 +2,33 @@
 
 Every response is checked against the 1.2.0 schemas (:mod:`nlpbench.api.schemas`,
 strictly: a string is not a number); anything else — a body that is not JSON,
-a missing field, an unknown ``locationType`` — is a :class:`ToolError` that
-says which request, which note and what was wrong. Concurrent requests are
-bounded by a semaphore (``concurrency``). A request that times out, cannot
-connect or gets 429, 502, 503 or 504 is retried after ``backoff × 2^attempt``
-seconds (at most ``max_backoff``, or what ``Retry-After`` asks); other errors
-are not, since a deterministic tool gives the same answer again.
+a missing field, an unknown ``locationType``, a span past the note's end — is
+a :class:`ToolError` that says which request, which note and what was wrong.
+Concurrent requests are bounded by a semaphore (``concurrency``). A request
+that does not finish within ``timeout`` seconds (sending, waiting and reading
+the whole answer), cannot connect, breaks off, or gets 429, 502, 503 or 504 is
+retried after ``backoff × 2^attempt`` seconds (at most ``max_backoff``, or what
+``Retry-After`` asks); other errors are not, since a deterministic tool gives
+the same answer again. A response is read as it streams in and abandoned past
+``max_response_bytes``.
+
+Notes are protected health information and a tool may echo them, so no
+message quotes a response body, a problem ``detail``, a reason phrase or note
+text: messages name the note id, offsets, lengths, the HTTP status, the
+content type and the byte size. ``show_text=True`` (the command line's
+``--show-text``, a local opt-in for debugging) adds what the tool said.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -30,6 +42,10 @@ PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
 TOOL_LABELS: dict[str, tuple[str, ...]] = {
     f"nlpsandbox:{label.replace('_', '-')}-annotator": (label,) for label in PHI_LABELS
 } | {"nlpsandbox:phi-annotator": PHI_LABELS}
+#: The largest response read by default: far above what a real note's annotations take.
+MAX_RESPONSE_BYTES = 32 * 2**20
+#: How much of a body ``show_text`` shows.
+SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
 PROBE_NOTE = Document(
     "awesome-note",
@@ -75,6 +91,24 @@ class ToolCheck:
     warnings: tuple[str, ...] = field(default=())
 
 
+def checked_url(url: str) -> str:
+    """``url`` as messages show it (without a user or password) if it is an http(s) URL with a host.
+
+    Anything else is a :class:`ToolError` at once: there is nothing to retry.
+    """
+    try:
+        parsed = httpx.URL(url)
+        urlsplit(url).port  # noqa: B018 - raises ValueError on a port that is not one
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        raise ToolError(f"{url!r} is not a URL; give one like http://127.0.0.1:8080") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        what = f"a {parsed.scheme}:// URL" if parsed.scheme and parsed.host else "not an http(s) URL"
+        raise ToolError(f"{url!r} is {what}; a tool is reached at http://HOST:PORT or https://HOST:PORT")
+    if parsed.query or parsed.fragment:
+        raise ToolError(f"{url!r}: a tool's URL has no query (?) or fragment (#)")
+    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
+
+
 def note_identifier(name: str) -> str:
     """``name`` if it is a valid NoteId/PatientId, else a valid id made from it (and a hash, to stay unique)."""
     if 3 <= len(name) <= 60 and re.fullmatch(schemas.RESOURCE_ID_PATTERN, name):
@@ -95,6 +129,39 @@ def note_json(document: Document) -> dict[str, str]:
     }
 
 
+def annotation_of(
+    note: Document,
+    label: str,
+    start: int,
+    length: int,
+    text: str,
+    attributes: dict[str, Any],
+    confidence: float,
+    where: str,
+    stats: ClientStats,
+    *,
+    show_text: bool = False,
+) -> Annotation:
+    """The annotation ``[start, start + length)`` of ``note``, checked against it.
+
+    A span outside the note is a :class:`ToolError`. A ``text`` that is not the
+    note's text at the span is counted in ``stats`` (the first one described by
+    offsets and lengths) and replaced by the note's text: the offsets are what
+    is scored.
+    """
+    if start < 0 or length < 0:
+        raise ToolError(f"{where}: negative offset (start {start}, length {length})")
+    if start + length > len(note.text):
+        raise ToolError(f"{where}: ends at {start + length}, beyond the note ({len(note.text)} chars)")
+    covered = note.text[start : start + length]
+    if covered != text:
+        stats.text_mismatches += 1
+        if not stats.mismatch_example:
+            said = f" ({text!r} covers {covered!r})" if show_text else ""
+            stats.mismatch_example = f"{where}: start {start}, length {length}: a text of {len(text)} chars{said}"
+    return Annotation(note.id, Span.of(start, length), label, covered, attributes, confidence)
+
+
 class ToolClient:
     """``async with ToolClient(url) as tool:`` — ``url`` is the server root or its ``/api/v1``."""
 
@@ -105,15 +172,21 @@ class ToolClient:
         concurrency: int = 8,
         timeout: float = 30.0,
         retry: RetryPolicy = RetryPolicy(),
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        show_text: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        root = url.rstrip("/")
-        self.url = root if root.endswith(BASE_PATH) else root + BASE_PATH
+        shown, root = checked_url(url).rstrip("/"), url.rstrip("/")
+        #: The API's URL as messages and checkpoints name it: no user or password.
+        self.url = shown if shown.endswith(BASE_PATH) else shown + BASE_PATH
+        self._base = root if root.endswith(BASE_PATH) else root + BASE_PATH
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry
+        self.max_response_bytes = max_response_bytes
+        self.show_text = show_text
         self.stats = ClientStats()
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -122,7 +195,7 @@ class ToolClient:
     async def __aenter__(self) -> ToolClient:
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         self._client = httpx.AsyncClient(
-            base_url=self.url, timeout=self.timeout, limits=limits, transport=self._transport
+            base_url=self._base, timeout=self.timeout, limits=limits, transport=self._transport
         )
         self._slots = asyncio.Semaphore(self.concurrency)
         return self
@@ -140,45 +213,46 @@ class ToolClient:
     async def annotate(self, document: Document, labels: tuple[str, ...]) -> Document:
         """The tool's annotations of ``document`` for each of ``labels``, as a document without text."""
         note = note_json(document)
-        replies = await asyncio.gather(*(self._annotate_one(document, note, label) for label in labels))
+        try:
+            async with asyncio.TaskGroup() as group:  # the first failure cancels the note's other requests
+                replies = [group.create_task(self._annotate_one(document, note, label)) for label in labels]
+        except* ToolError as failures:
+            raise failures.exceptions[0] from None
         result = Document(document.id)
         for found in replies:
-            result.annotations.extend(found)
+            result.annotations.extend(found.result())
         return result
 
     async def _annotate_one(self, document: Document, note: dict, label: str) -> list[Annotation]:
         array = PHI_TYPES[label].array
+        attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
         data = await self._request("POST", f"/{array}", what, json={"note": note})
-        reply = _checked(schemas.RESPONSE_MODELS[label], data, what)
+        reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
         for index, item in enumerate(getattr(reply, array)):
-            found.append(self._annotation(document, label, item, f"{what}: {array}[{index}]"))
+            value = getattr(item, attribute, None)
+            try:
+                annotation = annotation_of(
+                    document,
+                    label,
+                    item.start,
+                    item.length,
+                    item.text,
+                    {attribute: value} if value is not None else {},
+                    item.confidence,
+                    f"{what}: {array}[{index}]",
+                    self.stats,
+                    show_text=self.show_text,
+                )
+            except ToolError as error:
+                raise ToolError(f"{self.url}: {error}") from None
+            found.append(annotation)
         return found
-
-    def _annotation(self, document: Document, label: str, item: schemas.TextAnnotation, what: str) -> Annotation:
-        if item.start < 0 or item.length < 0:
-            raise ToolError(f"{what}: negative offset (start {item.start}, length {item.length})")
-        if item.start + item.length > len(document.text):
-            raise ToolError(f"{what}: ends at {item.start + item.length}, beyond the note ({len(document.text)} chars)")
-        covered = document.text[item.start : item.start + item.length]
-        if covered != item.text:
-            self.stats.text_mismatches += 1
-            self.stats.mismatch_example = self.stats.mismatch_example or f"{what}: {item.text!r} covers {covered!r}"
-        attribute = PHI_TYPES[label].type_attribute
-        value = getattr(item, attribute, None)
-        return Annotation(
-            document.id,
-            Span.of(item.start, item.length),
-            label,
-            item.text,
-            {attribute: value} if value is not None else {},
-            item.confidence,
-        )
 
     async def _get(self, path: str, model: type[BaseModel]):
         what = f"GET {path}"
-        return _checked(model, await self._request("GET", path, what), what)
+        return _checked(model, await self._request("GET", path, what), f"{self.url}: {what}")
 
     async def _request(self, method: str, path: str, what: str, **kwargs) -> Any:
         if self._client is None or self._slots is None:
@@ -187,16 +261,22 @@ class ToolClient:
             retry_after = None
             try:
                 async with self._slots:
+                    await asyncio.sleep(0)  # a sibling's failure, woken with this slot, cancels this request first
                     self.stats.requests += 1
-                    response = await self._client.request(method, path, **kwargs)
-            except httpx.TimeoutException:
+                    async with asyncio.timeout(self.timeout):  # the whole exchange, however slowly it drips in
+                        response, body = await self._exchange(method, path, what, **kwargs)
+            except (TimeoutError, httpx.TimeoutException):
                 problem = f"no answer within {self.timeout:g} s"
-            except httpx.TransportError as error:
-                problem = f"cannot reach {self.url}: {error or type(error).__name__}"
+            except httpx.ConnectError as error:  # nothing came from the server: the OS's reason is safe to show
+                problem = f"cannot reach the tool ({error or type(error).__name__})"
+            except httpx.TransportError as error:  # its text may quote what the server sent: named only
+                problem = f"the connection broke off ({type(error).__name__})"
+            except httpx.HTTPError as error:
+                raise ToolError(f"{self.url}: {what}: the response cannot be read ({type(error).__name__})") from None
             else:
                 if response.status_code < 400:
-                    return _json(response, what)
-                problem = _http_problem(response)
+                    return self._json(response, body, what)
+                problem = self._described(response, body)
                 if response.status_code not in self.retry.statuses:
                     raise ToolError(f"{self.url}: {what}: {problem}")
                 retry_after = response.headers.get("retry-after")
@@ -207,32 +287,67 @@ class ToolClient:
             await asyncio.sleep(self.retry.delay(attempt, retry_after))
         raise AssertionError("unreachable")
 
+    async def _exchange(self, method: str, path: str, what: str, **kwargs) -> tuple[httpx.Response, bytes]:
+        """The response and its body, read as it streams in and abandoned past ``max_response_bytes``."""
+        async with self._client.stream(method, path, **kwargs) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_response_bytes:
+                raise ToolError(f"{self.url}: {what}: {self._too_large(response, f'{int(declared)} bytes')}")
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    raise ToolError(f"{self.url}: {what}: {self._too_large(response, f'over {size} bytes')}")
+                chunks.append(chunk)
+        return response, b"".join(chunks)
 
-def _json(response: httpx.Response, what: str) -> Any:
+    def _too_large(self, response: httpx.Response, size: str) -> str:
+        return (
+            f"{_status(response)}, {_content_type(response)}, {size}: larger than the "
+            f"{self.max_response_bytes} bytes one response may take (--max-response-bytes)"
+        )
+
+    def _json(self, response: httpx.Response, body: bytes, what: str) -> Any:
+        try:
+            return json.loads(body)
+        except RecursionError:
+            problem = "the response is JSON nested too deeply"
+        except ValueError:  # UnicodeDecodeError included
+            problem = "the response is not JSON"
+        raise ToolError(f"{self.url}: {what}: {problem} ({self._described(response, body)})") from None
+
+    def _described(self, response: httpx.Response, body: bytes) -> str:
+        """``HTTP 400 Bad Request, application/problem+json, 312 bytes``; with ``show_text``, the body's start."""
+        described = f"{_status(response)}, {_content_type(response)}, {len(body)} bytes"
+        if self.show_text and body:
+            described += f": {body[:SHOWN_CHARS].decode(errors='replace')!r}"
+        return described
+
+
+def _status(response: httpx.Response) -> str:
+    """``HTTP 503 Service Unavailable``, the phrase from the standard (the server's own may be anything)."""
     try:
-        return response.json()
-    except ValueError as error:
-        start = response.text[:60]
-        raise ToolError(f"{response.url}: {what}: the response is not JSON ({error}); it begins {start!r}") from None
-
-
-def _http_problem(response: httpx.Response) -> str:
-    """``HTTP 400 Bad Request: detail`` from a problem object, or the start of whatever came back."""
-    problem = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-    try:
-        body = response.json()
+        return f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase}"
     except ValueError:
-        return f"{problem}: {response.text[:120]!r}" if response.text else problem
-    if isinstance(body, dict) and isinstance(body.get("detail"), str):
-        return f"{problem}: {body['detail']}"
-    return f"{problem}: {str(body)[:120]}"
+        return f"HTTP {response.status_code}"
+
+
+def _content_type(response: httpx.Response) -> str:
+    """The media type the response declares, if it looks like one; never more than a short token."""
+    declared = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not declared:
+        return "no content type"
+    if len(declared) <= 80 and re.fullmatch(r"[\w.+-]+/[\w.+-]+", declared):
+        return declared
+    return "an unreadable content type"
 
 
 def _checked(model: type[BaseModel], data: Any, what: str):
+    """``data`` as ``model``; the first problem named by its place and pydantic's message (which quotes no input)."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
+        first = error.errors(include_input=False, include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "the body"
         more = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
         raise ToolError(

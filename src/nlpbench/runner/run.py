@@ -9,22 +9,35 @@ each note from this process (at most ``4 × concurrency`` notes in the window,
 ``batch_size`` notes go to the workers of a Dask cluster (:mod:`nlpbench.runner.dask`),
 each worker sending at most ``concurrency`` requests at once. Each finished
 note is appended to the checkpoint before it is yielded; notes the checkpoint
-already holds are not sent again. The first note that fails after its retries
-stops the run: the error names it, and the notes finished so far stay in the
-checkpoint.
+already holds (with the same text) are read back from it, checked against the
+note like a fresh answer, and not sent again. Nothing is held beyond the
+window: a caller that writes what :meth:`AnnotationRun.stream` yields as it
+comes keeps memory flat however many notes there are. The first note that
+fails after its retries stops the run: the error names it, and the notes
+finished so far stay in the checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlpbench.model import Document
 from nlpbench.runner.checkpoint import Checkpoint, header
-from nlpbench.runner.client import ClientStats, RetryPolicy, ToolCheck, ToolClient, ToolError, validate_tool
+from nlpbench.runner.client import (
+    MAX_RESPONSE_BYTES,
+    ClientStats,
+    RetryPolicy,
+    ToolCheck,
+    ToolClient,
+    ToolError,
+    validate_tool,
+)
 from nlpbench.runner.dask import annotate_batch, connect
 
 #: Called after each note with its id and whether it came from the checkpoint.
@@ -54,7 +67,10 @@ class AnnotationRun:
         concurrency: int = 8,
         timeout: float = 30.0,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        show_text: bool = False,
         checkpoint: Path | None = None,
+        restart: bool = False,
         on_progress: ProgressCallback | None = None,
         scheduler: str | None = None,
         batch_size: int = 32,
@@ -65,7 +81,10 @@ class AnnotationRun:
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry
+        self.max_response_bytes = max_response_bytes
+        self.show_text = show_text
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
+        self.restart = restart
         self.on_progress = on_progress or (lambda _note_id, _resumed: None)
         self.scheduler = scheduler
         self.batch_size = batch_size
@@ -76,19 +95,25 @@ class AnnotationRun:
     async def stream(self, notes: Iterable[Document]) -> AsyncIterator[Document]:
         """Each note's annotations, in the order of ``notes``."""
         client = ToolClient(
-            self.url, concurrency=self.concurrency, timeout=self.timeout, retry=self.retry, transport=self.transport
+            self.url,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            retry=self.retry,
+            max_response_bytes=self.max_response_bytes,
+            show_text=self.show_text,
+            transport=self.transport,
         )
         async with client:
             self.check = await validate_tool(client, self.labels)
             self.stats.warnings.extend(self.check.warnings)
             client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
-            finished = self._open_checkpoint()
+            self._open_checkpoint(client.url)
             dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
             window: deque[asyncio.Future[list[Document]]] = deque()
             slots = self.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
             limit = WINDOW_PER_SLOT * slots
             try:
-                for work in self._work(notes, finished, batched=dask is not None):
+                for work in self._work(notes, client.stats, batched=dask is not None):
                     window.append(self._start(client, dask, work))
                     while window and (len(window) >= limit or window[0].done()):
                         for document in await window.popleft():
@@ -104,35 +129,64 @@ class AnnotationRun:
                     await dask.close()
                 if self.checkpoint is not None:
                     self.checkpoint.close()
+                    if self.checkpoint.changed:
+                        self.stats.warnings.append(
+                            f"{self.checkpoint.changed} notes changed since {self.checkpoint.path} was written; "
+                            "they were annotated again"
+                        )
                 self._add(client.stats)
 
+    def iterate(self, notes: Iterable[Document]) -> Iterator[Document]:
+        """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
+
+        Ctrl-C while waiting for the tool cancels the requests in flight, closes
+        the checkpoint, and raises :class:`KeyboardInterrupt`.
+        """
+        loop = asyncio.new_event_loop()
+        documents = self.stream(notes)
+
+        async def next_document() -> Document:
+            return await anext(documents)
+
+        try:
+            while True:
+                step = loop.create_task(next_document())
+                with _interrupting(loop, step):
+                    try:
+                        document = loop.run_until_complete(step)
+                    except StopAsyncIteration:
+                        return
+                    except asyncio.CancelledError:
+                        raise KeyboardInterrupt from None
+                yield document
+        finally:
+            loop.run_until_complete(documents.aclose())
+            loop.close()
+
     def run(self, notes: Iterable[Document]) -> list[Document]:
-        """:meth:`stream` from synchronous code: every note's annotations, in order."""
+        """Every note's annotations, in order, in a list."""
+        return list(self.iterate(notes))
 
-        async def collect() -> list[Document]:
-            return [document async for document in self.stream(notes)]
-
-        return asyncio.run(collect())
-
-    def _open_checkpoint(self) -> dict[str, Document]:
-        if self.checkpoint is None:
-            return {}
-        tool = self.check.tool
-        return self.checkpoint.open(header(tool.name, tool.version, self.check.labels))
+    def _open_checkpoint(self, url: str) -> None:
+        if self.checkpoint is not None:
+            tool = self.check.tool
+            expected = header(url, tool.name, tool.version, tool.type, self.check.labels)
+            self.checkpoint.open(expected, restart=self.restart)
 
     def _work(
-        self, notes: Iterable[Document], finished: dict[str, Document], *, batched: bool
+        self, notes: Iterable[Document], stats: ClientStats, *, batched: bool
     ) -> Iterator[Document | list[Document]]:
         """Finished documents one by one; notes to send one by one, or in batches for Dask."""
         batch: list[Document] = []
         for note in notes:
-            if note.id in finished:
+            resumed = self.checkpoint.resumed(note, stats) if self.checkpoint is not None else None
+            if resumed is not None:
                 if batch:
                     yield batch
                     batch = []
                 self.stats.resumed += 1
                 self.on_progress(note.id, True)
-                yield finished.pop(note.id)
+                yield resumed
             elif batched:
                 batch.append(note)
                 if len(batch) == self.batch_size:
@@ -154,7 +208,7 @@ class AnnotationRun:
 
     async def _annotate(self, client: ToolClient, note: Document) -> list[Document]:
         document = await client.annotate(note, self.check.labels)
-        self._finished(document)
+        self._finished(note, document)
         return [document]
 
     async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document]:
@@ -166,13 +220,13 @@ class AnnotationRun:
         except Exception as error:  # a worker that died, a scheduler that went away
             raise ToolError(f"Dask executor: batch from note {batch[0].id}: {type(error).__name__}: {error}") from None
         self._add(stats)
-        for document in documents:
-            self._finished(document)
+        for note, document in zip(batch, documents, strict=True):
+            self._finished(note, document)
         return documents
 
-    def _finished(self, document: Document) -> None:
+    def _finished(self, note: Document, document: Document) -> None:
         if self.checkpoint is not None:
-            self.checkpoint.add(document)
+            self.checkpoint.add(note, document)
         self.on_progress(document.id, False)
 
     def _add(self, stats: ClientStats) -> None:
@@ -181,11 +235,25 @@ class AnnotationRun:
         if stats.text_mismatches:
             self.stats.text_mismatches += stats.text_mismatches
             self.stats.warnings.append(
-                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets "
-                f"(first: {stats.mismatch_example})"
+                f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets; "
+                f"the note's text is kept (first: {stats.mismatch_example})"
             )
 
     def _count(self, document: Document) -> Document:
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
         return document
+
+
+@contextmanager
+def _interrupting(loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> Iterator[None]:
+    """SIGINT cancels ``task`` (so that it cleans up) instead of striking wherever the loop happens to be."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
