@@ -30,6 +30,10 @@ COMMANDS = {
     "db": "db",
     "dataset": "dataset",
     "datanode": "datanode",
+    "submit": "submit",
+    "submissions": "submit",
+    "worker": "submit",
+    "rescore": "submit",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 

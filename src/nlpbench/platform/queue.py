@@ -192,7 +192,7 @@ def register_gold(
     gold_argument = tasks.GOLD_ARGUMENT.get(task, "gold")
     if gold_argument not in files:
         raise InputError(f"the gold of {task} needs a file named {gold_argument} (--file {gold_argument}=PATH)")
-    texts = {name: [path.name, _read_text(path)] for name, path in sorted(files.items())}
+    texts = {name: [path.name, read_text(path)] for name, path in sorted(files.items())}
     digest = hashlib.sha256()
     for name, (_, content) in texts.items():
         digest.update(f"{name}\n{len(content)}\n".encode())
@@ -210,7 +210,7 @@ def register_gold(
         return gold
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_PREDICTION_BYTES:
         raise InputError(f"{size} bytes, over the {MAX_PREDICTION_BYTES} a submitted file may have", path)

@@ -25,10 +25,10 @@ from sqlalchemy.orm import Session
 from nlpbench import __version__, formats
 from nlpbench.errors import collected_warnings
 from nlpbench.platform import tasks
-from nlpbench.platform.queue import find_gold
+from nlpbench.platform.queue import Conflict, find_gold, get
 from nlpbench.report.model import Report, Row
-from nlpbench.store import repository
-from nlpbench.store.submissions import Result, ResultDocument, Submission
+from nlpbench.store import Store, repository
+from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")
@@ -155,3 +155,14 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
     return result
+
+
+def rescore(store: Store, submission_id: int, profile: str) -> int:
+    """Score a SCORED submission's stored predictions again under ``profile``; the number of per-document rows."""
+    with store.session() as session:
+        submission = get(session, submission_id)
+        if submission.status != SCORED:
+            raise Conflict(f"submission {submission_id} is {submission.status}: only SCORED submissions are rescored")
+        scored = score(session, submission, profile)
+        store_result(session, submission, profile, scored)
+        return len(scored.per_document)

@@ -10,9 +10,9 @@ task's arguments by name, and the prediction file fills ``PRED_ARGUMENT``.
 
 from __future__ import annotations
 
-from nlpbench.model import PHI_TYPES
+from nlpbench.runner.client import PHI_LABELS
 
-PHI_TASKS: dict[str, tuple[str, ...]] = {label: (label,) for label in PHI_TYPES} | {"phi": tuple(PHI_TYPES)}
+PHI_TASKS: dict[str, tuple[str, ...]] = {label: (label,) for label in PHI_LABELS} | {"phi": PHI_LABELS}
 FILE_TASKS = ("timelines", "codiesp", "coref", "ner", "linking", "relations", "i2b2")
 #: The argument of a task's scoring function that takes the gold file, and the one that takes the predictions.
 GOLD_ARGUMENT = {"coref": "key"}

@@ -170,3 +170,19 @@ class ResultDocument(Base):
     document: Mapped[str] = mapped_column(Text)
     metric: Mapped[str] = mapped_column(String(60))
     counts: Mapped[dict[str, Any]] = mapped_column(Json)
+
+
+class PlatformKey(Base):
+    """A platform API key: a team's (sees and makes its own submissions) or an organiser's (sees all, and logs).
+
+    Stored as its public prefix and the SHA-256 of its secret, never the secret.
+    """
+
+    __tablename__ = "platform_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(10))
+    team: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -1,4 +1,4 @@
-"""The submission queue: queues, submissions, their events and tool logs, golds of file-scored tasks, results.
+"""The submission queue: queues, submissions, events, tool logs, golds of file-scored tasks, results, API keys.
 
 Revision ID: 0100
 Revises: 0001
@@ -136,9 +136,20 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_result_documents")),
     )
     op.create_index("ix_result_documents_result", "result_documents", ["result_id"])
+    op.create_table(
+        "platform_keys",
+        _id(),
+        sa.Column("prefix", sa.String(16), nullable=False),
+        sa.Column("secret_hash", sa.String(64), nullable=False),
+        sa.Column("role", sa.String(10), nullable=False),
+        sa.Column("team", sa.String(60), nullable=True),
+        sa.Column("created_at", MOMENT, nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_platform_keys")),
+        sa.UniqueConstraint("prefix", name=op.f("uq_platform_keys_prefix")),
+    )
 
 
 def downgrade() -> None:
-    for table in ("result_documents", "results", "task_golds", "submission_logs", "submission_events", "submissions"):
+    for table in ("platform_keys", "result_documents", "results", "task_golds", "submission_logs", "submission_events", "submissions"):
         op.drop_table(table)
     op.drop_table("queues")
