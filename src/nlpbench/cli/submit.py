@@ -208,6 +208,7 @@ def configure(
     timeout: float | None = typer.Option(None, "--timeout", min=0.01, help="Seconds per request to a tool."),
     retries: int | None = typer.Option(None, "--retries", min=0, help="Retries of a failed request."),
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests at once."),
+    max_response_bytes: int | None = typer.Option(None, "--max-response-bytes", min=1024, help="Largest response."),
     db: str = DB_OPTION,
 ) -> None:
     """Show or change a queue's settings (time budget, quota, profile, request limits)."""
@@ -226,6 +227,7 @@ def configure(
             request_timeout=timeout,
             retries=retries,
             concurrency=concurrency,
+            max_response_bytes=max_response_bytes,
         )
     finally:
         store.close()
@@ -233,7 +235,8 @@ def configure(
     typer.echo(
         f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
         f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
-        f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}"
+        f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
+        f"responses up to {queue.max_response_bytes} bytes"
     )
 
 

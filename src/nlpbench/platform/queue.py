@@ -164,6 +164,7 @@ SETTINGS = {
     "request_timeout": float,
     "retries": int,
     "concurrency": int,
+    "max_response_bytes": int,
 }
 
 

@@ -27,7 +27,7 @@ import httpx
 from nlpbench.api import schemas
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolClient, ToolError, validate_tool
-from nlpbench.runner.client import BASE_PATH
+from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.
 PAGE_TIMEOUT = 10.0
@@ -44,6 +44,7 @@ class Settings:
     timeout: float = 30.0
     retry: RetryPolicy = RetryPolicy()  # noqa: RUF009 - frozen
     concurrency: int = 8
+    max_response_bytes: int = MAX_RESPONSE_BYTES
 
 
 @dataclass
@@ -63,7 +64,13 @@ def root_of(url: str) -> str:
 async def validate(url: str, subset: Sequence[Document], settings: Settings, transport=None) -> Validated:
     """Run every check in order; :class:`Invalid` at the first that fails."""
     await _check_pages(url, settings.timeout, transport)
-    client = ToolClient(url, timeout=settings.timeout, retry=settings.retry, transport=transport)
+    client = ToolClient(
+        url,
+        timeout=settings.timeout,
+        retry=settings.retry,
+        max_response_bytes=settings.max_response_bytes,
+        transport=transport,
+    )
     try:
         async with client:
             check = await validate_tool(client, settings.labels)
@@ -108,6 +115,7 @@ async def _annotate(url: str, subset: Sequence[Document], settings: Settings, tr
         concurrency=settings.concurrency,
         timeout=settings.timeout,
         retry=settings.retry,
+        max_response_bytes=settings.max_response_bytes,
         transport=transport,
     )
     try:

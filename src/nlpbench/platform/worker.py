@@ -251,7 +251,7 @@ class _Job:
             from nlpbench.runner.sandbox import Limits, start_tool
         except ImportError:
             raise Failed(
-                "this nlpbench has no process sandbox (nlpbench.runner.sandbox): commands cannot run"
+                "this nlpbench has no process sandbox (nlpbench.runner.sandbox): it cannot run commands"
             ) from None
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
@@ -376,6 +376,7 @@ def _settings(submission: Submission, queue: Queue) -> Settings:
         timeout=queue.request_timeout,
         retry=RetryPolicy(retries=queue.retries),
         concurrency=queue.concurrency,
+        max_response_bytes=queue.max_response_bytes,
     )
 
 
@@ -384,6 +385,7 @@ def _limits(queue: Queue) -> dict[str, Any]:
         "concurrency": queue.concurrency,
         "timeout": queue.request_timeout,
         "retry": RetryPolicy(retries=queue.retries),
+        "max_response_bytes": queue.max_response_bytes,
     }
 
 

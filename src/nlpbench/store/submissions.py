@@ -58,6 +58,7 @@ class Queue(Base):
     request_timeout: Mapped[float] = mapped_column(Float, default=30.0)
     retries: Mapped[int] = mapped_column(Integer, default=3)
     concurrency: Mapped[int] = mapped_column(Integer, default=8)
+    max_response_bytes: Mapped[int] = mapped_column(Integer, default=32 * 2**20)
 
 
 class Submission(Base):

@@ -45,6 +45,7 @@ def upgrade() -> None:
         sa.Column("request_timeout", sa.Float(), nullable=False),
         sa.Column("retries", sa.Integer(), nullable=False),
         sa.Column("concurrency", sa.Integer(), nullable=False),
+        sa.Column("max_response_bytes", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_queues")),
         sa.UniqueConstraint("name", name=op.f("uq_queues_name")),
     )
@@ -150,6 +151,14 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("platform_keys", "result_documents", "results", "task_golds", "submission_logs", "submission_events", "submissions"):
+    for table in (
+        "platform_keys",
+        "result_documents",
+        "results",
+        "task_golds",
+        "submission_logs",
+        "submission_events",
+        "submissions",
+    ):
         op.drop_table(table)
     op.drop_table("queues")
