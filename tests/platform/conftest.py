@@ -12,7 +12,7 @@ import pytest
 
 from nlpbench.store import open_store, repository
 from tests.runner.faulty import faulty
-from tests.store.backends import db_url, store  # noqa: F401, F811
+from tests.store.backends import db_url, store  # noqa: F401
 
 NOTES = 8
 SUBSET = 3
