@@ -309,7 +309,7 @@ def _check_dataset(session: Session, task: str, dataset: str, version: str | Non
 
 def _check_quota(session: Session, queue: Queue, request: Request, moment: datetime) -> None:
     if session.get_bind().dialect.name == "postgresql":
-        key = f"{request.team}\x00{request.task}\x00{queue.name}"
+        key = f"{request.team}/{request.task}/{queue.name}"
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
     start = window_start(moment, queue.quota_window)
     used = session.execute(
