@@ -63,6 +63,24 @@ class NewSubmission(BaseModel):
     predictionsName: str | None = Field(default=None, max_length=255)
 
 
+def _who(request: Request) -> Caller:
+    """The caller of a request, by its platform API key (``X-API-Key`` or ``Authorization: Bearer``)."""
+    key = request.headers.get("x-api-key")
+    bearer = request.headers.get("authorization", "")
+    if not key and bearer.lower().startswith("bearer "):
+        key = bearer[7:].strip()
+    if not key:
+        raise HTTPException(401, "an API key is required (X-API-Key header)", {"WWW-Authenticate": "Bearer"})
+    with request.app.state.store.session(readonly=True) as session:
+        found = caller(session, key)
+    if found is None:
+        raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+Who = Annotated[Caller, Depends(_who)]
+
+
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     """The platform API serving ``store``."""
     settings = settings or Settings()
@@ -74,6 +92,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         docs_url=f"{BASE_PATH}/ui",
         redoc_url=None,
     )
+    app.state.store = store
     _add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
@@ -90,20 +109,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         status = {queues.NotFound: 404, queues.QuotaExceeded: 429, queues.Conflict: 409}.get(type(error), 400)
         return problem(status, str(error))
 
-    def who(request: Request) -> Caller:
-        key = request.headers.get("x-api-key")
-        bearer = request.headers.get("authorization", "")
-        if not key and bearer.lower().startswith("bearer "):
-            key = bearer[7:].strip()
-        if not key:
-            raise HTTPException(401, "an API key is required (X-API-Key header)", {"WWW-Authenticate": "Bearer"})
-        with store.session(readonly=True) as session:
-            found = caller(session, key)
-        if found is None:
-            raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
-        return found
-
-    Who = Annotated[Caller, Depends(who)]
     router = APIRouter(prefix=BASE_PATH)
 
     @router.get("/healthCheck", tags=["Health"])
