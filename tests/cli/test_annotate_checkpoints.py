@@ -65,6 +65,16 @@ def test_a_checkpoint_of_another_tool_is_refused_in_one_line_unless_restart(cli,
     }  # fmt: skip
 
 
+def test_a_checkpoint_of_the_first_format_is_refused(cli, tool, tmp_path):
+    notes, out = notes_file(tmp_path), tmp_path / "pred.json"
+    checkpoint = tmp_path / "pred.json.checkpoint.jsonl"
+    labels = ["date", "person_name", "location", "id", "contact"]
+    first = {"checkpoint": "nlpbench-annotate-checkpoint", "tool": "regex-phi", "version": "1.0.0", "labels": labels}
+    checkpoint.write_text(json.dumps(first) + "\n" + json.dumps({"id": "note-0", "annotations": []}) + "\n")
+    message = one_line_error(cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out))
+    assert message == f"{checkpoint}: line 1: made by an older nlpbench, without note hashes; --restart starts it again"
+
+
 def test_a_note_whose_text_changed_is_annotated_again(cli, tool, tmp_path):
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     interrupted(cli, tool, notes, out)

@@ -324,3 +324,12 @@ def test_annotations_whose_text_differs_from_the_note_are_kept_with_the_notes_te
         "2 annotations whose text is not the note's text at their offsets; the note's text is kept (first: "
         "POST /textDateAnnotations for note note-000: textDateAnnotations[0]: start 3, length 10: a text of 10 chars)"
     ]
+
+
+def test_notes_of_many_annotations_wait_in_the_checkpoint_and_come_back_the_same(tool, tmp_path, monkeypatch):
+    given = notes(12)
+    in_memory = AnnotationRun(tool.url, concurrency=4, retry=FAST).run(given)
+    monkeypatch.setattr("nlpbench.runner.run.HELD_ANNOTATIONS", 0)  # every note with an annotation waits on disk
+    tool.reset(delay=0.01)
+    through_disk = AnnotationRun(tool.url, concurrency=4, retry=FAST, checkpoint=tmp_path / "cp.jsonl").run(given)
+    assert [(d.id, found(d)) for d in through_disk] == [(d.id, found(d)) for d in in_memory]

@@ -11,8 +11,10 @@ each worker sending at most ``concurrency`` requests at once. Each finished
 note is appended to the checkpoint before it is yielded; notes the checkpoint
 already holds (with the same text) are read back from it, checked against the
 note like a fresh answer, and not sent again. Nothing is held beyond the
-window: a caller that writes what :meth:`AnnotationRun.stream` yields as it
-comes keeps memory flat however many notes there are. The first note that
+window, and with a checkpoint not even that for a note of many annotations:
+it waits there, not in memory, and is read back when its turn comes, so a
+caller that writes what :meth:`AnnotationRun.stream` yields as it comes keeps
+memory flat however many notes, and however many annotations, there are. The first note that
 fails after its retries stops the run: the error names it, and the notes
 finished so far stay in the checkpoint.
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlpbench.model import Document
-from nlpbench.runner.checkpoint import Checkpoint, header
+from nlpbench.runner.checkpoint import Checkpoint, Entry, header
 from nlpbench.runner.client import (
     MAX_RESPONSE_BYTES,
     ClientStats,
@@ -43,6 +45,16 @@ from nlpbench.runner.dask import annotate_batch, connect
 #: Called after each note with its id and whether it came from the checkpoint.
 ProgressCallback = Callable[[str, bool], None]
 WINDOW_PER_SLOT = 4
+#: A finished note with more annotations than this waits for its turn in the checkpoint, not in memory.
+HELD_ANNOTATIONS = 1000
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A finished note whose annotations wait in the checkpoint."""
+
+    note: Document
+    entry: Entry
 
 
 @dataclass
@@ -109,18 +121,18 @@ class AnnotationRun:
             client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
             self._open_checkpoint(client.url)
             dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
-            window: deque[asyncio.Future[list[Document]]] = deque()
+            window: deque[asyncio.Future[list[Document | Stored]]] = deque()
             slots = self.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
             limit = WINDOW_PER_SLOT * slots
             try:
-                for work in self._work(notes, client.stats, batched=dask is not None):
+                for work in self._work(notes, batched=dask is not None):
                     window.append(self._start(client, dask, work))
                     while window and (len(window) >= limit or window[0].done()):
-                        for document in await window.popleft():
-                            yield self._count(document)
+                        for finished in await window.popleft():
+                            yield self._count(finished, client.stats)
                 while window:
-                    for document in await window.popleft():
-                        yield self._count(document)
+                    for finished in await window.popleft():
+                        yield self._count(finished, client.stats)
             finally:
                 for pending in window:
                     pending.cancel()
@@ -173,20 +185,18 @@ class AnnotationRun:
             expected = header(url, tool.name, tool.version, tool.type, self.check.labels)
             self.checkpoint.open(expected, restart=self.restart)
 
-    def _work(
-        self, notes: Iterable[Document], stats: ClientStats, *, batched: bool
-    ) -> Iterator[Document | list[Document]]:
-        """Finished documents one by one; notes to send one by one, or in batches for Dask."""
+    def _work(self, notes: Iterable[Document], *, batched: bool) -> Iterator[Stored | list[Document]]:
+        """Finished notes one by one; notes to send one by one, or in batches for Dask."""
         batch: list[Document] = []
         for note in notes:
-            resumed = self.checkpoint.resumed(note, stats) if self.checkpoint is not None else None
+            resumed = self.checkpoint.resumed(note) if self.checkpoint is not None else None
             if resumed is not None:
                 if batch:
                     yield batch
                     batch = []
                 self.stats.resumed += 1
                 self.on_progress(note.id, True)
-                yield resumed
+                yield Stored(note, resumed)
             elif batched:
                 batch.append(note)
                 if len(batch) == self.batch_size:
@@ -197,21 +207,21 @@ class AnnotationRun:
         if batch:
             yield batch
 
-    def _start(self, client: ToolClient, dask, work: Document | list[Document]) -> asyncio.Future[list[Document]]:
-        if isinstance(work, Document):
-            done: asyncio.Future[list[Document]] = asyncio.get_running_loop().create_future()
+    def _start(
+        self, client: ToolClient, dask, work: Stored | list[Document]
+    ) -> asyncio.Future[list[Document | Stored]]:
+        if isinstance(work, Stored):
+            done: asyncio.Future[list[Document | Stored]] = asyncio.get_running_loop().create_future()
             done.set_result([work])
             return done
         if dask is None:
             return asyncio.ensure_future(self._annotate(client, work[0]))
         return asyncio.ensure_future(self._annotate_on_dask(dask, work))
 
-    async def _annotate(self, client: ToolClient, note: Document) -> list[Document]:
-        document = await client.annotate(note, self.check.labels)
-        self._finished(note, document)
-        return [document]
+    async def _annotate(self, client: ToolClient, note: Document) -> list[Document | Stored]:
+        return [self._finished(note, await client.annotate(note, self.check.labels))]
 
-    async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document]:
+    async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
         arguments = (self.url, batch, self.check.labels, self.concurrency, self.timeout, self.retry)
         try:
             documents, stats = await dask.submit(annotate_batch, *arguments, pure=False)
@@ -220,14 +230,15 @@ class AnnotationRun:
         except Exception as error:  # a worker that died, a scheduler that went away
             raise ToolError(f"Dask executor: batch from note {batch[0].id}: {type(error).__name__}: {error}") from None
         self._add(stats)
-        for note, document in zip(batch, documents, strict=True):
-            self._finished(note, document)
-        return documents
+        return [self._finished(note, document) for note, document in zip(batch, documents, strict=True)]
 
-    def _finished(self, note: Document, document: Document) -> None:
-        if self.checkpoint is not None:
-            self.checkpoint.add(note, document)
+    def _finished(self, note: Document, document: Document) -> Document | Stored:
+        """Into the checkpoint, when there is one; out of memory until its turn, when it is a large one."""
         self.on_progress(document.id, False)
+        if self.checkpoint is None:
+            return document
+        entry = self.checkpoint.add(note, document)
+        return Stored(note, entry) if len(document.annotations) > HELD_ANNOTATIONS else document
 
     def _add(self, stats: ClientStats) -> None:
         self.stats.requests += stats.requests
@@ -239,7 +250,10 @@ class AnnotationRun:
                 f"the note's text is kept (first: {stats.mismatch_example})"
             )
 
-    def _count(self, document: Document) -> Document:
+    def _count(self, finished: Document | Stored, stats: ClientStats) -> Document:
+        document = (
+            self.checkpoint.document(finished.note, finished.entry, stats) if isinstance(finished, Stored) else finished
+        )
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
         return document
