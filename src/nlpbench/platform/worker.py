@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select
 
 from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings
@@ -60,6 +60,7 @@ from nlpbench.store.submissions import (
     VALIDATING,
     Queue,
     Submission,
+    SubmissionLog,
 )
 
 #: Notes of the dataset validated when it has no ``-subset`` twin.
@@ -67,6 +68,8 @@ SUBSET_NOTES = 10
 #: Write finished notes at least this often (notes, seconds).
 FLUSH_NOTES = 64
 FLUSH_SECONDS = 1.0
+#: The most of a started tool's output kept in the store (its end).
+MAX_LOG_BYTES = 2**20
 
 
 class Failed(Exception):
@@ -255,8 +258,25 @@ class _Job:
             ) from None
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
-            with start_tool(submission.command, Limits(), Path(work), log) as tool:
-                yield tool.url, tool.transport
+            try:
+                with start_tool(submission.command, Limits(), Path(work), log) as tool:
+                    yield tool.url, tool.transport
+            finally:
+                self._keep_log(log)
+
+    def _keep_log(self, path: Path) -> None:
+        """Keep the last :data:`MAX_LOG_BYTES` of what the tool printed (organisers only: it may hold PHI)."""
+        if not path.exists():
+            return
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - MAX_LOG_BYTES))
+            content = handle.read().decode("utf-8", "replace")
+        with self.store.session() as session:
+            session.execute(delete(SubmissionLog).where(SubmissionLog.submission_id == self.id))
+            session.add(
+                SubmissionLog(submission_id=self.id, stream="output", content=content, truncated=size > MAX_LOG_BYTES)
+            )
 
     def _subset(self, submission: Submission) -> tuple[list[Document], list[str]]:
         name = f"{submission.dataset}-subset"
