@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 
 import pytest
 
+from nlpbench.platform.worker import Worker
 from nlpbench.store import open_store, repository
+from nlpbench.store.submissions import Submission
 
 FAST = ("--timeout", "0.5", "--retries", "1", "--max-response-bytes", "65536", "--concurrency", "2")
 #: What each way of failing says (after the tool URL and the request).
@@ -216,3 +220,28 @@ def test_a_command_fails_with_one_line_while_this_build_has_no_sandbox(nb, datas
     data = shown(nb, submission)
     assert data["status"] == "FAILED"
     assert data["reason"] == "this nlpbench has no process sandbox (nlpbench.runner.sandbox): it cannot run commands"
+
+
+def test_cancelled_while_annotating_the_worker_stops_at_its_next_heartbeat(nb, dataset, tool, db_url):
+    assert nb("submissions", "queue", "default", "--concurrency", "1").exit_code == 0
+    submission = submit(nb, "--task", "date", "--dataset", "notes", "--tool", tool.url)
+    tool.reset(delay=0.4, notes=None)
+    opened = open_store(db_url)
+    worker = Worker(opened, lease=0.9, poll=0.05)
+    thread = threading.Thread(target=worker.run, kwargs={"until_idle": True})
+    thread.start()
+    deadline = time.monotonic() + 60
+    while True:
+        with opened.session(readonly=True) as session:
+            row = session.get(Submission, int(submission))
+            if row.status == "ANNOTATING" and row.notes_done >= 1:
+                break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert nb("submissions", "cancel", submission).exit_code == 0
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    opened.close()
+    data = shown(nb, submission)
+    assert data["status"] == "CANCELLED" and data["progress"]["done"] < len(dataset)
+    assert [e["status"] for e in data["events"]][-1] == "CANCELLED" and data["results"] == []
