@@ -2,7 +2,8 @@
 
     python benchmarks/platform_bench.py [--notes 20000] [--concurrency 8] [--db URL]
 
-A fast local tool (``nlpbench serve -a date``, in its own process) annotates N short notes twice:
+A fast local tool (a date annotator of one regular expression, served by nlpbench's tool app with
+uvicorn in its own process, so that the tool costs little beside the client) annotates N short notes twice:
 
 1. **plain httpx**: one ``httpx.AsyncClient``, at most ``--concurrency`` requests at once, one
    ``POST /api/v1/textDateAnnotations`` per note, bodies parsed as JSON and nothing else;
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import socket
 import statistics
 import subprocess
@@ -32,11 +34,14 @@ from pathlib import Path
 
 import httpx
 
+from nlpbench.annotators import Annotator, ToolInfo
+from nlpbench.model import Annotation, Document, Span
 from nlpbench.platform import queue as queues
 from nlpbench.platform.worker import Worker
 from nlpbench.store import open_store, repository
 from nlpbench.store.submissions import Submission
 
+DATE = re.compile(r"\b\d{2}/\d{2}/\d{4}\b")
 TEXT = "Seen on {day:02d}/11/2025 by Dr. Prescott; follow-up on March {day}, 2026. Patient {n} is stable."
 
 
@@ -46,9 +51,30 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+class QuickDates(Annotator):
+    """Dates of the form MM/DD/YYYY, by one regular expression: a tool that answers at once."""
+
+    info = ToolInfo("quick-dates", "1.0.0", "One regular expression, for the platform benchmark.", "mit")
+    types = ("date",)
+
+    def annotate(self, note: Document) -> list[Annotation]:
+        return [
+            Annotation(note.id, Span(*m.span()), "date", m[0], {"dateFormat": "MM/DD/YYYY"}, 90.0)
+            for m in DATE.finditer(note.text or "")
+        ]
+
+
+def serve_tool(port: int) -> None:
+    import uvicorn
+
+    from nlpbench.api.tool import create_app
+
+    uvicorn.run(create_app(QuickDates()), host="127.0.0.1", port=port, log_level="warning")
+
+
 def start_tool() -> tuple[subprocess.Popen, str]:
     port = free_port()
-    command = [sys.executable, "-m", "nlpbench", "serve", "-a", "date", "--port", str(port), "--log-level", "warning"]
+    command = [sys.executable, __file__, "--serve-tool", str(port)]
     process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -117,7 +143,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--db", default=None, help="an empty database (default: a SQLite file in a temporary folder)")
+    parser.add_argument("--serve-tool", type=int, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.serve_tool is not None:
+        return serve_tool(arguments.serve_tool)
     process, url = start_tool()
     try:
         with tempfile.TemporaryDirectory() as scratch:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.cli.test_score_codiesp import GOLD_D, PRED_D
+from tests.cli.test_score_coref import KEY, RESPONSE
 from tests.cli.test_score_ner import GOLD, PRED
 from tests.platform.test_worker import run_worker, shown, submit
 
@@ -44,3 +48,28 @@ def test_an_unreadable_prediction_file_is_invalid_with_one_line(nb, tmp_path):
     assert "broken.conll" in data["reason"] and "\n" not in data["reason"]
     missing = nb("submit", "--team", "t", "--task", "ner", "--dataset", "other", "--predictions", pred)
     assert missing.exit_code == 2 and "no gold of task ner for dataset other: register one first" in missing.stderr
+
+
+@pytest.mark.parametrize("task", ["coref", "codiesp"])
+def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli, nb, tmp_path, task):
+    if task == "coref":
+        gold, pred = tmp_path / "key.conll", tmp_path / "response.conll"
+        gold.write_text(KEY)
+        pred.write_text(RESPONSE)
+        register = ("--file", f"key={gold}")
+        direct = cli("score", "coref", "--key", gold, "--response", pred, "--format", "json")
+    else:
+        gold, pred, codes = tmp_path / "gold.tsv", tmp_path / "pred.tsv", tmp_path / "codes.tsv"
+        gold.write_text(GOLD_D)
+        pred.write_text(PRED_D)
+        codes.write_text("N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n")
+        register = ("--file", f"gold={gold}", "--file", f"valid_codes={codes}", "--option", "track=D")
+        direct = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--format", "json")
+    assert nb("submissions", "gold", task, "set-a", *register).exit_code == 0
+    submission = submit(nb, "--task", task, "--dataset", "set-a", "--predictions", pred)
+    run_worker(nb)
+    data = shown(nb, submission)
+    assert data["status"] == "SCORED", data["reason"]
+    expected = json.loads(direct.stdout)
+    assert data["results"][0]["scores"][task] == expected["scores"]
+    assert data["results"][0]["perDocumentRows"] == len(expected["per_document"]) > 0
