@@ -6,9 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests check what is computed, not how fast: a busy CI machine must not fail an
+# example for taking longer than Hypothesis's default 200 ms deadline.
+settings.register_profile("nlpbench", deadline=None)
+settings.load_profile("nlpbench")
 
 
 def vectors_dir() -> Path | None:

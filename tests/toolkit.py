@@ -96,9 +96,9 @@ class AsgiClient:
 
 
 @contextmanager
-def served(app) -> Iterator[str]:
+def served(app, log_level: str = "warning") -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level=log_level, lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

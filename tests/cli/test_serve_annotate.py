@@ -46,20 +46,55 @@ def bundles(tmp_path):
     return path
 
 
-def test_serve_builds_the_app_and_runs_uvicorn(cli, registered, monkeypatch):
+def _capture_uvicorn(monkeypatch) -> dict:
+    """Replace uvicorn's serving loop: record the app and the sockets it would serve."""
     calls = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kwargs: calls.update(app=app, **kwargs))
-    result = cli("serve", "--annotator", registered, "--port", "8099")
+
+    def run(server, sockets):
+        calls.update(app=server.config.app, address=sockets[0].getsockname()[:2])
+
+    monkeypatch.setattr("uvicorn.Server.run", run)
+    return calls
+
+
+def test_serve_builds_the_app_and_runs_uvicorn(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    result = cli("serve", "--annotator", registered, "--port", "0")
     assert result.exit_code == 0
-    assert (calls["host"], calls["port"]) == ("127.0.0.1", 8099)
+    host, port = calls["address"]
+    assert host == "127.0.0.1" and port > 0  # bound before the banner: port 0 is shown as the one given
     assert AsgiClient(calls["app"]).get("/api/v1/tool").json()["name"] == "regex-phi"
-    assert "serving regex" in result.stderr and "http://127.0.0.1:8099/api/v1" in result.stderr
+    assert "serving regex" in result.stderr and f"http://127.0.0.1:{port}/api/v1" in result.stderr
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_no_banner(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = cli("serve", "--annotator", registered, "--port", port)
+    assert result.exit_code == 2 and not calls
+    assert result.stderr.splitlines() == [f"nlpbench: error: cannot listen on 127.0.0.1:{port}: Address already in use"]
+    unknown = cli("serve", "--annotator", registered, "--host", "no-such-host.invalid", "--port", "0")
+    assert unknown.exit_code == 2 and len(unknown.stderr.splitlines()) == 1
+    assert unknown.stderr.startswith("nlpbench: error: cannot listen on no-such-host.invalid:0: ")
+
+
+def test_serve_passes_its_limits_to_the_app(cli, registered, monkeypatch):
+    calls = _capture_uvicorn(monkeypatch)
+    args = ("--max-body-bytes", "2000", "--cache-bytes", "5000", "--port", "0")
+    assert cli("serve", "--annotator", registered, *args).exit_code == 0
+    client = AsgiClient(calls["app"])
+    assert calls["app"].state.note_cache.max_bytes == 5000
+    note = {"identifier": "n-1", "text": "x" * 3000, "type": "t", "patientId": "p-1"}
+    response = client.post("/api/v1/textDateAnnotations", json={"note": note})
+    assert response.status_code == 413 and response.json()["detail"] == (
+        "the request body is over the 2000 bytes this service accepts"
+    )
 
 
 def test_serve_the_deidentifier_on_a_phi_annotator(cli, registered, monkeypatch):
-    calls = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kwargs: calls.update(app=app))
-    assert cli("serve", "--annotator", "deidentifier", "--phi-annotator", registered).exit_code == 0
+    calls = _capture_uvicorn(monkeypatch)
+    assert cli("serve", "--annotator", "deidentifier", "--phi-annotator", registered, "--port", "0").exit_code == 0
     client = AsgiClient(calls["app"])
     assert client.get("/api/v1/tool").json()["type"] == "nlpsandbox:phi-deidentifier"
     body = {

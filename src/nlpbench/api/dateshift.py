@@ -59,7 +59,8 @@ class _Token:
 def shift_date(text: str, offset_days: int, date_format: str | None = None) -> str | None:
     """``text`` moved by ``offset_days`` in its own format; ``None`` when it is not a date read here.
 
-    Raises :class:`DateOutOfRange` when the result is outside the years 1–9999.
+    Raises :class:`DateOutOfRange` when the result is outside the years 1–9999; its
+    message does not quote ``text`` (a date of a note is PHI).
     """
     tokens = _tokenize(text)
     if tokens is None or not _assign_roles(tokens, _day_first(date_format)):
@@ -84,7 +85,7 @@ def shift_date(text: str, offset_days: int, date_format: str | None = None) -> s
     try:
         shifted = reference + dt.timedelta(days=offset_days)
     except OverflowError:
-        raise DateOutOfRange(f"{text!r} shifted by {offset_days} days is outside the years 1–9999") from None
+        raise DateOutOfRange(f"shifted by {offset_days} days, the date is outside the years 1–9999") from None
     weekday = shifted.weekday()
     if "weekday" in parts and (year is None or day is None):
         weekday = (_WEEKDAY_WORDS[parts["weekday"].text.lower()] + offset_days) % 7

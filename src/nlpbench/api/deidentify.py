@@ -35,7 +35,7 @@ from nlpbench.model import Annotation, Span
 
 
 class StepError(ValueError):
-    """A step that cannot be carried out as asked (the request is at fault)."""
+    """A step that cannot be carried out as asked (the request is at fault); names offsets, never text."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,8 @@ def _date_shifter(offset_days: int, number: int) -> Strategy:
         try:
             shifted = shift_date(covered, offset_days, widest.attributes.get("dateFormat"))
         except DateOutOfRange as error:
-            raise StepError(f"deidentificationSteps[{number - 1}]: {error}") from None
+            start, end = min(a.start for a in members), max(a.end for a in members)
+            raise StepError(f"deidentificationSteps[{number - 1}]: the date at {start}-{end}: {error}") from None
         return covered if shifted is None else shifted
 
     return shift

@@ -10,45 +10,53 @@ serves ``POST /api/v1/deidentifiedNotes`` on top of a PHI annotator.
 Requests are validated against the 1.2.0 schemas (:mod:`nlpbench.api.schemas`);
 every error is an RFC 7807 problem object (``title``, ``status``, ``detail``,
 ``type``) sent as ``application/problem+json``, with status 400 for a body
-the schema rejects. ``/`` redirects to ``/api/v1/tool`` and ``/ui`` to the
-Swagger UI at ``/api/v1/ui``. The annotator is deterministic, so a small cache
-of recent notes lets the five endpoints of a PHI annotator share one pass.
+the schema rejects and 413 for a body over ``max_body_bytes``. Notes are
+protected health information: no problem and no log line quotes a note —
+they name fields, offsets, lengths and sizes. ``/`` redirects to
+``/api/v1/tool`` and ``/ui`` to the Swagger UI at ``/api/v1/ui``, whose
+scripts and styles are served from the ``swagger-ui-bundle-v2`` package, not a
+CDN. The annotator is deterministic, so a cache of recent notes' annotations,
+bounded in bytes, lets the five endpoints of a PHI annotator share one pass.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
-from http import HTTPStatus
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.exceptions import HTTPException
+from starlette.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
 
 from nlpbench import __version__
 from nlpbench.annotators import Annotator, ToolInfo
 from nlpbench.api import schemas
 from nlpbench.api.deidentify import StepError, deidentify
+from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
+from nlpbench.api.problems import (
+    PROBLEM_MEDIA_TYPE,
+    AnnotatorError,
+    Guard,
+    ProblemResponse,
+    problem,
+    too_large,
+)
 from nlpbench.model import PHI_TYPES, Annotation, Document
 
 BASE_PATH = "/api/v1"
+UI_ASSETS = f"{BASE_PATH}/ui/assets"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
-PROBLEM_MEDIA_TYPE = "application/problem+json"
-NOTE_CACHE_SIZE = 64
-
-
-class ProblemResponse(JSONResponse):
-    media_type = PROBLEM_MEDIA_TYPE
-
-
-def problem(status: int, detail: str | None = None, title: str | None = None) -> ProblemResponse:
-    """An RFC 7807 problem object; the title defaults to the status phrase."""
-    body = schemas.Problem(title=title or HTTPStatus(status).phrase, status=status, detail=detail, type="about:blank")
-    return ProblemResponse(schemas.dump(body), status_code=status)
+#: What one cache entry holds besides its annotations: the key, the entry, its lock, the dict's slot.
+ENTRY_BYTES = 256
 
 
 def _problem_doc(description: str) -> dict[str, Any]:
@@ -60,7 +68,11 @@ def _problem_doc(description: str) -> dict[str, Any]:
     }
 
 
-ERRORS = {400: _problem_doc("Invalid request"), 500: _problem_doc("The tool failed")}
+ERRORS = {
+    400: _problem_doc("Invalid request"),
+    413: _problem_doc("Request body too large"),
+    500: _problem_doc("The tool failed"),
+}
 
 
 def tool_type(annotator: Annotator) -> str:
@@ -119,50 +131,99 @@ def annotation_set(annotations: list[Annotation], labels: tuple[str, ...] = PHI_
 
 
 class _NoteCache:
-    """The annotations of the last few notes, keyed by text: a PHI tool is asked five times per note.
+    """The annotations of recent notes, at most ``max_bytes`` in all: a PHI tool is asked five times per note.
 
-    The five requests for one note usually arrive together; the first computes
-    while the others wait for its result instead of computing it again.
+    Entries are keyed by the SHA-256 of the note's text, so the cache never
+    keeps a note; each entry's size is estimated from the Python objects of
+    its annotations (:func:`annotations_bytes`), and the least recently used
+    entries go when the total passes ``max_bytes``. A note whose annotations
+    alone exceed ``max_bytes`` is answered but not kept. The five requests for
+    one note usually arrive together; the first computes while the others
+    wait for its result instead of computing it again.
     """
 
-    def __init__(self, annotator: Annotator, size: int = NOTE_CACHE_SIZE):
+    def __init__(self, annotator: Annotator, max_bytes: int = CACHE_BYTES):
         self._annotator = annotator
-        self._size = size
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def annotations(self, note: schemas.Note) -> list[Annotation]:
+        key = hashlib.sha256(note.text.encode("utf-8", "surrogatepass")).digest()
         with self._lock:
-            entry = self._entries.get(note.text)
+            entry = self._entries.get(key)
             if entry is None:
-                entry = self._entries[note.text] = _Entry()
-                while len(self._entries) > self._size:
-                    self._entries.popitem(last=False)
+                entry = self._entries[key] = _Entry()
             else:
-                self._entries.move_to_end(note.text)
+                self._entries.move_to_end(key)
         with entry.lock:
             if entry.annotations is None:
-                entry.annotations = [
-                    a if a.text is not None else replace(a, text=a.span.covered_text(note.text))
-                    for a in self._annotator.annotate(note_document(note))
-                ]
+                try:
+                    annotations = self._annotate(note)
+                except BaseException:
+                    with self._lock:
+                        if self._entries.get(key) is entry:
+                            del self._entries[key]
+                    raise
+                with self._lock:
+                    entry.annotations, entry.size = annotations, ENTRY_BYTES + annotations_bytes(annotations)
+                    if self._entries.get(key) is entry:
+                        self.bytes += entry.size
+                    self._evict()
             return entry.annotations
+
+    def _annotate(self, note: schemas.Note) -> list[Annotation]:
+        found = []
+        for a in self._annotator.annotate(note_document(note)):
+            if a.end > len(note.text):
+                raise AnnotatorError(
+                    f"the annotator gave a {a.label} span {a.start}-{a.end} "
+                    f"past the end of note {note.identifier} ({len(note.text)} characters)"
+                )
+            found.append(a if a.text is not None else replace(a, text=a.span.covered_text(note.text)))
+        return found
+
+    def _evict(self) -> None:
+        """Drop least recently used finished entries until the total fits (the lock is held)."""
+        for key in list(self._entries):
+            if self.bytes <= self.max_bytes:
+                return
+            entry = self._entries[key]
+            if entry.annotations is not None:
+                del self._entries[key]
+                self.bytes -= entry.size
 
 
 class _Entry:
-    __slots__ = ("annotations", "lock")
+    __slots__ = ("annotations", "lock", "size")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.annotations: list[Annotation] | None = None
+        self.size = 0
 
 
-def create_app(annotator: Annotator) -> FastAPI:
-    """An NLP Sandbox tool serving ``annotator``."""
+def annotations_bytes(annotations: list[Annotation]) -> int:
+    """The bytes the annotations' objects hold: each annotation, span, text, attribute dict and values."""
+    size = sys.getsizeof(annotations)
+    for a in annotations:
+        size += sys.getsizeof(a) + sys.getsizeof(a.span) + sys.getsizeof(a.text) + sys.getsizeof(a.attributes)
+        size += sum(sys.getsizeof(value) for value in a.attributes.values())
+    return size
+
+
+def create_app(
+    annotator: Annotator, *, max_body_bytes: int = MAX_BODY_BYTES, cache_bytes: int = CACHE_BYTES
+) -> FastAPI:
+    """An NLP Sandbox tool serving ``annotator``; its note cache is ``app.state.note_cache``."""
     type_ = tool_type(annotator)
     labels = PHI_LABELS if type_ == "nlpsandbox:phi-annotator" else tuple(annotator.types)
-    app, router = _base_app(tool_model(annotator.info, type_), [])
-    cache = _NoteCache(annotator)
+    app, router = _base_app(tool_model(annotator.info, type_), [], max_body_bytes)
+    cache = app.state.note_cache = _NoteCache(annotator, cache_bytes)
     for label in labels:
         _add_annotation_endpoint(router, label, cache)
     app.include_router(router)
@@ -181,12 +242,18 @@ def deidentifier_info(annotator: Annotator) -> ToolInfo:
     )
 
 
-def create_deidentifier_app(annotator: Annotator, info: ToolInfo | None = None) -> FastAPI:
+def create_deidentifier_app(
+    annotator: Annotator,
+    info: ToolInfo | None = None,
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    cache_bytes: int = CACHE_BYTES,
+) -> FastAPI:
     """An NLP Sandbox PHI de-identifier that finds PHI with ``annotator`` (in process)."""
     dependency = tool_model(annotator.info, tool_type(annotator))
     own = tool_model(info or deidentifier_info(annotator), "nlpsandbox:phi-deidentifier")
-    app, router = _base_app(own, [dependency])
-    cache = _NoteCache(annotator)
+    app, router = _base_app(own, [dependency], max_body_bytes)
+    cache = app.state.note_cache = _NoteCache(annotator, cache_bytes)
 
     @router.post(
         "/deidentifiedNotes",
@@ -234,17 +301,19 @@ def _add_annotation_endpoint(router: APIRouter, label: str, cache: _NoteCache) -
     )(annotate)
 
 
-def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool]) -> tuple[FastAPI, APIRouter]:
-    """The app with what every tool has: tool info, dependencies, health check, redirects, errors."""
+def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool], max_body_bytes: int) -> tuple[FastAPI, APIRouter]:
+    """The app with what every tool has: tool info, dependencies, health check, redirects, docs, errors."""
     app = FastAPI(
         title=f"{tool.name} (NLP Sandbox {tool.type.removeprefix('nlpsandbox:')})",
         version=tool.version,
         description=tool.description,
         openapi_url=f"{BASE_PATH}/openapi.json",
-        docs_url=f"{BASE_PATH}/ui",
+        docs_url=None,
         redoc_url=None,
     )
-    _add_error_handlers(app)
+    app.add_middleware(Guard, max_body_bytes=max_body_bytes)
+    _add_error_handlers(app, max_body_bytes)
+    _add_docs(app)
     router = APIRouter(prefix=BASE_PATH)
     common = {"responses": {404: _problem_doc("Not found"), 500: ERRORS[500]}, "tags": ["Tool"]}
 
@@ -284,7 +353,23 @@ def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool]) -> tuple[Fas
     return app, router
 
 
-def _add_error_handlers(app: FastAPI) -> None:
+def _add_docs(app: FastAPI) -> None:
+    """Swagger UI at ``/api/v1/ui`` with its script, styles and icon served from this app, not a CDN."""
+    app.mount(UI_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui")
+
+    @app.get(f"{BASE_PATH}/ui", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title} - API",
+            swagger_js_url=f"{UI_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{UI_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{UI_ASSETS}/favicon-32x32.png",
+            swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from the online validator
+        )
+
+
+def _add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
         return problem(400, _describe(error.errors()))
@@ -295,21 +380,29 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, error: HTTPException) -> ProblemResponse:
+        if error.status_code == 413:
+            return too_large(max_body_bytes)
         detail = error.detail if isinstance(error.detail, str) else None
         response = problem(error.status_code, detail)
         response.headers.update(error.headers or {})
         return response
 
-    @app.exception_handler(Exception)
-    async def internal_error(_request: Request, error: Exception) -> ProblemResponse:
-        return problem(500, f"{type(error).__name__}: {error}", title="Internal error")
-
 
 def _describe(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:
-    """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``."""
+    """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``.
+
+    Only where (the field path) and Pydantic's message for the kind of error
+    are named, never the value (``input``) that was refused: it may be a note.
+    """
     parts = []
     for error in errors[:limit]:
-        where = ".".join(str(part) for part in error.get("loc", ()))
+        where = ".".join(_field(part) for part in error.get("loc", ()))
         parts.append(f"{where}: {error.get('msg', 'invalid')}" if where else error.get("msg", "invalid"))
     more = len(errors) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _field(part: Any) -> str:
+    """A location part as given when it is an index or a field-like name, else ``?``."""
+    text = str(part)
+    return text if isinstance(part, int) or (text.isidentifier() and len(text) <= 40) else "?"

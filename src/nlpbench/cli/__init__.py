@@ -34,6 +34,7 @@ COMMANDS = {
     "submissions": "submit",
     "worker": "submit",
     "rescore": "submit",
+    "compare": "compare",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import TYPE_CHECKING
 
 import typer
 
+from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.cli.common import fail, one_line_errors, stderr
 
 if TYPE_CHECKING:
@@ -26,13 +29,26 @@ def build_annotator(name: str) -> Annotator:
         raise fail(f"annotator {name!r} needs a package that does not import: {error}") from None
 
 
-def build_app(name: str, phi_annotator: str = "phi"):
-    """The FastAPI app of ``name``: a registered annotator, or ``deidentifier`` on ``phi_annotator``."""
+def build_app(name: str, phi_annotator: str = "phi", **limits: int):
+    """The FastAPI app of ``name``: a registered annotator, or ``deidentifier`` on ``phi_annotator``.
+
+    ``limits`` are ``max_body_bytes`` and ``cache_bytes`` (:func:`nlpbench.api.tool.create_app`).
+    """
     from nlpbench.api.tool import create_app, create_deidentifier_app
 
     if name == DEIDENTIFIER:
-        return create_deidentifier_app(build_annotator(phi_annotator))
-    return create_app(build_annotator(name))
+        return create_deidentifier_app(build_annotator(phi_annotator), **limits)
+    return create_app(build_annotator(name), **limits)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening; a port in use or an unknown host is a one-line error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        reason = os.strerror(error.errno) if (error.errno or 0) > 0 else error.strerror or str(error)
+        raise fail(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 @one_line_errors
@@ -47,12 +63,19 @@ def serve(
     ),
     list_names: bool = typer.Option(False, "--list", help="List the annotators that can be served, and exit."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+    max_body_bytes: int = typer.Option(
+        MAX_BODY_BYTES, "--max-body-bytes", min=1, help="Refuse request bodies over this many bytes (413)."
+    ),
+    cache_bytes: int = typer.Option(
+        CACHE_BYTES, "--cache-bytes", min=0, help="Keep recent notes' annotations up to this many bytes in all."
+    ),
 ) -> None:
     """Serve an annotator as an NLP Sandbox 1.2.0 tool: /api/v1/tool, /healthCheck, /text…Annotations.
 
     The API is under http://HOST:PORT/api/v1; / redirects to /api/v1/tool and /ui to
     the interactive API documentation. [bold]deidentifier[/] serves
-    POST /api/v1/deidentifiedNotes on top of --phi-annotator.
+    POST /api/v1/deidentifiedNotes on top of --phi-annotator. Bodies over
+    --max-body-bytes get 413; errors name fields, offsets and sizes, never note text.
     """
     if list_names:
         from nlpbench import annotators
@@ -64,13 +87,16 @@ def serve(
         raise fail("give --annotator NAME (see `nlpbench serve --list`)")
     import uvicorn
 
-    app = build_app(annotator, phi_annotator)
+    app = build_app(annotator, phi_annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+    sock = listen(host, port)
+    bound = sock.getsockname()[1]
     stderr().print(
-        f"serving {annotator} ({app.title}) at http://{host}:{port}/api/v1 — docs at /ui, Ctrl+C to stop",
+        f"serving {annotator} ({app.title}) at http://{host}:{bound}/api/v1 — docs at /ui, Ctrl+C to stop",
         markup=False,
         soft_wrap=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
 
 
 def add_commands(app: typer.Typer) -> None:

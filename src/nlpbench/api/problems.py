@@ -1,0 +1,115 @@
+"""RFC 7807 problem objects, and the guard every tool app runs behind.
+
+:class:`Guard` is a pure ASGI middleware (no body buffering) that bounds the
+request body and keeps failures from leaking a note. A ``Content-Length`` over
+``max_body_bytes`` is answered 413 before a byte of the body is read; a body
+without one (chunked) is counted as it streams in and refused with 413 as soon
+as it passes the limit, so at most ``max_body_bytes`` plus one chunk is ever
+read. (FastAPI's own ``max_body_size`` answers a declared oversize body in
+plain text, not with a problem object.) Any exception the app does not handle
+becomes a 500 problem that names the exception's type only, and one log line
+with the request's method, path, the exception's type and where it was raised:
+an exception's message may quote the note (a ``ValueError`` of a date parser,
+a response validation error), so it is neither sent nor logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from http import HTTPStatus
+from pathlib import Path
+
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from nlpbench.api import schemas
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+log = logging.getLogger("nlpbench.api")
+
+
+class ProblemResponse(JSONResponse):
+    media_type = PROBLEM_MEDIA_TYPE
+
+
+def problem(status: int, detail: str | None = None, title: str | None = None) -> ProblemResponse:
+    """An RFC 7807 problem object; the title defaults to the status phrase."""
+    body = schemas.Problem(title=title or HTTPStatus(status).phrase, status=status, detail=detail, type="about:blank")
+    return ProblemResponse(schemas.dump(body), status_code=status)
+
+
+def too_large(max_body_bytes: int) -> ProblemResponse:
+    detail = f"the request body is over the {max_body_bytes} bytes this service accepts"
+    return problem(413, detail, title="Content Too Large")  # RFC 9110's name, whatever Python's HTTPStatus says
+
+
+class BodyTooLarge(HTTPException):
+    """Raised while the body streams in past the limit.
+
+    FastAPI lets an ``HTTPException`` through its body parsing, and the app's
+    handler of HTTP errors answers it with :func:`too_large`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413)
+
+
+class AnnotatorError(RuntimeError):
+    """The annotator gave something the tool cannot send; the message names offsets and sizes only."""
+
+
+class Guard:
+    """Bounds request bodies to ``max_body_bytes``; turns an unhandled exception into a PHI-free 500."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int):
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await too_large(self.max_body_bytes)(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise BodyTooLarge
+            return message
+
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, watched_send)
+        except Exception as error:  # every failure becomes a problem, never a traceback
+            log.error("%s %s failed: %s", scope.get("method"), scope.get("path"), _where(error))
+            if not started:
+                await internal_error(error)(scope, receive, send)
+
+
+def internal_error(error: Exception) -> ProblemResponse:
+    detail = str(error) if isinstance(error, AnnotatorError) else f"{type(error).__name__} (see the server log)"
+    return problem(500, detail, title="Internal error")
+
+
+def _where(error: Exception) -> str:
+    """``ValueError raised at dateshift.py:120 in shift_date``: the type and the innermost frame, no message."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return type(error).__name__
+    last = frames[-1]
+    return f"{type(error).__name__} raised at {Path(last.filename).name}:{last.lineno} in {last.name}"

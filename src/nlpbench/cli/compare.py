@@ -1,0 +1,99 @@
+"""``nlpbench compare``: two systems on the same gold, with the difference's interval and a paired test."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors
+from nlpbench.report import Report
+
+#: The options of `nlpbench score TASK` that name the gold and the system output, where they are not --gold/--pred.
+SIDES = {"coref": ("--key", "--response")}
+
+
+class Test(StrEnum):
+    randomization = "randomization"
+    bootstrap = "bootstrap"
+
+
+@one_line_errors
+def compare(
+    context: typer.Context,
+    a: Path = typer.Argument(..., help="System A's output."),
+    b: Path = typer.Argument(..., help="System B's output."),
+    task: str = typer.Option(..., "--task", "-T", help="The scoring task, as `nlpbench score TASK` names it."),
+    gold: Path = typer.Option(..., "--gold", "-g", help="The gold both systems are scored against."),
+    metric: list[str] = typer.Option(None, "--metric", "-m", help="Compare only this metric (repeatable)."),
+    test: Test = typer.Option(Test.randomization, "--test", help="The paired test that gives the p-value."),
+    trials: int = typer.Option(10_000, "--trials", min=100, help="Randomization trials and bootstrap resamples."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="Of the difference's interval."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the resampling (same seed, same numbers)."),
+    fmt: OutputFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+) -> None:
+    """Score A and B against the same gold, then test every overall score's difference A − B.
+
+    Options after [bold]--[/] go to `nlpbench score TASK` for both systems, e.g.
+    [bold]nlpbench compare a.json b.json -T sandbox -g gold.json -- -t person_name --profile nlpsandbox[/].
+    The difference's interval is the paired bootstrap's (documents resampled
+    together, patients for timelines); the p-value is two-sided: approximate
+    randomization (swapping the systems' outputs document by document) or the
+    paired bootstrap. Both systems must be scored on the same documents.
+    """
+    from nlpbench.stats.compare import compare_reports
+
+    extra = list(context.args)
+    reports = [_score(task, gold, path, extra, name) for name, path in (("A", a), ("B", b))]
+    emit(
+        compare_reports(
+            *reports, metrics=metric or (), test=test.value, trials=trials, confidence=confidence, seed=seed
+        ),
+        fmt,
+        output,
+    )
+
+
+def _score(task: str, gold: Path, pred: Path, extra: list[str], name: str) -> Report:
+    """Run `nlpbench score TASK` on one system in this process and read its JSON report.
+
+    Its warnings come back in the report, marked with the system's ``name``;
+    its one-line error, if it fails, is passed on as it is.
+    """
+    from nlpbench.cli.score import app as score_app
+
+    gold_option, pred_option = SIDES.get(task, ("--gold", "--pred"))
+    arguments = [gold_option, str(gold), pred_option, str(pred), *extra, "--format", "json"]
+    group = typer.main.get_command(score_app)
+    command = group.get_command(typer.Context(group), task)
+    if command is None:
+        raise fail(f"unknown task {task!r}; known: {', '.join(group.list_commands(typer.Context(group)))}")
+    printed, complained = io.StringIO(), io.StringIO()
+    status = 0
+    try:
+        with (
+            redirect_stdout(printed),
+            redirect_stderr(complained),
+            command.make_context(f"nlpbench score {task}", arguments) as context,
+        ):
+            command.invoke(context)
+    except typer.Exit as stopped:
+        status = stopped.exit_code
+    except typer.TyperException as error:  # a usage error in the options after --
+        raise fail(f"score {task}: {error}") from None
+    if status:
+        sys.stderr.write(complained.getvalue())  # the score command's one-line error
+        raise typer.Exit(status)
+    data = json.loads(printed.getvalue())
+    warnings = [f"{name}: {warning}" for warning in data["warnings"]]
+    return Report(data["task"], data["profile"], data["inputs"], data["scores"], data["per_document"], warnings)
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("compare", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(compare)

@@ -1,0 +1,103 @@
+"""Bootstrap confidence intervals over documents: percentile and BCa.
+
+For counts ``C[n, k]`` and a statistic θ, each resample draws ``n``
+documents with replacement and computes θ of their summed counts; the
+percentile interval is the (α/2, 1 − α/2) quantiles of those values. BCa
+(Efron 1987) moves the quantiles to Φ(z₀ + (z₀ + z_q) / (1 − a·(z₀ + z_q)))
+with the bias correction z₀ = Φ⁻¹(share of resampled values below θ̂, ties
+counting half) and the acceleration a = Σ(θ̄ − θ₍ᵢ₎)³ / (6·(Σ(θ̄ − θ₍ᵢ₎)²)^{3/2})
+from the leave-one-document-out values θ₍ᵢ₎ — the same definitions as
+``scipy.stats.bootstrap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from nlpbench.stats.resample import bootstrap_sums, leave_one_out_sums
+from nlpbench.stats.statistics import Statistic
+
+Method = Literal["percentile", "bca"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+    resamples: int
+
+    def as_dict(self) -> dict[str, float | str | int]:
+        return {
+            "estimate": self.estimate,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "confidence": self.confidence,
+            "method": self.method,
+            "resamples": self.resamples,
+        }
+
+
+def check_counts(counts: np.ndarray, statistic: Statistic) -> np.ndarray:
+    """The counts as a float ``[n, k]`` array, checked against the statistic's columns."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.shape[1] != len(statistic.columns):
+        raise ValueError(f"{statistic.name} needs counts of shape [documents, {len(statistic.columns)}]")
+    if counts.shape[0] == 0:
+        raise ValueError("no documents to resample")
+    return counts
+
+
+def bootstrap_distribution(counts: np.ndarray, statistic: Statistic, resamples: int, seed: int) -> np.ndarray:
+    """θ of ``resamples`` bootstrap resamples of the rows of ``counts``."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([statistic.compute(sums) for sums in bootstrap_sums(counts, resamples, rng)])
+
+
+def bootstrap_interval(
+    counts: np.ndarray,
+    statistic: Statistic,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    method: Method = "bca",
+    seed: int = 0,
+) -> Interval:
+    """The ``confidence`` interval of ``statistic`` over documents (rows of ``counts``)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
+    if method not in ("percentile", "bca"):
+        raise ValueError(f"unknown interval method {method!r}; known: bca, percentile")
+    counts = check_counts(counts, statistic)
+    estimate = float(statistic.compute(counts.sum(axis=0)))
+    values = bootstrap_distribution(counts, statistic, resamples, seed)
+    alpha = (1 - confidence) / 2
+    quantiles = np.array([alpha, 1 - alpha])
+    if method == "bca":
+        quantiles = _bca_quantiles(values, estimate, statistic.compute(leave_one_out_sums(counts)), quantiles)
+    if np.isnan(quantiles).any():  # every resample equal: the interval is the point
+        low = high = estimate
+    else:
+        low, high = np.quantile(values, quantiles)
+    return Interval(estimate, float(low), float(high), confidence, method, resamples)
+
+
+def _bca_quantiles(values: np.ndarray, estimate: float, jackknife: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    below = (np.count_nonzero(values < estimate) + np.count_nonzero(values <= estimate)) / (2 * len(values))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = ndtri(below)
+        spread = jackknife.mean() - jackknife
+        acceleration = (spread**3).sum() / (6 * ((spread**2).sum()) ** 1.5)
+        if not np.isfinite(acceleration):
+            acceleration = 0.0
+        z = ndtri(quantiles)
+        shifted = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+    return np.where(np.isfinite(shifted), shifted, np.nan)

@@ -1,0 +1,202 @@
+"""From a report's per-document rows to the count tables its overall scores are computed from.
+
+Each overall score row (no ``label``, ``average`` or ``document``) is matched
+with the per-document rows that add up to it, by the kind of counts they
+carry:
+
+- ``tp``/``fp``/``fn`` rows (spans, NER, linking, relations, CodiEsp X, the
+  timelines' micro row): precision, recall and F1 of the summed counts;
+- ``recall_num``/``recall_den``/``precision_num``/``precision_den`` rows
+  (coreference): R, P and F1 from the summed numerators and denominators, and
+  the CoNLL score from the MUC, B³ and CEAFe rows;
+- ``value`` rows (CodiEsp MAP): the mean of the documents' values;
+- the timelines' Type A (mean over every patient of their P, R, F1), Type B
+  (the same over patients with gold) and official ((Type A F1 + Type B F1) / 2)
+  rows, from the ``patient`` rows.
+
+A table's rows are the documents (patients for timelines) in the order the
+report first names them, so two reports over the same documents give tables
+whose rows pair up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlpbench.report.model import Report, Row
+from nlpbench.stats.statistics import COREF_COLUMNS, PRF_COLUMNS, STATISTICS, Statistic
+
+_SLICE_KEYS = ("label", "average", "document")
+_VALUES = ("precision", "recall", "f1")
+_COREF_VALUES = {"recall": "coref_recall", "precision": "coref_precision", "f1": "coref_f1"}
+_CONLL_PARTS = ("muc", "bcub", "ceafe")
+_BLANC_PARTS = ("coreference", "non-coreference")
+_SUMMED_FROM = {"micro": "patient"}  # the timelines' micro row sums the counts of the patient rows
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One overall value of a report, the statistic that computes it and its per-document count table."""
+
+    metric: str
+    field: str
+    statistic: Statistic
+    documents: tuple[str, ...]
+    counts: np.ndarray  # [documents, len(statistic.columns)]
+    reported: float | None = None  # the value the report gives
+
+    @property
+    def estimate(self) -> float:
+        return float(self.statistic.compute(self.counts.sum(axis=0)))
+
+    @property
+    def differs(self) -> bool:
+        """Whether the profile computes the reported value otherwise than the statistic (rounding, say)."""
+        return isinstance(self.reported, float) and abs(self.reported - self.estimate) > 1e-9
+
+
+def arithmetic_warnings(report: Report, found: Sequence[Derivation]) -> list[str]:
+    """A warning naming the values whose resampled statistic is not how the report's profile computes them."""
+    differing = [f"{d.metric} {d.field}" for d in found if d.differs]
+    if not differing:
+        return []
+    return [
+        f"{', '.join(differing)}: resampled as the unrounded statistic of the per-document counts; "
+        f"profile {report.profile} computes the reported value otherwise (rounding)"
+    ]
+
+
+def overall_rows(report: Report) -> list[Row]:
+    return [row for row in report.scores if not any(row.get(key) is not None for key in _SLICE_KEYS)]
+
+
+def derivations(report: Report) -> list[Derivation]:
+    """Every overall value of ``report`` that its per-document rows determine, in row order."""
+    documents = tuple(dict.fromkeys(row["document"] for row in report.per_document))
+    by_metric: dict[str, list[Row]] = {}
+    for row in report.per_document:
+        key = row["metric"] if row.get("label") is None else f"{row['metric']}:{row['label']}"
+        by_metric.setdefault(key, []).append(row)
+    found: list[Derivation] = []
+    for row in overall_rows(report):
+        for field, statistic, columns in _recipes(row, by_metric):
+            table = _table(documents, columns)
+            found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field)))
+    return found
+
+
+Column = Callable[[Row], float]
+Columns = list[tuple[list[Row], Sequence[Column]]]
+
+
+def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, Statistic, Columns]]:
+    metric = row["metric"]
+    own = by_metric.get(_SUMMED_FROM.get(metric, metric), [])
+    if own and _has(row, PRF_COLUMNS) and _has(own[0], PRF_COLUMNS):
+        for field in _VALUES:
+            if field in row:
+                yield field, STATISTICS.get(field), [(own, [_field(c) for c in PRF_COLUMNS])]
+    elif own and _has(row, COREF_COLUMNS) and _has(own[0], COREF_COLUMNS):
+        for field, name in _COREF_VALUES.items():
+            if field in row:
+                yield field, STATISTICS.get(name), [(own, [_field(c) for c in COREF_COLUMNS])]
+    elif metric == "conll" and all(by_metric.get(part) for part in _CONLL_PARTS):
+        yield "f1", STATISTICS.get("conll"), [(by_metric[p], [_field(c) for c in COREF_COLUMNS]) for p in _CONLL_PARTS]
+    elif metric == "blanc" and all(by_metric.get(f"blanc:{part}") for part in _BLANC_PARTS):
+        parts = [(by_metric[f"blanc:{part}"], [_field(c) for c in COREF_COLUMNS]) for part in _BLANC_PARTS]
+        for field in _VALUES:
+            if field in row:
+                yield field, STATISTICS.get(f"blanc_{field}"), parts
+    elif own and "value" in row and "value" in own[0]:
+        yield "value", STATISTICS.get("mean"), [(own, [_value_or_zero, _counted])]
+    elif metric in ("type_a", "type_b", "official") and by_metric.get("patient"):
+        patients = by_metric["patient"]
+        weight = _counted if metric == "type_a" else _has_gold
+        if metric == "official":
+            yield (
+                "f1",
+                STATISTICS.get("official_timelines"),
+                [(patients, [_field("f1"), _counted, _weighted("f1"), _has_gold])],
+            )
+            return
+        for field in _VALUES:
+            if field in row:
+                values = _field(field) if metric == "type_a" else _weighted(field)
+                yield field, STATISTICS.get("mean"), [(patients, [values, weight])]
+
+
+def _has(row: Row, columns: Sequence[str]) -> bool:
+    return all(column in row for column in columns)
+
+
+def _field(name: str) -> Column:
+    return lambda row: row[name]
+
+
+def _value_or_zero(row: Row) -> float:
+    return row["value"] or 0.0
+
+
+def _counted(row: Row) -> float:
+    return 0.0 if row.get("value", 0.0) is None else 1.0
+
+
+def _has_gold(row: Row) -> float:
+    return 1.0 if row["gold"] else 0.0
+
+
+def _weighted(name: str) -> Column:
+    return lambda row: row[name] if row["gold"] else 0.0
+
+
+def _table(documents: tuple[str, ...], columns: Columns) -> np.ndarray:
+    """``[documents, k]``: each group's columns of its rows, placed at their documents' positions (0 elsewhere)."""
+    position = {document: i for i, document in enumerate(documents)}
+    blocks = []
+    for rows, getters in columns:
+        block = np.zeros((len(documents), len(getters)))
+        for row in rows:
+            block[position[row["document"]]] += [getter(row) for getter in getters]
+        blocks.append(block)
+    return np.hstack(blocks)
+
+
+def with_intervals(
+    report: Report, *, confidence: float = 0.95, resamples: int = 10_000, method: str = "bca", seed: int = 0
+) -> Report:
+    """``report`` with ``FIELD_ci_low`` and ``FIELD_ci_high`` beside each overall value its documents determine.
+
+    The interval is of the statistic of the per-document counts, unrounded;
+    where a profile's arithmetic (rounding, say) makes the row's value differ
+    from that statistic, a warning says so.
+    """
+    from nlpbench.stats.bootstrap import bootstrap_interval
+
+    found = derivations(report)
+    if not found:
+        raise ValueError("the report has no per-document counts that its scores are computed from")
+    rows = {row["metric"]: row for row in overall_rows(report)}
+    for derivation in found:
+        interval = bootstrap_interval(
+            derivation.counts,
+            derivation.statistic,
+            confidence=confidence,
+            resamples=resamples,
+            method=method,
+            seed=seed,
+        )
+        row = rows[derivation.metric]
+        row[f"{derivation.field}_ci_low"], row[f"{derivation.field}_ci_high"] = interval.low, interval.high
+    unit = "patients" if report.task == "timelines" else "documents"
+    report.inputs["ci"] = {
+        "confidence": confidence,
+        "method": method,
+        "resamples": resamples,
+        "seed": seed,
+        unit: len(found[0].documents),
+    }
+    report.warnings.extend(arithmetic_warnings(report, found))
+    return report

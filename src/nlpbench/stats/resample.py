@@ -1,0 +1,39 @@
+"""Resampling documents as weights on the rows of a count table.
+
+A bootstrap resample of ``n`` documents is a vector of multiplicities ``w``
+(how often each document was drawn, summing to ``n``); the resample's summed
+counts are ``w @ counts``. Drawing the indices, counting them with
+``np.bincount`` and multiplying by the table a chunk of resamples at a time
+keeps memory at ``chunk × n`` integers whatever the number of resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+CHUNK_CELLS = 4_000_000  # indices drawn at once: 32 MB of int64
+
+
+def bootstrap_sums(counts: np.ndarray, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Yield ``[chunk, k]`` arrays of summed counts, ``resamples`` rows in all, each a bootstrap resample.
+
+    ``counts`` is ``[n, k]`` (or ``[n, m, k]`` for ``m`` systems resampled
+    together, yielding ``[chunk, m, k]``: paired resamples draw the same
+    documents for every system).
+    """
+    n = counts.shape[0]
+    flat = counts.reshape(n, -1).astype(np.float64, copy=False)
+    chunk = max(1, CHUNK_CELLS // max(n, 1))
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        drawn = rng.integers(0, n, size=(size, n), dtype=np.int64)
+        drawn += np.arange(size)[:, None] * n
+        weights = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        yield (weights @ flat).reshape((size, *counts.shape[1:]))
+
+
+def leave_one_out_sums(counts: np.ndarray) -> np.ndarray:
+    """``[n, …]``: the summed counts of all documents but the i-th, for every i (the jackknife)."""
+    return counts.sum(axis=0, keepdims=True) - counts
