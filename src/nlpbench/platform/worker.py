@@ -296,7 +296,7 @@ class _Job:
 
     def _count_notes(self, dataset: str) -> int:
         with self.store.session(readonly=True) as session:
-            return len(list(repository.iter_notes(session, dataset)))
+            return repository.list_notes(session, dataset, repository.EVALUATION, 0, 1).total
 
     async def _annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
         dataset, store_name = submission.dataset, predictions_store(self.id)
