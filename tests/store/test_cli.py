@@ -130,3 +130,29 @@ def test_a_bad_database_url_is_one_line(cli):
     result = cli("dataset", "list", "--db", "mysql://nobody@nowhere/db")
     assert result.exit_code == 2 and result.stderr.startswith("nlpbench: error: ")
     assert "unsupported database 'mysql'" in result.stderr
+
+
+def test_a_bad_span_in_a_format_without_text_is_caught_by_the_import(nb, tmp_path):
+    """Annotation records carry no text: the import checks each span against ``--text-dir``."""
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    records = []
+    for index in range(3):
+        (texts / f"n-{index}.txt").write_text(SECRET)
+        start = 30 if index == 1 else 32
+        date = {"start": start, "length": 10, "text": "12/26/2020", "confidence": 100}
+        records.append({"annotationSource": {"resourceSource": {"name": f"n-{index}"}}, "textDateAnnotations": [date]})
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(records))
+    args = ("dataset", "import", path, "--format", "sandbox", "--name", "records", "--text-dir", texts)
+    result = nb(*args)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"nlpbench: error: {path}: note n-1: annotation 0 (date) at 30-40: "
+        "its text (10 characters) differs from the note's at these offsets"
+    )
+    records[1]["textDateAnnotations"][0]["start"] = 32
+    path.write_text(json.dumps(records))
+    imported = nb(*args)
+    assert imported.exit_code == 0, imported.stderr
+    assert "3 notes of 3 patients" in imported.stdout and "3 gold annotations" in imported.stdout
