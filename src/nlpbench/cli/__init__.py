@@ -27,10 +27,14 @@ COMMANDS = {
     "annotate": "annotate",
     "demo": "demo",
     "run": "demo",
-    "compare": "compare",
     "db": "db",
     "dataset": "dataset",
     "datanode": "datanode",
+    "submit": "submit",
+    "submissions": "submit",
+    "worker": "submit",
+    "rescore": "submit",
+    "compare": "compare",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
