@@ -11,23 +11,58 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+#: The most characters of an input value a message quotes (never note text: see :func:`excerpt`).
+EXCERPT = 80
+#: The longest problem a message states; anything longer was built from input and is cut.
+PROBLEM_LIMIT = 400
+
+
+def excerpt(value: Any, limit: int = EXCERPT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, so that a huge cell or line makes a short message.
+
+    Only for values that are not note text (labels, codes, offsets as written, ids): a
+    message names a note's text by its offsets and length, never quotes it.
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    shown = repr(value)
+    return shown if len(shown) <= limit + 2 else f"{shown[:limit]}…"
+
+
+def shorten(text: str, limit: int = EXCERPT) -> str:
+    """``text`` as it is when short, else its first ``limit`` characters and its length (ids, cells, JSON)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type of a decoded value, for messages that must not quote it."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 class InputError(Exception):
     """Bad input: ``FILE: RECORD: PROBLEM``."""
 
     def __init__(self, problem: str, path: str | Path | None = None, record: str | None = None):
-        self.problem = " ".join(problem.split("\n")).strip()  # always one line
+        self.problem = _one_line(problem)
         self.path = str(path) if path is not None else None
         self.record = record
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return ": ".join(part for part in (self.path, self.record, self.problem) if part)
+        return ": ".join(_one_line(part) for part in (self.path, self.record, self.problem) if part)
 
     def at(self, path: str | Path | None = None, record: str | None = None) -> InputError:
         """The same problem with the file and record filled in where they were unknown."""
         return InputError(self.problem, self.path or path, self.record or record)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line (every kind of line break a blank) and at most :data:`PROBLEM_LIMIT` characters."""
+    text = " ".join(text.splitlines()).strip()
+    return text if len(text) <= PROBLEM_LIMIT else f"{text[:PROBLEM_LIMIT]}… ({len(text)} characters)"
 
 
 class InputWarning(UserWarning):
@@ -40,9 +75,9 @@ class InputWarning(UserWarning):
 
 @contextmanager
 def collected_warnings() -> Iterator[list[str]]:
-    """Collect every :class:`InputWarning` raised inside the block, in order, as strings."""
+    """Collect every :class:`InputWarning` raised inside the block, in order, as one-line strings of bounded length."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
         messages: list[str] = []
         yield messages
-    messages.extend(str(w.message) for w in caught if issubclass(w.category, InputWarning))
+    messages.extend(_one_line(str(w.message)) for w in caught if issubclass(w.category, InputWarning))

@@ -117,7 +117,7 @@ def test_malformed_conll_is_one_line_and_exit_2(cli, tmp_path, broken, message):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"doc_key": "a", "clusters": [[[0, 1]]', "line 2: bad JSON: Expecting ',' delimiter"),
+        ('{"doc_key": "a", "clusters": [[[0, 1]]', "line 2: malformed JSON: Input data was truncated"),
         ('["a"]', "line 2: a line must be a JSON object"),
         ('{"clusters": []}', 'line 2: "doc_key" must be a string'),
         ('{"doc_key": "b", "clusters": [[[2, 1]]]}', 'line 2 (doc_key b): "clusters"[0]: mention [2, 1] ends before'),

@@ -104,7 +104,7 @@ def test_bad_ontology_is_one_line(cli, files, tmp_path):
     bad = tmp_path / "o.json"
     bad.write_text("{")
     result = cli("score", "linking", "-g", gold, "-p", pred, "--gold-format", "jsonl", "--ontology", bad)
-    assert one_line_error(result).startswith(f"{bad}: bad JSON")
+    assert one_line_error(result).startswith(f"{bad}: malformed JSON")
 
 
 @pytest.mark.vectors

@@ -155,4 +155,4 @@ def test_omin_typed_gold_and_bad_omin_input(cli, vectors, tmp_path):
         "score", "ner", "--gold-format", "omin", "--gold", vectors / OMIN / "ner_conll.csv", "--pred", bad,
         "--tokens", vectors / "omin/coref/s2e-coref/data/test.english.jsonlines",
     )  # fmt: skip
-    assert one_line_error(result) == f"{bad}: row 1 (line 2): mention 'ACFT' without a label"
+    assert one_line_error(result) == f"{bad}: row 1 (line 2): a mention (4 characters) without a label"

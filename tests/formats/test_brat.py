@@ -39,7 +39,10 @@ def test_reads_fragments_attributes_normalisations_relations(tmp_path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("T3\tPerson 37 41\tLee", "T3 \\(Person\\) at 37-41: text 'Lee' differs from the note's 'Dr. '"),
+        (
+            "T3\tPerson 37 41\tLee",
+            "T3 \\(Person\\) at 37-41: its text \\(3 characters\\) differs from the note's",
+        ),
         ("T3\tPerson 37\tLee", "line 1: bad offsets '37'"),
         ("T3\tPerson 40 37\tLee", "bad offsets"),
         ("A1\tNegated T9", "attribute of unknown annotation 'T9'"),

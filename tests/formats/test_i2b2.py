@@ -43,7 +43,7 @@ def test_categories_map_to_sandbox_types(tmp_path):
     ("change", "message"),
     [
         (("</TAGS>", ""), "malformed XML at line"),
-        (('start="13"', 'start="14"'), "P0 \\(date\\) at 14-23: text '2069-04-07' differs"),
+        (('start="13"', 'start="14"'), "P0 \\(date\\) at 14-23: its text \\(10 characters\\) differs"),
         (('TYPE="ROOM"', 'TYPE="CAVE"'), "tag 2 <LOCATION>: unknown TYPE 'CAVE'"),
         (("<AGE ", "<HAIR "), "unknown category 'HAIR'"),
         (('end="65"', 'end="5x"'), "bad offsets"),

@@ -78,12 +78,14 @@ def test_round_trip_keeps_tokens_or_text(tmp_path):
         ),
         (
             {"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1, "label": "X", "text": "b"}]},
-            "text 'b' differs",
+            "its text \\(1 characters\\) differs",
         ),
         (
-            {"id": "d", "text": "abc", "relations": [{"head": 0, "tail": 1, "label": "r"}]},
+            {"id": "d", "text": "abc", "entities": [], "relations": [{"head": 0, "tail": 1, "label": "r"}]},
             "relation 0: head 0 is no entity",
         ),
+        ({"id": "d", "text": "abc"}, "no 'entities' \\(write 'entities': \\[\\] for a document without any\\)"),
+        ({"id": "d", "text": "abc", "entities": {}}, "entities must be a list, not an object"),
     ],
 )
 def test_bad_records_name_file_line_and_problem(tmp_path, record, message):
@@ -95,10 +97,10 @@ def test_bad_records_name_file_line_and_problem(tmp_path, record, message):
 
 def test_bad_json_and_repeated_ids(tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"id": "a", "text": ""}\n{"id": \n')
-    with pytest.raises(InputError, match="line 2: bad JSON"):
+    path.write_text('{"id": "a", "text": "", "entities": []}\n{"id": \n')
+    with pytest.raises(InputError, match="line 2: malformed JSON"):
         list(formats.get("jsonl").read(path))
-    path = write(tmp_path, {"id": "a", "text": ""}, {"id": "a", "text": ""})
+    path = write(tmp_path, {"id": "a", "text": "", "entities": []}, {"id": "a", "text": "", "entities": []})
     with pytest.raises(InputError, match="line 2: document 'a' appears twice"):
         list(formats.get("jsonl").read(path))
 
@@ -127,3 +129,10 @@ def test_triples_and_links(tmp_path):
     pred = write(tmp_path, {"id": "d", "entities": [{"mention": "LANDING", "qid": None}]}, name="pred.jsonl")
     with pytest.raises(InputError, match="entity 0 needs a mention and a qid"):
         list(jsonl.read_predicted_links(pred))
+
+
+def test_a_key_written_twice_is_an_error_not_a_lost_list(tmp_path):
+    path = tmp_path / "twice.jsonl"
+    path.write_text('{"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1, "label": "X"}], "entities": []}\n')
+    with pytest.raises(InputError, match="line 1: an object repeats a key \\(4 members, 3 distinct keys\\)"):
+        list(formats.get("jsonl").read(path))

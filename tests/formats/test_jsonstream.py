@@ -65,3 +65,72 @@ def test_same_items_or_same_refusal_as_json_loads(items, style, how):
 def test_lines_that_stop_being_whole_items_continue_with_ijson():
     text = '[\n{"a": 1},\n{"b":\n 2},\n{"c": 3}\n]\n'
     assert list(jsonstream.items(io.BytesIO(text.encode()), "f.json")) == [{"a": 1}, {"b": 2}, {"c": 3}]
+
+
+def reference_structure(text: bytes) -> tuple[int, int]:
+    """The deepest nesting and the top-level commas of a JSON text, a byte at a time."""
+    depth = deepest = commas = 0
+    inside = escaped = False
+    for byte in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif byte == ord("\\"):
+                escaped = True
+            elif byte == ord('"'):
+                inside = False
+        elif byte == ord('"'):
+            inside = True
+        elif byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+        elif byte == ord(",") and depth == 1:
+            commas += 1
+    return deepest, commas
+
+
+json_texts = st.recursive(
+    st.text(alphabet='ab"\\[]{},', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='k"\\[{', max_size=3), inner, max_size=3)
+    ),
+    max_leaves=40,
+).map(lambda value: json.dumps(value).encode())
+
+
+deep_texts = st.integers(jsonstream.MAX_DEPTH - 2, jsonstream.MAX_DEPTH + 2).flatmap(
+    lambda depth: json_texts.map(lambda inner: b"[" * depth + inner + b"]" * depth)
+)
+
+
+@given(json_texts | deep_texts, st.lists(st.integers(1, 40), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_the_structure_scan_finds_depth_and_top_level_commas_however_the_text_is_cut(text, cuts):
+    deepest, commas = reference_structure(text)
+    if deepest > jsonstream.MAX_DEPTH:
+        with pytest.raises(InputError, match="nested deeper"):
+            jsonstream.check(text)
+    else:
+        assert jsonstream.check(text) == commas
+    structure, position = jsonstream._Structure(), 0
+    for size in [*cuts, len(text)]:
+        try:
+            structure.feed(text[position : position + size])
+        except ValueError:
+            assert deepest > jsonstream.MAX_DEPTH
+            return
+        position += size
+    assert deepest <= jsonstream.MAX_DEPTH and (structure.depth, structure.commas) == (0, commas)
+
+
+def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "deep.json"
+    ok = "[" * (jsonstream.MAX_DEPTH - 1) + "]" * (jsonstream.MAX_DEPTH - 1)  # inside the file's own list
+    path.write_text(f"[{ok}]")
+    with open(path, "rb") as handle:
+        assert len(list(jsonstream.items(handle, path))) == 1
+    path.write_text(f"[[{ok}]]")  # one level more
+    with open(path, "rb") as handle, pytest.raises(InputError, match="record 0: JSON nested deeper than 128 levels"):
+        list(jsonstream.items(handle, path))

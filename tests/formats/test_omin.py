@@ -31,7 +31,7 @@ def test_ner_gold_untyped_and_typed_and_tool_files(tmp_path):
     ("content", "message"),
     [
         ("sample,entities\ns,X\n", "header: no document-id column"),
-        ("id,entities,labels\nA,X,\n", "row 1 \\(line 2\\): mention 'X' without a label"),
+        ("id,entities,labels\nA,X,\n", "row 1 \\(line 2\\): a mention \\(1 characters\\) without a label"),
         ("id,entities,labels\nA,,PER\n", "row 1 \\(line 2\\): label 'PER' without a mention"),
         ("id,entities\nA,X,extra\n", "more cells than header columns"),
     ],
@@ -56,7 +56,7 @@ def test_links(tmp_path):
     (entity,) = omin.read_gold_links(gold)
     assert entity.choices == (("FUEL TANK", None), ("TANK", "Q2"), (None, None))
     bad = write(tmp_path, "bad.csv", 'id,sample,entity,qid\nA,s,FUEL,"[None]"\n')
-    with pytest.raises(InputError, match="entity 'FUEL' is not a Python list literal"):
+    with pytest.raises(InputError, match="entity is not a Python list literal \\(4 characters\\)"):
         list(omin.read_gold_links(bad))
     tool = write(tmp_path, "tool.csv", "c5_id,mentions,bi_qid\nA,fuel,Q1\nA,tank,\n")
     with pytest.warns(InputWarning, match="1 rows have no bi_qid"):

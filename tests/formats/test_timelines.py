@@ -50,7 +50,7 @@ def test_json_round_trip_keeps_order_and_repeats(tmp_path):
         ('{"p1": [], "p2": [["taxol", "contains-1", null]]}', "patient p2, tuple 0", "is not [chemo, label, date]"),
         ('{"p1": {"taxol": 1}}', "patient p1", "a timeline is a list of [chemo, label, date]"),
         ('[["taxol", "contains-1", "2013"]]', None, "a timeline file holds one JSON object"),
-        ('{"p1": [', None, "not JSON"),
+        ('{"p1": [', None, "malformed JSON"),
     ],
 )
 def test_json_errors_name_patient_and_tuple(text, record, problem, tmp_path):
@@ -67,8 +67,8 @@ JSON_ERRORS = [
     ('{"p1": [], "p2": [["taxol", "contains-1", null]]}', "patient p2, tuple 0", "is not [chemo, label, date]"),
     ('{"p1": {"taxol": 1}}', "patient p1", "a timeline is a list of [chemo, label, date]"),
     ('[["taxol", "contains-1", "2013"]]', None, "a timeline file holds one JSON object"),
-    ('{"p1": [', None, "not JSON"),
-    ('{"p1": [["taxol", "contains-1", "2013"]] x', None, "not JSON"),
+    ('{"p1": [', None, "malformed JSON"),
+    ('{"p1": [["taxol", "contains-1", "2013"]] x', None, "malformed JSON"),
 ]
 
 
@@ -88,7 +88,7 @@ def test_patients_read_one_at_a_time_give_the_errors_of_the_whole_file(text, rec
 
 def test_patients_read_one_at_a_time_are_those_of_the_whole_file(tmp_path):
     path = tmp_path / "t.json"
-    path.write_text('{"p1": [["taxol", "contains-1", "2013"], ["taxol", "contains-1", "2013"]], "p2": [], "p1": []}')
+    path.write_text('{"p1": [], "p2": []}')
     patients = timeline_format.PatientTimelines(path)
     assert dict(patients) == timeline_format.read_patients(path) == {"p1": (), "p2": ()}
     assert (list(patients), len(patients), "p2" in patients, "p3" in patients) == (["p1", "p2"], 2, True, False)
@@ -99,10 +99,12 @@ def test_patients_read_one_at_a_time_are_those_of_the_whole_file(tmp_path):
         patients["p2"]
 
 
-def test_a_patient_written_twice_keeps_the_last_timeline(tmp_path):
+def test_a_patient_written_twice_is_an_error_not_a_lost_timeline(tmp_path):
     path = tmp_path / "twice.json"
     path.write_text('{"p1": [], "p2": [], "p1": [["taxol", "contains-1", "2013"]]}')
-    assert [(t.patient, len(t.tuples)) for t in timeline_format.read(path)] == [("p1", 1), ("p2", 0)]
+    for read in (timeline_format.read_patients, timeline_format.PatientTimelines):
+        with pytest.raises(InputError, match="an object repeats a key"):
+            read(path)
 
 
 def test_id_files_are_read_as_the_official_script_reads_them(tmp_path):

@@ -43,7 +43,9 @@ def test_span_problem_names_the_first_misfit():
         Annotation("n1", Span(3, 13), "date", "12/26/2020"),
         Annotation("n1", Span(17, 24), "location", "Boston", id="T2"),
     ]
-    assert doc.span_problem() == "T2 (location) at 17-24: text 'Boston' differs from the note's 'Seattle'"
+    assert (
+        doc.span_problem() == "T2 (location) at 17-24: its text (6 characters) differs from the note's (7 characters)"
+    )
     doc.annotations[1] = Annotation("n1", Span(17, 40), "location")
     assert "ends beyond the text (25 characters)" in doc.span_problem()
     doc.annotations.pop()

@@ -28,6 +28,9 @@ COMMANDS = {
     "demo": "demo",
     "run": "demo",
     "compare": "compare",
+    "db": "db",
+    "dataset": "dataset",
+    "datanode": "datanode",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 

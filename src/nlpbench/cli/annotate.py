@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-from nlpbench import formats
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
-from nlpbench.errors import InputError, collected_warnings
-from nlpbench.model import Document
+from nlpbench.errors import collected_warnings
 
 PHI_LABELS = ("date", "person_name", "location", "id", "contact")
 
@@ -25,8 +22,12 @@ class Executor(StrEnum):
 @one_line_errors
 def annotate(
     tool: str = typer.Option(..., "--tool", "-t", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
-    notes: Path = typer.Option(..., "--notes", "-n", help="The notes to send, with their texts."),
-    out: Path = typer.Option(..., "--out", "-o", help="Where to write the tool's annotations."),
+    notes: str = typer.Option(
+        ..., "--notes", "-n", help="The notes to send, with their texts: a file, or a data node's FHIR store URL."
+    ),
+    out: str = typer.Option(
+        ..., "--out", "-o", help="Where to write the annotations: a file, or datanode:URL of an annotation store."
+    ),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
@@ -62,10 +63,16 @@ def annotate(
     checkpoint as they finish; running the same command again skips them. OUT
     is written whole or not at all, and the checkpoint is removed once it is.
     No message quotes a note or what the tool sent unless --show-text.
+
+    --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation reads the notes
+    from an NLP Sandbox data node; --out datanode:http://HOST/api/v1/datasets/D/annotationStores/S
+    stores one annotation record per note there (the store is created if
+    missing; a record already stored is kept when equal, an error otherwise).
+    --timeout and --retries apply to the data node too.
     """
     from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
     from nlpbench.runner.client import MAX_RESPONSE_BYTES, checked_url
-    from nlpbench.runner.output import replaced_atomically, writable
+    from nlpbench.runner.sources import open_notes, open_output
 
     labels = _labels(types)
     if (executor is Executor.dask) != (scheduler is not None):
@@ -74,12 +81,12 @@ def annotate(
         checked_url(tool)
     except ToolError as error:
         raise fail(f"--tool: {error}") from None
-    checkpoint = checkpoint or out.with_name(out.name + ".checkpoint.jsonl")
-    _distinct(notes=notes, out=out, checkpoint=checkpoint)
-    reader = formats.get(notes_format)
-    writer = formats.get(out_format)
-    total = sum(1 for _ in reader.read(notes))
-    writable(writer, total)
+    source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
+    output = open_output(out, out_format, notes=notes, timeout=timeout, retries=retries)
+    checkpoint = checkpoint or output.checkpoint()
+    _distinct(notes=source.path, out=output.path, checkpoint=checkpoint)
+    total = source.count()
+    output.check(total)
     started = time.monotonic()
     with collected_warnings() as warnings, progress("annotating", total) as tick:
         run = AnnotationRun(
@@ -97,8 +104,7 @@ def annotate(
             batch_size=batch_size,
         )
         try:
-            with replaced_atomically(out) as partial:
-                writer.write(run.iterate(_with_texts(reader.read(notes), notes)), partial)
+            where = output.write(run.iterate(source.documents()))
         except (ToolError, KeyboardInterrupt) as error:
             kept = f" (finished notes are kept in {checkpoint}; run again to resume)" if checkpoint.exists() else ""
             raise stopped(error, kept) from None
@@ -113,7 +119,7 @@ def annotate(
         markup=False,
         soft_wrap=True,
     )
-    typer.echo(f"{out}: wrote {stats.notes} notes, {stats.annotations} annotations")
+    typer.echo(f"{where}: wrote {stats.notes} notes, {stats.annotations} annotations")
 
 
 def stopped(error: Exception, kept: str) -> typer.Exit:
@@ -124,10 +130,12 @@ def stopped(error: Exception, kept: str) -> typer.Exit:
     return fail(f"{error}{kept}")
 
 
-def _distinct(**paths: Path) -> None:
-    """Refuse to write over the notes (or the output over the checkpoint): each path is its own file."""
+def _distinct(**paths: Path | None) -> None:
+    """Refuse to write over the notes (or the output over the checkpoint): each path is its own file (None: a URL)."""
     seen: dict[Path, str] = {}
     for option, path in paths.items():
+        if path is None:
+            continue
         resolved = path.resolve()
         if resolved in seen:
             raise fail(f"--{option} {path} is --{seen[resolved]} too; give it another path")
@@ -142,13 +150,6 @@ def _labels(types: str | None) -> tuple[str, ...] | None:
     if unknown or not labels:
         raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(PHI_LABELS)}")
     return labels
-
-
-def _with_texts(documents: Iterator[Document], path: Path) -> Iterator[Document]:
-    for document in documents:
-        if document.text is None:
-            raise InputError("this note has no text to send (use a format that carries texts)", path, document.id)
-        yield document
 
 
 def add_commands(app: typer.Typer) -> None:

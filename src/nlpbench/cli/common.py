@@ -44,6 +44,20 @@ PER_DOCUMENT_OPTION = typer.Option(
 OUTPUT_OPTION = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
 
 
+class IntervalMethod(StrEnum):
+    bca = "bca"
+    percentile = "percentile"
+
+
+CI_OPTION = typer.Option(
+    False, "--ci", help="Add bootstrap confidence intervals (documents resampled; patients for timelines)."
+)
+CI_METHOD_OPTION = typer.Option(IntervalMethod.bca, "--ci-method", help="Interval of --ci: BCa or percentile.")
+CONFIDENCE_OPTION = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of --ci.")
+RESAMPLES_OPTION = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples of --ci.")
+SEED_OPTION = typer.Option(0, "--seed", help="Seed of the resampling (the same seed gives the same numbers).")
+
+
 def fail(message: str) -> typer.Exit:
     """Print ``nlpbench: error: MESSAGE`` on standard error; the caller raises the returned exit 2."""
     sys.stderr.write(f"nlpbench: error: {message}\n")

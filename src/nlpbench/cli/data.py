@@ -44,11 +44,18 @@ def convert(
         for document in documents:
             counts["documents"] += 1
             counts["annotations"] += len(document.annotations)
+            counts["relations"] += len(document.relations)
+            counts["links"] += len(document.links)
             yield document
 
     with collected_warnings() as warnings:
         documents = formats.checked(formats.with_texts(reader.read(source), text_dir), source)
         writer.write(counted(documents), target)
+    left_out = [
+        f"{counts[what]} {what}" for what in ("relations", "links") if counts[what] and what not in writer.keeps
+    ]
+    if left_out:
+        warnings.append(f"{target}: {to_format} cannot hold them: left out {' and '.join(left_out)}")
     warn(warnings)
     typer.echo(f"{target}: wrote {counts['documents']} documents, {counts['annotations']} annotations")
 
@@ -60,6 +67,9 @@ def validate(
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""
+    if fmt in timeline_formats.REGISTRY:
+        _validate_timelines(path, fmt)
+        return
     labels: Counter[str] = Counter()
     documents = without_text = 0
     with collected_warnings() as warnings:
@@ -74,6 +84,19 @@ def validate(
         typer.echo(f"{without_text} documents carry no text: their spans were not checked (give --text-dir)")
     else:
         typer.echo("every span matches its text")
+
+
+def _validate_timelines(path: Path, fmt: str) -> None:
+    """Read a patient-timeline file; print its patients and tuples by label."""
+    labels: Counter[str] = Counter()
+    patients = 0
+    with collected_warnings() as warnings:
+        for timeline in timeline_formats.REGISTRY.get(fmt).read(path):
+            patients += 1
+            labels.update(item.label for item in timeline.tuples)
+    warn(warnings)
+    listed = ", ".join(f"{n} {label}" for label, n in sorted(labels.items())) or "no tuples"
+    typer.echo(f"{path}: {patients} patients, {listed}")
 
 
 def list_formats() -> None:

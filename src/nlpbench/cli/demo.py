@@ -76,7 +76,12 @@ def _unknown_tool(name: str) -> str:
 
 @one_line_errors
 def run(
-    notes: Path = typer.Option(..., "--notes", "-n", help="The dataset: notes with their texts and gold annotations."),
+    notes: str = typer.Option(
+        ...,
+        "--notes",
+        "-n",
+        help="The dataset, notes with their texts and gold annotations: a file, or a data node's FHIR store URL.",
+    ),
     tool: list[str] = typer.Option(..., "--tool", "-t", help="NAME=URL of an NLP Sandbox tool; repeat for several."),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
@@ -104,24 +109,25 @@ def run(
     fails is reported as failed and the others go on; each tool's finished
     notes are checkpointed in --out, so the same command resumes. Prints a
     leaderboard and writes an HTML report, as `nlpbench demo` does on the
-    embedded dataset.
+    embedded dataset. With --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation
+    the notes come from an NLP Sandbox data node and the gold from the
+    dataset's annotation store goldstandard (written to --out as gold.json).
     """
     from nlpbench.runner.benchmark import RunSettings
     from nlpbench.runner.client import MAX_RESPONSE_BYTES
+    from nlpbench.runner.sources import open_notes
 
+    source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
     urls = _tools(tool)
     for name in urls:  # what run writes for a tool must not land on the dataset
         for written in (out / f"{name}.json", out / f"{name}.checkpoint.jsonl"):
-            if written.resolve() == notes.resolve():
+            if source.path is not None and written.resolve() == source.path.resolve():
                 raise fail(f"--notes {notes} is where the run writes tool {name}'s output; give another --out")
     with collected_warnings() as warnings:
-        dataset = list(formats.get(notes_format).read(notes))
+        dataset = list(source.documents(gold=True))
     warn(warnings)
     if not dataset:
         raise fail(f"{notes}: no notes")
-    missing = next((note.id for note in dataset if note.text is None), None)
-    if missing is not None:
-        raise fail(f"{notes}: note {missing} has no text to send (use a format that carries texts)")
     settings = RunSettings(
         concurrency=concurrency,
         timeout=timeout,
@@ -131,10 +137,14 @@ def run(
         show_text=show_text,
     )
     out.mkdir(parents=True, exist_ok=True)
+    gold = (source.path, notes_format)
+    if source.path is None:  # scoring reads the gold from a file
+        gold = (out / "gold.json", "sandbox")
+        formats.get("sandbox").write(dataset, gold[0])
     _benchmark(
         urls,
         dataset,
-        (notes, notes_format),
+        gold,
         out,
         profile,
         settings,

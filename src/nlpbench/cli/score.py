@@ -18,9 +18,15 @@ import typer
 
 from nlpbench import profiles
 from nlpbench.cli.common import (
+    CI_METHOD_OPTION,
+    CI_OPTION,
+    CONFIDENCE_OPTION,
     FORMAT_OPTION,
     OUTPUT_OPTION,
     PER_DOCUMENT_OPTION,
+    RESAMPLES_OPTION,
+    SEED_OPTION,
+    IntervalMethod,
     OutputFormat,
     emit,
     fail,
@@ -28,6 +34,7 @@ from nlpbench.cli.common import (
     progress,
     warn,
 )
+from nlpbench.cli.db import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
@@ -45,6 +52,11 @@ OUTPUT_PARAMETERS = [
     inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default=FORMAT_OPTION, annotation=OutputFormat),
     inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=OUTPUT_OPTION, annotation=Path),
     inspect.Parameter("per_document", inspect.Parameter.KEYWORD_ONLY, default=PER_DOCUMENT_OPTION, annotation=bool),
+    inspect.Parameter("ci", inspect.Parameter.KEYWORD_ONLY, default=CI_OPTION, annotation=bool),
+    inspect.Parameter("ci_method", inspect.Parameter.KEYWORD_ONLY, default=CI_METHOD_OPTION, annotation=IntervalMethod),
+    inspect.Parameter("confidence", inspect.Parameter.KEYWORD_ONLY, default=CONFIDENCE_OPTION, annotation=float),
+    inspect.Parameter("resamples", inspect.Parameter.KEYWORD_ONLY, default=RESAMPLES_OPTION, annotation=int),
+    inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=SEED_OPTION, annotation=int),
 ]
 #: What :func:`scored` passes a command besides its own options.
 _GIVEN = ("on_document", "per_document")
@@ -54,17 +66,32 @@ def scored(command: Callable[..., Report]) -> Callable[..., None]:
     """A score command: ``command`` takes its own options plus ``on_document`` (a progress tick per
     document) and ``per_document`` (whether per-document rows are wanted) and returns the report;
     the result takes the shared output options too (``--format``, ``--output``,
-    ``--per-document/--no-per-document``), counts progress, and prints or writes the report."""
+    ``--per-document/--no-per-document``, and ``--ci`` with its settings), counts progress, and
+    prints or writes the report. A command that may print a rendering of its own (i2b2's
+    ``--official``) names ``output`` among its parameters, gets it, and then returns None."""
 
     @functools.wraps(command)
-    def run(*args, fmt: OutputFormat, output: Path | None, per_document: bool, **options) -> None:
+    def run(*args, fmt: OutputFormat, output: Path | None, per_document: bool, ci: bool, **options) -> None:
+        interval = {name: options.pop(name) for name in ("ci_method", "confidence", "resamples", "seed")}
+        shown = fmt is OutputFormat.json and per_document
+        if "output" in own_names:
+            options["output"] = output
         with progress("scoring") as tick:
-            report = command(*args, **options, on_document=tick, per_document=fmt is OutputFormat.json and per_document)
-        if not per_document:
+            report = command(*args, **options, on_document=tick, per_document=shown or ci)
+        if report is None:  # the command printed its own rendering (i2b2 --official)
+            return
+        if ci:
+            from nlpbench.stats.report import with_intervals
+
+            method = interval.pop("ci_method").value
+            with progress("resampling"):
+                with_intervals(report, method=method, **interval)
+        if not shown:
             report.per_document = []
         emit(report, fmt, output)
 
-    own = [p for p in inspect.signature(command).parameters.values() if p.name not in _GIVEN]
+    own_names = set(inspect.signature(command).parameters)
+    own = [p for p in inspect.signature(command).parameters.values() if p.name not in (*_GIVEN, "output")]
     run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])
     run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
     return one_line_errors(run)
@@ -82,9 +109,14 @@ def example_file(name: str) -> Path:
 @app.command("sandbox")
 @scored
 def sandbox(
-    gold: Path = typer.Option(None, "--gold", "-g", help="Gold annotations (NLP Sandbox JSON unless --gold-format)."),
-    pred: Path = typer.Option(
-        None, "--pred", "-p", help="Predicted annotations (NLP Sandbox JSON unless --pred-format)."
+    gold: str = typer.Option(
+        None,
+        "--gold",
+        "-g",
+        help="Gold annotations: a file (NLP Sandbox JSON unless --gold-format) or a data node's annotation store URL.",
+    ),
+    pred: str = typer.Option(
+        None, "--pred", "-p", help="Predicted annotations: a file (see --pred-format) or an annotation store URL."
     ),
     annotation_types: list[AnnotationType] = typer.Option(
         ["location"],
@@ -98,10 +130,15 @@ def sandbox(
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
     pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
+    db: str = DB_OPTION,
     on_document: Callable[[str], None] | None = None,
     per_document: bool = True,
 ) -> Report:
     """PHI span annotation as the NLP Sandbox scored it: instance strict and relaxed, token, type.
+
+    --gold and --pred are files, annotation stores of a data node
+    (http://HOST/api/v1/datasets/D/annotationStores/goldstandard) or of the
+    store (store:D/annotationStores/goldstandard with --db).
 
     Profiles: [bold]standard[/] (one-to-one matching, whitespace tokens, unrounded),
     [bold]nlpsandbox[/] (nlpsandbox-client 4.3.1 exactly), [bold]nlpsandbox-legacy[/]
@@ -112,13 +149,14 @@ def sandbox(
         gold, pred = example_file("gold.json"), example_file("pred.json")
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
+    from nlpbench.cli.stored import scoring_input
     from nlpbench.tasks.sandbox import score_sandbox
 
     names = [t.value for t in annotation_types]
     chosen = list(ALL_TYPES) if "all" in names else names
     return score_sandbox(
-        gold,
-        pred,
+        scoring_input(gold, db),
+        scoring_input(pred, db),
         chosen[0] if len(chosen) == 1 else chosen,
         profile=profile,
         relax=relax,
@@ -421,7 +459,7 @@ def timelines(
 
 
 @app.command("i2b2")
-@one_line_errors
+@scored
 def i2b2(
     pred: Path = typer.Option(
         ..., "--pred", "-p", help="System i2b2 XML: a directory of PATIENT-RECORD.xml, or a file."
@@ -433,11 +471,13 @@ def i2b2(
     ),
     conjunctive: bool = typer.Option(False, "--conjunctive", help="A tag must match every --filter word, not any."),
     invert: bool = typer.Option(False, "--invert", help="Score the tags --filter does not select."),
-    official: bool = typer.Option(False, "--official", help="Print the summary as evaluate.py phi prints it."),
-    fmt: OutputFormat = FORMAT_OPTION,
+    official: bool = typer.Option(
+        False, "--official", help="Print the summary as evaluate.py phi prints it (to --output if given)."
+    ),
     output: Path = OUTPUT_OPTION,
-    per_document: bool = PER_DOCUMENT_OPTION,
-) -> None:
+    on_document: Callable[[str], None] | None = None,
+    per_document: bool = True,
+) -> Report | None:
     """PHI tags of the i2b2 2014 de-identification track, as its evaluate.py phi scores them.
 
     Token, strict and relaxed (end within 2) evaluations, their HIPAA subsets, binary (PHI or not) and
@@ -447,21 +487,20 @@ def i2b2(
     from nlpbench.tasks.i2b2 import Selection, official_text, score_i2b2
 
     selection = Selection(tuple(filters.split(",")) if filters is not None else (), conjunctive, invert)
-    with progress("scoring") as tick:
-        report = score_i2b2(
-            pred,
-            gold,
-            profile=profile,
-            selection=selection,
-            per_document=fmt is OutputFormat.json and per_document and not official,
-            on_document=tick,
-        )
-    if official:
-        text = official_text(report)
-        if output is not None:
-            output.write_text(text, encoding="utf-8")
-        else:
-            typer.echo(text, nl=False)
-        warn(report.warnings)
+    report = score_i2b2(
+        pred,
+        gold,
+        profile=profile,
+        selection=selection,
+        per_document=per_document and not official,
+        on_document=on_document,
+    )
+    if not official:
+        return report
+    text = official_text(report)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
     else:
-        emit(report, fmt, output)
+        typer.echo(text, nl=False)
+    warn(report.warnings)
+    return None

@@ -8,15 +8,20 @@ valid input is reported with :class:`~nlpbench.errors.InputWarning`.
 
 from __future__ import annotations
 
+import csv
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from nlpbench.errors import InputError
+from nlpbench.errors import InputError, shorten
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
 Reader = Callable[..., Iterator[Document]]
+
+# CSV cells hold whole notes: a cell may be longer than the csv module's default limit of 128 KiB.
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
 @dataclass(frozen=True)
@@ -25,21 +30,26 @@ class Format:
 
     ``read(path, labels=None)`` yields documents, keeping only annotations
     whose label is in ``labels`` when it is given; ``write(docs, path)``
-    stores documents.
+    stores documents. ``keeps`` names what the writer stores besides
+    annotations (``relations``, ``links``): ``convert`` reports the rest as left out.
     """
 
     name: str
     summary: str
     read: Reader
     write: Callable[[Iterable[Document], Path], None]
+    keeps: frozenset[str] = frozenset()
 
 
 REGISTRY: Registry[Format] = Registry("format")
 
 
-def register(name: str, summary: str, read: Reader, write, *, reads_labels: bool = False) -> Format:
+def register(
+    name: str, summary: str, read: Reader, write, *, reads_labels: bool = False, keeps: Collection[str] = ()
+) -> Format:
     """Register a format; a reader that cannot skip labels itself (``reads_labels``) is filtered after reading."""
-    return REGISTRY.register(name, Format(name, summary, read if reads_labels else _filtered(read), write))
+    reader = read if reads_labels else _filtered(read)
+    return REGISTRY.register(name, Format(name, summary, reader, write, frozenset(keeps)))
 
 
 def _filtered(read: Reader) -> Reader:
@@ -80,18 +90,26 @@ def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator
 
 
 def checked(documents: Iterable[Document], source: Path | str) -> Iterator[Document]:
-    """Pass documents through, raising on the first annotation that does not fit its text."""
+    """Pass documents through, raising on the first annotation that does not fit its text or a repeated document."""
+    seen: set[str] = set()
     for document in documents:
+        if document.id in seen:
+            raise InputError("a second document with this id", source, f"document {shorten(document.id)}")
+        seen.add(document.id)
         problem = document.span_problem()
         if problem:
             raise InputError(problem, source, f"document {document.id}")
         yield document
 
 
-def read_text(path: Path) -> str:
-    """A text file as Python reads it, keeping ``\\r`` so that offsets stay true."""
+def read_text(path: Path, *, bom: bool = True) -> str:
+    """A text file as Python reads it, keeping ``\\r`` so that offsets stay true.
+
+    A note's text keeps a byte order mark (it is a character its offsets count);
+    ``bom=False`` skips it, for files whose lines are records.
+    """
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8" if bom else "utf-8-sig", newline="") as handle:
             return handle.read()
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None

@@ -16,8 +16,8 @@ from pathlib import Path
 import bioc
 from bioc import biocjson, biocxml
 
-from nlpbench.errors import InputError
-from nlpbench.formats import register
+from nlpbench.errors import InputError, shorten
+from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
 _LINK = "link:"
@@ -25,10 +25,16 @@ _LINK = "link:"
 
 def read(path: Path) -> Iterator[Document]:
     path = Path(path)
-    codec = biocjson if path.suffix.lower() == ".json" else biocxml
     try:
-        with open(path, encoding="utf-8") as handle:
-            collection = codec.load(handle)
+        if path.suffix.lower() == ".json":
+            data = path.read_bytes()
+            jsonstream.decode(data, path, everywhere=True)  # bounded, UTF-8, no lone surrogate, no repeated key
+            collection = biocjson.loads(data.decode("utf-8-sig"))
+        else:
+            with open(path, "rb") as handle:  # the XML parser reads the encoding and a byte order mark itself
+                collection = biocxml.load(handle)
+    except InputError:
+        raise
     except OSError as error:
         raise InputError(error.strerror or str(error), path) from None
     except Exception as error:  # the bioc package raises parser-specific errors
@@ -47,10 +53,25 @@ def _document(bioc_document, path: Path, where: str) -> Document:
             document.links.extend(links)
         for relation in holder.relations:
             document.relations.append(_relation(relation, path, where))
-    problem = document.span_problem()
+    problem = document.span_problem() or _reference_problem(document)
     if problem:
         raise InputError(problem, path, where)
     return document
+
+
+def _reference_problem(document: Document) -> str | None:
+    """A repeated annotation id, or a relation naming no annotation of the document (links are the annotations')."""
+    ids = [a.id for a in document.annotations if a.id is not None]
+    if len(set(ids)) != len(ids):
+        repeated = next(i for i in ids if ids.count(i) > 1)
+        return f"annotation id {shorten(repeated)} is given twice"
+    known = set(ids)
+    for relation in document.relations:
+        for role, target in (("head", relation.head), ("tail", relation.tail)):
+            if target not in known:
+                name = shorten(relation.id or relation.label)
+                return f"relation {name}: its {role} {shorten(str(target))} is no annotation"
+    return None
 
 
 def _text(bioc_document, path: Path, where: str) -> str:
@@ -150,4 +171,10 @@ def write(documents: Iterable[Document], path: Path) -> None:
             biocxml.dump(collection, handle)
 
 
-register("bioc", "BioC collection, XML (or JSON when the file name ends in .json)", read, write)
+register(
+    "bioc",
+    "BioC collection, XML (or JSON when the file name ends in .json)",
+    read,
+    write,
+    keeps=("relations", "links"),
+)

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.formats import read_text, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
@@ -40,26 +40,38 @@ def read_file(ann_path: Path) -> Document:
     document = Document(ann_path.stem, read_text(txt_path))
     attributes: list[tuple[str, str, str | bool, str]] = []
     skipped: dict[str, int] = {}
-    for number, line in enumerate(read_text(ann_path).split("\n"), start=1):
+    ids: dict[str, str] = {}  # id -> where it was given
+    references: list[tuple[str, str, str]] = []  # (what, id it names, where)
+    for number, line in enumerate(read_text(ann_path, bom=False).split("\n"), start=1):
         line = line.rstrip("\r")
         if not line.strip():
             continue
         where = f"line {number}"
         kind = line[0]
         fields = line.split("\t")
+        if kind in "TAMNR":
+            if fields[0] in ids:
+                raise InputError(f"id {shorten(fields[0])} was already given at {ids[fields[0]]}", ann_path, where)
+            ids[fields[0]] = where
         if kind == "T":
             document.annotations.append(_text_bound(fields, document, ann_path, where))
         elif kind in "AM":
             attributes.append((*_attribute(fields, ann_path, where), where))
         elif kind == "N":
             document.links.append(_normalization(fields, ann_path, where))
+            references.append(("the normalisation's target", document.links[-1].target, where))
         elif kind == "R":
             document.relations.append(_relation(fields, ann_path, where))
+            references += [(f"the relation's {role}", arg, where) for role, arg in _arguments(document.relations[-1])]
         else:
             skipped[kind] = skipped.get(kind, 0) + 1
     _attach(document, attributes, ann_path)
+    known = {a.id for a in document.annotations}
+    for what, target, where in references:
+        if target not in known:
+            raise InputError(f"{what} {shorten(target)} is no T annotation of the file", ann_path, where)
     if skipped:
-        listed = ", ".join(f"{n} {kind!r} lines" for kind, n in sorted(skipped.items()))
+        listed = ", ".join(f"{n} {excerpt(kind)} lines" for kind, n in sorted(skipped.items()))
         warnings.warn(f"{ann_path}: skipped {listed} (not part of the model)", InputWarning, stacklevel=2)
     problem = document.span_problem()
     if problem:
@@ -75,18 +87,22 @@ def _text_bound(fields: list[str], document: Document, path: Path, where: str) -
     for piece in offsets.split(";"):
         match = _FRAGMENT.match(piece.strip())
         if not match:
-            raise InputError(f"bad offsets {offsets!r}", path, where)
+            raise InputError(f"bad offsets {excerpt(offsets)}", path, where)
         fragments.append((int(match[1]), int(match[2])))
     try:
         span = Span.from_fragments(fragments)
     except ValueError as error:
-        raise InputError(f"bad offsets {offsets!r}: {error}", path, where) from None
+        raise InputError(f"bad offsets {excerpt(offsets)}: {error}", path, where) from None
     text = fields[2]
     if document.text is not None and span.end <= len(document.text):
         covered = span.covered_text(document.text)
         if text == covered.replace("\n", " "):
             text = covered  # brat writes line breaks inside an annotation as spaces
     return Annotation(document.id, span, label, text, id=fields[0])
+
+
+def _arguments(relation: Relation) -> list[tuple[str, str]]:
+    return [("Arg1", relation.head), ("Arg2", relation.tail)]
 
 
 def _attribute(fields: list[str], path: Path, where: str) -> tuple[str, str, str | bool]:
@@ -100,7 +116,7 @@ def _attach(document: Document, attributes: list, path: Path) -> None:
     by_id = {a.id: i for i, a in enumerate(document.annotations)}
     for target, name, value, where in attributes:
         if target not in by_id:
-            raise InputError(f"attribute of unknown annotation {target!r}", path, where)
+            raise InputError(f"attribute of unknown annotation {excerpt(target)}", path, where)
         index = by_id[target]
         annotation = document.annotations[index]
         document.annotations[index] = dataclasses.replace(annotation, attributes={**annotation.attributes, name: value})
@@ -171,4 +187,4 @@ def write(documents: Iterable[Document], path: Path) -> None:
         (path / f"{document.id}.ann").write_text(ann, encoding="utf-8")
 
 
-register("brat", "brat standoff (.txt + .ann: T, A/M, N and R lines)", read, write)
+register("brat", "brat standoff (.txt + .ann: T, A/M, N and R lines)", read, write, keeps=("relations", "links"))

@@ -46,7 +46,7 @@ from typing import NoReturn
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from nlpbench.errors import InputError
+from nlpbench.errors import InputError, excerpt
 from nlpbench.model import CodeReference, RankedCodes
 
 _TOKEN = re.compile(r"\S+")
@@ -77,7 +77,7 @@ class Layout:
             if not fields[index]:
                 return f"empty {what}"
             if not _TOKEN.fullmatch(fields[index]):
-                return f"{what} {fields[index]!r} contains whitespace"
+                return f"{what} {excerpt(fields[index])} contains whitespace"
         for index, check in self.positions.items():
             problem = check(fields[index])
             if problem:
@@ -87,9 +87,9 @@ class Layout:
 
 def _gold_position_problem(position: str) -> str | None:
     if not _GOLD_POSITION.fullmatch(position):
-        return f"reference position {position!r} is not 'start end' or 'start end;start end…'"
+        return f"reference position {excerpt(position)} is not 'start end' or 'start end;start end…'"
     if _LONG_NUMBER.search(position):
-        return f"reference position {position!r} has an offset of more than 18 digits"
+        return f"reference position {excerpt(position)} has an offset of more than 18 digits"
     for piece in position.split(";"):
         start, end = map(int, piece.split(" "))
         if end < start:
@@ -102,10 +102,10 @@ def _pred_position_problem(position: str) -> str | None:
         return None
     if ";" in position:
         return (
-            f"discontinuous predicted span {position!r}: CodiEsp-X scores one 'start end' span per prediction; "
+            f"discontinuous predicted span {excerpt(position)}: CodiEsp-X scores one 'start end' span per prediction; "
             "give the first start and the last end"
         )
-    return f"predicted span {position!r} is not two integer offsets 'start end'"
+    return f"predicted span {excerpt(position)} is not two integer offsets 'start end'"
 
 
 _ID, _ANY = r"(\S+)", r"([^\t\n]*)"
@@ -242,7 +242,7 @@ def read_valid_codes(path: Path | str) -> frozenset[str]:
         if line:
             code = line.split("\t", 1)[0]
             if not _TOKEN.fullmatch(code):
-                problem = f"code {code!r} contains whitespace" if code else "empty code"
+                problem = f"code {excerpt(code)} contains whitespace" if code else "empty code"
                 raise InputError(problem, path, f"line {number}")
             codes.add(code.lower())
     if not codes:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt
 from nlpbench.formats import read_text, register
 from nlpbench.model import Annotation, Document, Span
 
@@ -41,7 +41,11 @@ def read(path: Path) -> Iterator[Document]:
         elif columns[0] == "-DOCSTART-":
             yield from builder.end_document()
         elif len(columns) < 2:
-            raise InputError(f"a token line needs a token and a tag, got {line.strip()!r}", path, f"line {number}")
+            raise InputError(
+                f"a token line needs a token and a tag, got one field ({len(line.strip())} characters)",
+                path,
+                f"line {number}",
+            )
         else:
             builder.add(columns[0], columns[-1], f"line {number}")
     yield from builder.end_document()
@@ -86,7 +90,7 @@ class _Builder:
             return None, None
         match = _TAG.match(tag)
         if not match:
-            raise InputError(f"bad tag {tag!r}: expected O or B-, I-, E-, S- and a type", self.path, where)
+            raise InputError(f"bad tag {excerpt(tag)}: expected O or B-, I-, E-, S- and a type", self.path, where)
         return match[1], match[2]
 
     def _close(self) -> None:

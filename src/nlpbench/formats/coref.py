@@ -50,14 +50,13 @@ import csv
 import itertools
 import json
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.formats import jsonstream
 from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
 
@@ -89,6 +88,7 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
                     continue
                 if columns[0][0] != "#":  # a token: the common case, kept short
                     document.words.append(columns[3] if len(columns) > 4 else _NO_WORD)
+                    document.one_column += len(columns) == 1
                     cell = columns[-1]
                     if cell != "-" and cell != "_" and ("(" in cell or ")" in cell):
                         document.parse(cell, number)
@@ -102,7 +102,7 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
                         raise InputError(
                             f"the document is begun a second time (first at line {seen[document.key]})",
                             path,
-                            f"document {document.key}, line {number}",
+                            f"document {shorten(document.key)}, line {number}",
                         )
                     seen[document.key] = number
                 elif line.strip():
@@ -111,7 +111,7 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
                 raise InputError(
                     f"the document begun at line {document.begun} has no #end document before this line begins another",
                     path,
-                    f"document {document.key}, line {number}",
+                    f"document {shorten(document.key)}, line {number}",
                 )
             elif _END.search(line):
                 yield document.finish(number)
@@ -125,7 +125,7 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
         raise InputError(
             f"the document begun at line {document.begun} has no #end document",
             path,
-            f"document {document.key}, line {number}",
+            f"document {shorten(document.key)}, line {number}",
         )
     if outside:
         warnings.warn(f"{path}: lines outside any document, ignored: {outside}", InputWarning, stacklevel=2)
@@ -144,6 +144,7 @@ class _ConllDocument:
     open: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # chain -> [(token, line)]
     tokens: int = 0
     hash_lines: int = 0
+    one_column: int = 0
     discarded: int = 0
 
     def parse(self, cell: str, number: int) -> None:
@@ -187,7 +188,7 @@ class _ConllDocument:
             raise InputError(
                 f"chain {chain} closes a mention at token {self.tokens} that was never opened",
                 self.path,
-                f"document {self.key}, line {number}",
+                f"document {shorten(self.key)}, line {number}",
             )
         start, _ = pending.pop()
         self.chains[chain].append((start, self.tokens))
@@ -197,6 +198,10 @@ class _ConllDocument:
             self.sentences.append(self.words)
             self.words = []
 
+    def _warn(self, what: str, count: int) -> None:
+        message = f"{self.path}: document {shorten(self.key)}: {what}: {count}"
+        warnings.warn(message, InputWarning, stacklevel=4)
+
     def finish(self, number: int) -> CorefDocument:
         for chain, pending in self.open.items():
             if pending:
@@ -204,22 +209,18 @@ class _ConllDocument:
                 raise InputError(
                     f"chain {chain} opens a mention at token {token} (line {line}) that never closes",
                     self.path,
-                    f"document {self.key}, line {number}",
+                    f"document {shorten(self.key)}, line {number}",
                 )
         if self.hash_lines:
-            warnings.warn(
-                f"{self.path}: document {self.key}: lines starting with # read as tokens, as the reference scorer "
-                f"reads them: {self.hash_lines}",
-                InputWarning,
-                stacklevel=3,
+            self._warn("lines starting with # read as tokens, as the reference scorer reads them", self.hash_lines)
+        if self.one_column:
+            self._warn(
+                "token lines of one column, read as the coreference column as the reference scorer reads them "
+                "(a file without that column has no mentions)",
+                self.one_column,
             )
         if self.discarded:
-            warnings.warn(
-                f"{self.path}: document {self.key}: double antecedents (N+M) discarded, as the reference scorer "
-                f"discards them: {self.discarded}",
-                InputWarning,
-                stacklevel=3,
-            )
+            self._warn("double antecedents (N+M) discarded, as the reference scorer discards them", self.discarded)
         self.end_sentence()
         sentences = tuple(tuple(sentence) for sentence in self.sentences)
         clusters = tuple(Cluster(tuple(mentions), chain) for chain, mentions in self.chains.items() if mentions)
@@ -324,7 +325,7 @@ def read_jsonl(path: Path | str, *, predicted: bool = False) -> Iterator[CorefDo
     for where, record in jsonstream.json_lines(path):
         document = _jsonl_document(record, predicted, path, where)
         if document.id in seen:
-            raise InputError(f"doc_key {document.id!r} was already used at {seen[document.id]}", path, where)
+            raise InputError(f"doc_key {excerpt(document.id)} was already used at {seen[document.id]}", path, where)
         seen[document.id] = where
         yield document
 
@@ -335,7 +336,7 @@ def _jsonl_document(record: object, predicted: bool, path: Path, where: str) -> 
     doc_key = record.get("doc_key")
     if not isinstance(doc_key, str):
         raise InputError('"doc_key" must be a string', path, where)
-    where = f"{where} (doc_key {doc_key})"
+    where = f"{where} (doc_key {shorten(doc_key)})"
     name = "predicted_clusters" if predicted and "predicted_clusters" in record else "clusters"
     if name not in record:
         raise InputError(f'no "{name}"', path, where)
@@ -393,7 +394,6 @@ def read_omin_csv(
     nothing but another ``[-1, -1]``).
     """
     path = Path(path)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     seen: set[str] = set()
     repeated = 0
     odd: dict[str, list[str]] = {"one_index": [], "unplaced": []}
@@ -404,7 +404,7 @@ def read_omin_csv(
         clusters_name = _column(header, clusters_column, CLUSTER_COLUMNS, "clusters", path)
         for row_number, row in enumerate(reader, start=1):
             doc_id, cell = row[id_name], row[clusters_name]
-            where = f"row {row_number} (id {doc_id})"
+            where = f"row {row_number} (id {shorten(str(doc_id))})"
             if doc_id is None or cell is None:
                 raise InputError("the row has fewer cells than the header", path, where)
             if doc_id in seen:
@@ -442,13 +442,15 @@ def read_omin_csv(
 def _column(header: list[str], named: str | None, candidates: tuple[str, ...], what: str, path: Path) -> str:
     if named is not None:
         if named not in header:
-            raise InputError(f"no column {named!r}; the columns are {', '.join(header)}", path, "header")
+            raise InputError(
+                f"no column {excerpt(named)}; the columns are {shorten(', '.join(header))}", path, "header"
+            )
         return named
     for candidate in candidates:
         if candidate in header:
             return candidate
     raise InputError(
-        f"no {what} column ({' or '.join(candidates)}); the columns are {', '.join(header)}", path, "header"
+        f"no {what} column ({' or '.join(candidates)}); the columns are {shorten(', '.join(header))}", path, "header"
     )
 
 
@@ -499,12 +501,15 @@ def _clusters(value: object, name: str, path: Path, where: str, *, allow_unplace
 
 @contextmanager
 def _open_text(path: Path) -> Iterator[Iterator[str]]:
-    """A UTF-8 text file opened for reading; a decoding error becomes an :class:`InputError`."""
-    with open(path, encoding="utf-8", newline="") as handle:
+    """A UTF-8 text file (a byte order mark skipped) opened for reading; a decoding or CSV error becomes an
+    :class:`InputError`."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
         try:
             yield handle
         except UnicodeDecodeError as error:
             raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+        except csv.Error as error:
+            raise InputError(f"not comma-separated values ({error})", path) from None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt
 from nlpbench.formats import register
 from nlpbench.model import Annotation, Document, Span
 
@@ -128,16 +128,16 @@ def read_raw(path: Path) -> tuple[str, list[RawTag]]:
 
 def _annotation(tag: ET.Element, document: Document, path: Path, where: str) -> Annotation:
     if tag.tag not in CATEGORIES:
-        raise InputError(f"unknown category {tag.tag!r}", path, where)
+        raise InputError(f"unknown category {excerpt(tag.tag)}", path, where)
     label, attribute, types = CATEGORIES[tag.tag]
     subtype = tag.get("TYPE")
     if subtype not in types:
-        raise InputError(f"unknown TYPE {subtype!r} for {tag.tag}", path, where)
+        raise InputError(f"unknown TYPE {excerpt(subtype)} for {excerpt(tag.tag)}", path, where)
     try:
         span = Span(int(tag.get("start", "")), int(tag.get("end", "")))
     except ValueError as error:
         raise InputError(
-            f"bad offsets start={tag.get('start')!r} end={tag.get('end')!r}: {error}", path, where
+            f"bad offsets start={excerpt(tag.get('start'))} end={excerpt(tag.get('end'))}: {error}", path, where
         ) from None
     attributes = {attribute: types[subtype]} if attribute else {}
     if tag.get("comment"):

@@ -39,28 +39,34 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
 
 
 def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file."""
+    """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file.
+
+    Keys not read are ignored; a key written twice in a line is an error.
+    """
     path = Path(path)
     seen: set[str] = set()
     for where, record in jsonstream.json_lines(path):
         if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
             raise InputError("each line must be an object with a string id", path, where)
         if record["id"] in seen:
-            raise InputError(f"document {record['id']!r} appears twice", path, where)
+            raise InputError(f"document {excerpt(record['id'])} appears twice", path, where)
         seen.add(record["id"])
         yield where, record
 
 
-def _list(record: dict[str, Any], key: str, path: Path, where: str) -> list[Any]:
+def _list(record: dict[str, Any], key: str, path: Path, where: str, *, required: bool = True) -> list[Any]:
+    """The list ``record[key]``; a missing required key is an error (a document without any is ``[]``)."""
+    if key not in record and required:
+        raise InputError(f"no {key!r} (write {key!r}: [] for a document without any)", path, where)
     value = record.get(key, [])
     if not isinstance(value, list):
-        raise InputError(f"{key} must be a list", path, where)
+        raise InputError(f"{key} must be a list, not {json_kind(value)}", path, where)
     return value
 
 
@@ -129,7 +135,7 @@ def _relation(relation: object, index: int, ids: list[str], path: Path, where: s
         elif isinstance(ref, str) and ref in ids:
             ends.append(ref)
         else:
-            raise InputError(f"{name}: {role} {ref!r} is no entity index or id", path, where)
+            raise InputError(f"{name}: {role} {excerpt(ref)} is no entity index or id", path, where)
     return Relation(relation["label"], ends[0], ends[1], id=relation.get("id"))
 
 
@@ -143,7 +149,7 @@ def read(path: Path) -> Iterator[Document]:
         ids = [a.id or "" for a in document.annotations]
         if len(set(ids)) != len(ids):
             raise InputError("two entities share an id", path, where)
-        relations = _list(record, "relations", path, where)
+        relations = _list(record, "relations", path, where, required=False)
         document.relations = [_relation(r, i, ids, path, where) for i, r in enumerate(relations)]
         problem = document.span_problem()
         if problem:
@@ -244,12 +250,28 @@ def read_gold_links(path: Path) -> Iterator[GoldEntity]:
 def read_predicted_links(path: Path) -> Iterator[LinkedMention]:
     """A system's links: one (mention, qid) per entity, in file order."""
     path = Path(path)
+    ignored = 0
     for where, record in records(path):
         for index, entity in enumerate(_list(record, "entities", path, where)):
             mention, qid = _link(entity, f"entity {index}", path, where, gold=False)
+            if "alternatives" in entity:
+                if not isinstance(entity["alternatives"], list):
+                    raise InputError(f"entity {index}: alternatives must be a list", path, where)
+                ignored += bool(entity["alternatives"])
             yield LinkedMention(record["id"], mention, qid or "")
+    if ignored:
+        warnings.warn(
+            f"{path}: {ignored} predicted entities list alternatives: a prediction is scored by its one qid, "
+            "the alternatives are ignored",
+            InputWarning,
+            stacklevel=2,
+        )
 
 
 register(
-    "jsonl", "JSON Lines: text or tokens, entities {start, end, label}, relations {head, tail, label}", read, write
+    "jsonl",
+    "JSON Lines: text or tokens, entities {start, end, label}, relations {head, tail, label}",
+    read,
+    write,
+    keeps=("relations",),
 )

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.formats import jsonstream
 from nlpbench.formats.jsonl import tokens_document
 from nlpbench.model import Argument, Document, GoldEntity, LinkedMention, Mention, Triple
 
@@ -59,7 +59,9 @@ def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str
             columns = reader.fieldnames or []
             missing = [c for c in required if c not in columns]
             if missing:
-                raise InputError(f"no column {', '.join(missing)} (columns: {', '.join(columns)})", path, "header")
+                raise InputError(
+                    f"no column {', '.join(missing)} (columns: {shorten(', '.join(columns))})", path, "header"
+                )
             line = reader.line_num + 1
             for number, row in enumerate(reader, start=1):
                 if None in row:
@@ -79,6 +81,8 @@ def id_column(path: Path) -> str:
             header = next(csv.reader(handle), [])
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+    except csv.Error as error:
+        raise InputError(f"bad CSV: {error}", path) from None
     for name in ID_COLUMNS:
         if name in header:
             return name
@@ -100,38 +104,28 @@ def read_ner(path: Path) -> Iterator[Document]:
         text, label = row["entities"], row.get("labels", "")
         if not text.strip():
             if label:
-                raise InputError(f"label {label!r} without a mention", path, where)
+                raise InputError(f"label {excerpt(label)} without a mention", path, where)
             continue
         if "labels" in row and not label:
-            raise InputError(f"mention {text!r} without a label", path, where)
+            raise InputError(f"a mention ({len(text)} characters) without a label", path, where)
         document.metadata["mentions"].append(Mention(doc_id, text, label or None))
     yield from documents.values()
 
 
 def _doc_key_id(doc_key: object, path: Path, where: str) -> str:
     if not isinstance(doc_key, str) or "_" not in doc_key or len(doc_key.split("_", 1)[1]) < 15:
-        raise InputError(f"doc_key {doc_key!r} is not faa/<row>_<FAA id>_<part>", path, where)
+        raise InputError(f"doc_key {excerpt(doc_key)} is not faa/<row>_<FAA id>_<part>", path, where)
     return doc_key.split("_", 1)[1][:15]
 
 
 def read_token_source(path: Path) -> Iterator[Document]:
     """The documents of an OMIn jsonlines token source: text = tokens joined by blanks, tokens in metadata."""
     path = Path(path)
-    number = 0
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield _token_line(line, path, f"line {number}")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path, f"line {number + 1}") from None
+    for where, record in jsonstream.json_lines(path):
+        yield _token_line(record, path, where)
 
 
-def _token_line(line: str, path: Path, where: str) -> Document:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InputError(f"bad JSON: {error.msg} at column {error.colno}", path, where) from None
+def _token_line(record: object, path: Path, where: str) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get("sentences"), list):
         raise InputError("a line needs doc_key and sentences (lists of tokens)", path, where)
     sentences = record["sentences"]
@@ -146,10 +140,10 @@ def _token_line(line: str, path: Path, where: str) -> Document:
 def _literal_list(cell: str, column: str, path: Path, where: str) -> list[str | None]:
     try:
         value = ast.literal_eval(cell)
-    except (ValueError, SyntaxError):
-        raise InputError(f"{column} {cell!r} is not a Python list literal", path, where) from None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise InputError(f"{column} is not a Python list literal ({len(cell)} characters)", path, where) from None
     if not isinstance(value, list | tuple) or not all(v is None or isinstance(v, str) for v in value):
-        raise InputError(f"{column} {cell!r} is not a list of strings and None", path, where)
+        raise InputError(f"{column} is not a list of strings and None ({len(cell)} characters)", path, where)
     return list(value)
 
 

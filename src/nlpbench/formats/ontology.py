@@ -21,10 +21,10 @@ edge file with P31/P279 edges and KGTK's class-count file.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from nlpbench.errors import InputError
+from nlpbench.errors import InputError, excerpt
+from nlpbench.formats import jsonstream
 from nlpbench.model import Ontology, OntologyNode
 
 
@@ -34,13 +34,7 @@ def _positive(value: object) -> bool:
 
 def read(path: Path) -> Ontology:
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise InputError(f"bad JSON: {error.msg} at line {error.lineno} column {error.colno}", path) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path) from None
+    data = jsonstream.decode(path.read_bytes(), path, everywhere=True)
     if not isinstance(data, dict) or not _positive(data.get("total")) or not isinstance(data.get("nodes"), dict):
         raise InputError("an ontology is an object with a positive integer total and an object of nodes", path)
     nodes = {}
@@ -56,7 +50,7 @@ def read(path: Path) -> Ontology:
             parents[key] = tuple(dict.fromkeys(value))
         count = node.get("count")
         if count is not None and not _positive(count):
-            raise InputError(f"count {count!r} is not a positive integer", path, where)
+            raise InputError(f"count {excerpt(count)} is not a positive integer", path, where)
         label = node.get("label")
         nodes[name] = OntologyNode(parents["instance_of"], parents["subclass_of"], count, label)
     for name, node in nodes.items():

@@ -36,14 +36,14 @@ from __future__ import annotations
 import json
 import warnings
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
-from nlpbench.errors import InputError, InputWarning
+from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import PHI_TYPES, Annotation, Document, PhiType, Span
 
@@ -74,10 +74,7 @@ def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document
             records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
             yield from _merged(_records(records, path, oddities), count_notes(path), oddities)
         else:
-            try:
-                data = json.load(handle)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise InputError(f"malformed JSON: {error}", path) from None
+            data = jsonstream.decode(handle.read(), path, everywhere=True)
             yield from _object(data, path, oddities)
     oddities.report()
 
@@ -109,10 +106,23 @@ def _note_of(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
 
+def read_records(
+    records: Callable[[], Iterable[Any]], source: str, labels: Collection[str] | None = None
+) -> Iterator[Document]:
+    """Annotation records already decoded (a data node's pages, a store's rows), checked and merged as
+    :func:`read` checks and merges a file's list. ``records()`` is called twice, to count each note's
+    records and to read them, so that memory stays flat; ``source`` names them in messages."""
+    oddities = _Oddities(source, labels)
+    names = (_name_of(record) for record in records())
+    counts = Counter(_note_of(name) for name in names if isinstance(name, str))
+    yield from _merged(_records(records(), source, oddities), counts, oddities)
+    oddities.report()
+
+
 class _Oddities:
     """The reading context: which labels are wanted; odd annotations counted per kind with a first example."""
 
-    def __init__(self, path: Path, labels: Collection[str] | None = None):
+    def __init__(self, path: Path | str, labels: Collection[str] | None = None):
         self.path = path
         self.labels = labels
         self.found: dict[str, list] = {}
@@ -127,6 +137,8 @@ class _Oddities:
 
 
 def _first_byte(handle, path: Path) -> bytes:
+    if handle.read(len(jsonstream.BOM)) != jsonstream.BOM:
+        handle.seek(0)
     while True:
         byte = handle.read(1)
         if not byte:
@@ -224,7 +236,7 @@ def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: 
         phi = BY_ARRAY.get(key)
         if phi is None:
             if key.startswith("text") and key.endswith("Annotations"):
-                raise InputError(f"unknown annotation type {key!r}", path, where)
+                raise InputError(f"unknown annotation type {excerpt(key)}", path, where)
             continue
         if odd.labels is not None and phi.name not in odd.labels:
             continue
@@ -233,7 +245,7 @@ def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: 
             if typed is not None:
                 document.annotations.extend(typed)
                 continue
-        values = _decoded(values)
+        values = _decoded(values, path, where)
         if not isinstance(values, list):
             raise InputError(f"{key} must be a list", path, where)
         for index, value in enumerate(values):
@@ -248,7 +260,7 @@ def _typed(
     general path can say exactly what is wrong. Only the subtype attribute is kept."""
     try:
         items = _decoder(phi).decode(raw)
-    except msgspec.ValidationError:
+    except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
     attribute, label, allowed, found = phi.type_attribute, phi.name, _allowed(phi), []
     for index, item in enumerate(items):
@@ -256,14 +268,16 @@ def _typed(
         if confidence is not None and not 0 <= confidence <= 100:
             return None
         if len(text) != length:
-            odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text {text!r}")
+            odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text of {len(text)} characters")
         subtype = getattr(item, attribute)
         if subtype is msgspec.UNSET:
             attributes = {}
         else:
             attributes = {attribute: subtype}
             if allowed and subtype not in allowed:
-                odd.note(f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {subtype!r}")
+                odd.note(
+                    f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {excerpt(subtype)}"
+                )
         found.append(Annotation(doc_id, _span(start, start + length), label, text, attributes, confidence))
     return found
 
@@ -308,10 +322,11 @@ def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple
     ):
         raise _problem(value, odd.path, at)
     if len(text) != length:
-        odd.note(_MISFIT, f"{_where(at)}: length {length}, text {text!r}")
+        odd.note(_MISFIT, f"{_where(at)}: length {length}, text of {len(text)} characters")
     if phi.subtypes and phi.type_attribute in value and value[phi.type_attribute] not in phi.subtypes:
         odd.note(
-            f"{phi.type_attribute} values outside the 1.2.0 schema", f"{_where(at)}: {value[phi.type_attribute]!r}"
+            f"{phi.type_attribute} values outside the 1.2.0 schema",
+            f"{_where(at)}: {excerpt(value[phi.type_attribute])}",
         )
     for key in _CORE_KEYS:
         value.pop(key, None)
@@ -335,24 +350,29 @@ def _problem(value: Any, path: Path, at: tuple[str, str, int]) -> InputError:
     start, length, text, confidence = value["start"], value["length"], value["text"], value.get("confidence")
     for key, number in (("start", start), ("length", length)):
         if type(number) is not int:
-            return InputError(f"{key} {number!r} is not an integer", path, _where(at))
+            return InputError(f"{key} {excerpt(number)} is not an integer", path, _where(at))
     if start < 0 or length < 0:
         return InputError(f"negative offset: start {start}, length {length}", path, _where(at))
     if type(text) is not str:
-        return InputError(f"text {text!r} is not a string", path, _where(at))
-    return InputError(f"confidence {confidence!r} is not a number from 0 to 100", path, _where(at))
+        return InputError(f"text is {json_kind(text)}, not a string", path, _where(at))
+    return InputError(f"confidence {excerpt(confidence)} is not a number from 0 to 100", path, _where(at))
 
 
-def _decoded(value: Any) -> Any:
+def _decoded(value: Any, path: Path, where: str) -> Any:
     """A value as Python objects: records streamed a line at a time leave values undecoded until needed."""
-    return msgspec.json.decode(value) if isinstance(value, msgspec.Raw) else value
+    if not isinstance(value, msgspec.Raw):
+        return value
+    try:
+        return msgspec.json.decode(value)
+    except msgspec.DecodeError as error:  # a lone surrogate, which the line's first pass skipped over
+        raise InputError(f"malformed JSON: {error}", path, where) from None
 
 
 def _dig(obj: Any, keys: tuple[str, ...], path: Path, where: str) -> str:
     for key in keys:
         if not isinstance(obj, dict) or key not in obj:
             raise InputError(f"missing required field {'.'.join(keys)!r}", path, where)
-        obj = _decoded(obj[key])
+        obj = _decoded(obj[key], path, where)
     if not isinstance(obj, str):
         raise InputError(f"{'.'.join(keys)} must be a string", path, where)
     return obj
@@ -464,25 +484,45 @@ def write(documents: Iterable[Document], path: Path) -> None:
     _warn_left_out(path, left_out)
 
 
-def write_bundles(documents: Iterable[Document], path: Path) -> None:
-    """Write patient bundles; every document needs its text."""
+def write_bundles(documents: Iterable[Document], path: Path, confidence: float | None = None) -> None:
+    """Write patient bundles; every document needs its text.
+
+    The bundles carry what the NLP Sandbox's seeding script (nlpsandbox-client's
+    ``examples/push_dataset.py``) needs, since it takes a note's id from the
+    ``noteId`` its annotations share and passes the note and its record to the
+    1.2.0 create requests as they are: every annotation carries ``noteId``, the
+    record has no ``name`` and the note no ``identifier`` — except a note
+    without annotations, which keeps its ``identifier`` so that it is read back.
+    The schema also requires each annotation's ``confidence``: ``confidence``
+    is given to those without one (``sandbox-seed``); by default nothing is
+    added, so that a dataset written and read back is the same.
+    """
     patients: dict[str, list[dict[str, Any]]] = {}
     left_out: Counter[str] = Counter()
     for document in documents:
         if document.text is None:
             raise InputError("patient bundles need each note's text", record=f"document {document.id}")
         patient = str(document.metadata.get("patientId", document.id))
-        note = {
-            "identifier": document.id,
-            "text": document.text,
-            "type": document.metadata.get("noteType", ""),
-            "patientId": patient,
-        }
-        patients.setdefault(patient, []).append({"note": note, "annotation": record_json(document, left_out)})
+        note = {"text": document.text, "type": document.metadata.get("noteType", ""), "patientId": patient}
+        record = record_json(document, left_out)
+        del record["name"]
+        annotations = [a for key, values in record.items() if key in BY_ARRAY for a in values]
+        for annotation in annotations:
+            if confidence is not None:
+                annotation.setdefault("confidence", confidence)
+            annotation["noteId"] = document.id
+        if not annotations:
+            note = {"identifier": document.id, **note}
+        patients.setdefault(patient, []).append({"note": note, "annotation": record})
     bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
     _warn_left_out(path, left_out)
+
+
+def write_seed(documents: Iterable[Document], path: Path) -> None:
+    """Patient bundles for the NLP Sandbox's seeding script: an annotation without a confidence gets 100."""
+    write_bundles(documents, path, confidence=100)
 
 
 def write_response(documents: Iterable[Document], path: Path) -> None:
@@ -501,4 +541,11 @@ register(
     "sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write, reads_labels=True
 )
 register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles, reads_labels=True)
+register(
+    "sandbox-seed",
+    "NLP Sandbox patient bundles for its seeding script (push_dataset.py): confidence 100 where none",
+    read,
+    write_seed,
+    reads_labels=True,
+)
 register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response, reads_labels=True)

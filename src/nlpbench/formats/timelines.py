@@ -29,8 +29,9 @@ from pathlib import Path
 
 import msgspec
 
-from nlpbench.errors import InputError, InputWarning
-from nlpbench.model import Timeline, TimelineTuple
+from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.formats import jsonstream
+from nlpbench.model import TIMELINE_LABELS, Timeline, TimelineTuple
 from nlpbench.registry import Registry
 
 
@@ -41,14 +42,43 @@ def read(path: Path) -> Iterator[Timeline]:
 
 
 def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
-    """The tuples of each patient of a timeline JSON file, in file order."""
+    """The tuples of each patient of a timeline JSON file, in file order.
+
+    Tuples whose label is not a ChemoTimelines label are kept, and counted in a warning.
+    """
     data = Path(path).read_bytes()
     try:
-        return msgspec.json.decode(data, type=dict[str, tuple[TimelineTuple, ...]])
+        patients = jsonstream.decode(data, path, type=dict[str, tuple[TimelineTuple, ...]])
     except msgspec.ValidationError:  # JSON, but not timelines: say where
         raise _first_problem(data, path) from None
-    except msgspec.DecodeError as error:
-        raise InputError(f"not JSON: {error}", path) from None
+    labels = _Labels(path)
+    for patient, tuples in patients.items():
+        labels.check(patient, tuples)
+    labels.report()
+    return patients
+
+
+class _Labels:
+    """Counts tuples whose label is none of :data:`~nlpbench.model.TIMELINE_LABELS` (in any case)."""
+
+    def __init__(self, path: Path):
+        self.path, self.count, self.first = path, 0, ""
+
+    def check(self, patient: str, tuples: tuple[TimelineTuple, ...]) -> None:
+        for number, item in enumerate(tuples):
+            if item.label.lower() not in TIMELINE_LABELS:
+                if not self.count:
+                    self.first = f"patient {shorten(patient)}, tuple {number}: {excerpt(item.label)}"
+                self.count += 1
+
+    def report(self) -> None:
+        if self.count:
+            warnings.warn(
+                f"{self.path}: {self.count} tuples whose label is not {', '.join(TIMELINE_LABELS)}: they match no "
+                f"tuple of another label (first: {self.first})",
+                InputWarning,
+                stacklevel=3,
+            )
 
 
 class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
@@ -66,21 +96,26 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
 
     def __init__(self, path: Path):
         self.path = path
+        self.labels = _Labels(path)
         data = Path(path).read_bytes()
         try:
-            self._raw = _PATIENTS.decode(data)
+            self._raw = jsonstream.decode(data, path, type=dict[str, msgspec.Raw])
         except msgspec.ValidationError:  # JSON, but no object
             raise _first_problem(data, path) from None
-        except msgspec.DecodeError as error:
-            raise InputError(f"not JSON: {error}", path) from None
 
     def __getitem__(self, patient: str) -> tuple[TimelineTuple, ...]:
         raw = self._raw[patient]
         try:
-            return _TUPLES.decode(raw)
+            tuples = _TUPLES.decode(raw)
         except msgspec.ValidationError:  # JSON, but not a timeline: say where
-            problem = _patient_problem(patient, json.loads(bytes(raw)), self.path)
-            raise problem or InputError("not a timeline", self.path, f"patient {patient}") from None
+            problem = _patient_problem(patient, msgspec.json.decode(raw), self.path)
+            raise problem or InputError("not a timeline", self.path, f"patient {shorten(patient)}") from None
+        self.labels.check(patient, tuples)
+        return tuples
+
+    def report(self) -> None:
+        """Warn about the tuples of unknown labels among the patients looked up so far."""
+        self.labels.report()
 
     def __contains__(self, patient: object) -> bool:
         return patient in self._raw
@@ -96,13 +131,12 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
         return len(self._raw)
 
 
-_PATIENTS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _TUPLES = msgspec.json.Decoder(tuple[TimelineTuple, ...])
 
 
 def _first_problem(data: bytes, path: Path) -> InputError:
     """What is wrong with a JSON file that is not {patient: [[chemo, label, date], …]}, and where."""
-    timelines = json.loads(data)
+    timelines = jsonstream.decode(data, path)
     if not isinstance(timelines, dict):
         return InputError("a timeline file holds one JSON object {patient: [[chemo, label, date], …]}", path)
     for patient, tuples in timelines.items():
@@ -115,11 +149,11 @@ def _first_problem(data: bytes, path: Path) -> InputError:
 def _patient_problem(patient: str, tuples: object, path: Path) -> InputError | None:
     """What is wrong with one patient's timeline, if it is not [[chemo, label, date], …]."""
     if not isinstance(tuples, list):
-        return InputError("a timeline is a list of [chemo, label, date]", path, f"patient {patient}")
+        return InputError("a timeline is a list of [chemo, label, date]", path, f"patient {shorten(patient)}")
     for number, item in enumerate(tuples):
         if not (isinstance(item, list) and len(item) == 3 and all(isinstance(field, str) for field in item)):
-            where = f"patient {patient}, tuple {number}"
-            return InputError(f"{json.dumps(item)} is not [chemo, label, date] of three strings", path, where)
+            where = f"patient {shorten(patient)}, tuple {number}"
+            return InputError(f"{shorten(json.dumps(item))} is not [chemo, label, date] of three strings", path, where)
     return None
 
 
@@ -135,7 +169,7 @@ def write(timelines: Iterable[Timeline], path: Path) -> None:
 def read_ids(path: Path) -> list[str]:
     """The ids of an id file, one per line, as eval_timeline.py reads them (a blank line is ``""``)."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return [line.splitlines()[0] for line in handle]
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
@@ -214,7 +248,7 @@ def _summarise_rows(path: Path) -> _Summary:
     reasons = (_NO_RELATION, _NOT_CALENDAR, _REPEATED, _GENERIC, _CONFLICT)
     summary = _Summary({}, set(), {}, {}, dict.fromkeys(reasons, 0))
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
             rows = csv.reader(handle, delimiter="\t")
             header = next(rows, None)
             if header is None:
@@ -228,6 +262,8 @@ def _summarise_rows(path: Path) -> _Summary:
                     _summarise_row(row, len(header), column, summary, path, f"line {number}")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+    except csv.Error as error:
+        raise InputError(f"not tab-separated values ({error})", path) from None
     return summary
 
 
@@ -255,7 +291,9 @@ def _summarise_row(
             raise InputError(f"empty {name} cell", path, where)
     note = annotation_id.split("@")
     if len(note) < 2:
-        raise InputError(f"chemo_annotation_id {annotation_id!r} names no note (<n>@e@<note>@system)", path, where)
+        raise InputError(
+            f"chemo_annotation_id {excerpt(annotation_id)} names no note (<n>@e@<note>@system)", path, where
+        )
     patient = note[-2].split("_")[0]
     chemo, date = chemo.lower(), timex.lower()
     date = date.split("t")[0]

@@ -100,7 +100,7 @@ class Document:
             covered = annotation.span.covered_text(self.text)
             if annotation.text is not None and annotation.text != covered:
                 return (
-                    f"{name} ({annotation.label}) at {annotation.start}-{annotation.end}: "
-                    f"text {annotation.text!r} differs from the note's {covered!r}"
+                    f"{name} ({annotation.label}) at {annotation.start}-{annotation.end}: its text "
+                    f"({len(annotation.text)} characters) differs from the note's ({len(covered)} characters)"
                 )
         return None

@@ -27,13 +27,20 @@ if TYPE_CHECKING:
 _KEY_COLUMNS = ("metric", "label", "average")
 
 
+_INTERVAL_ENDS = ("_ci_low", "_ci_high")
+
+
 def columns(rows: list[Row]) -> list[str]:
-    """Every key of the rows, key columns first, the rest in order of first appearance."""
+    """Every key of the rows, key columns first, the rest in order of first appearance.
+
+    An interval's ends (``f1_ci_low``, ``f1_ci_high``) have no column of their
+    own: :func:`score_cell` shows them in their value's cell.
+    """
     seen: dict[str, None] = {}
     for row in rows:
         seen.update(dict.fromkeys(row))
     keys = [k for k in _KEY_COLUMNS if k in seen]
-    return keys + [k for k in seen if k not in _KEY_COLUMNS]
+    return keys + [k for k in seen if k not in _KEY_COLUMNS and not k.endswith(_INTERVAL_ENDS)]
 
 
 def cell(value: Any) -> str:
@@ -46,8 +53,11 @@ def cell(value: Any) -> str:
 
 def score_cell(row: Row, key: str) -> str:
     """A score row's cell: ``nan`` where the row holds None as a value (not as its label or average), blank where
-    it has no such column."""
-    return "nan" if key not in _KEY_COLUMNS and key in row and row[key] is None else cell(row.get(key))
+    it has no such column; a value with an interval is followed by it, ``0.8571 [0.8, 1]``."""
+    shown = "nan" if key not in _KEY_COLUMNS and key in row and row[key] is None else cell(row.get(key))
+    if f"{key}_ci_low" in row:
+        shown += f" [{cell(row[f'{key}_ci_low'])}, {cell(row[f'{key}_ci_high'])}]"
+    return shown
 
 
 def _plain_cell(row: Row, key: str) -> str:
@@ -169,7 +179,11 @@ def to_table(report: Report, width: int | None = None) -> str:
     console = _plain_console(width or 120)
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
-    console.print(_rich_table(f"{report.task} · profile {report.profile}", overall, score_cell))
+    title = f"{report.task} · profile {report.profile}"
+    if "ci" in report.inputs:
+        settings = report.inputs["ci"]
+        title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
+    console.print(_rich_table(title, overall, score_cell))
     if sliced:
         console.print(_rich_table("by label", sliced, score_cell))
     if report.errors:

@@ -12,6 +12,7 @@ from the leave-one-document-out values θ₍ᵢ₎ — the same definitions as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,10 +57,21 @@ def check_counts(counts: np.ndarray, statistic: Statistic) -> np.ndarray:
     return counts
 
 
-def bootstrap_distribution(counts: np.ndarray, statistic: Statistic, resamples: int, seed: int) -> np.ndarray:
-    """θ of ``resamples`` bootstrap resamples of the rows of ``counts``."""
-    rng = np.random.default_rng(seed)
-    return np.concatenate([statistic.compute(sums) for sums in bootstrap_sums(counts, resamples, rng)])
+def bootstrap_distributions(
+    tables: Sequence[np.ndarray], statistics: Sequence[Statistic], resamples: int, seed: int
+) -> list[np.ndarray]:
+    """θ of each (table, statistic) pair over the same ``resamples`` resamples of their common rows.
+
+    The tables are laid side by side, so each resample's weights are drawn
+    once for every value: the drawing, not the sums, is what costs.
+    """
+    stacked = np.hstack(tables)
+    edges = np.cumsum([0, *(table.shape[1] for table in tables)])
+    values: list[list[np.ndarray]] = [[] for _ in statistics]
+    for sums in bootstrap_sums(stacked, resamples, np.random.default_rng(seed)):
+        for i, statistic in enumerate(statistics):
+            values[i].append(statistic.compute(sums[:, edges[i] : edges[i + 1]]))
+    return [np.concatenate(found) for found in values]
 
 
 def bootstrap_interval(
@@ -72,22 +84,40 @@ def bootstrap_interval(
     seed: int = 0,
 ) -> Interval:
     """The ``confidence`` interval of ``statistic`` over documents (rows of ``counts``)."""
+    return bootstrap_intervals(
+        [(counts, statistic)], confidence=confidence, resamples=resamples, method=method, seed=seed
+    )[0]
+
+
+def bootstrap_intervals(
+    pairs: Sequence[tuple[np.ndarray, Statistic]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    method: Method = "bca",
+    seed: int = 0,
+) -> list[Interval]:
+    """The interval of each (counts, statistic) pair; their rows are the same documents, resampled together."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
     if method not in ("percentile", "bca"):
         raise ValueError(f"unknown interval method {method!r}; known: bca, percentile")
-    counts = check_counts(counts, statistic)
-    estimate = float(statistic.compute(counts.sum(axis=0)))
-    values = bootstrap_distribution(counts, statistic, resamples, seed)
+    tables = [check_counts(counts, statistic) for counts, statistic in pairs]
+    statistics = [statistic for _, statistic in pairs]
+    distributions = bootstrap_distributions(tables, statistics, resamples, seed)
     alpha = (1 - confidence) / 2
-    quantiles = np.array([alpha, 1 - alpha])
-    if method == "bca":
-        quantiles = _bca_quantiles(values, estimate, statistic.compute(leave_one_out_sums(counts)), quantiles)
-    if np.isnan(quantiles).any():  # every resample equal: the interval is the point
-        low = high = estimate
-    else:
-        low, high = np.quantile(values, quantiles)
-    return Interval(estimate, float(low), float(high), confidence, method, resamples)
+    intervals = []
+    for counts, statistic, values in zip(tables, statistics, distributions, strict=True):
+        estimate = float(statistic.compute(counts.sum(axis=0)))
+        quantiles = np.array([alpha, 1 - alpha])
+        if method == "bca":
+            quantiles = _bca_quantiles(values, estimate, statistic.compute(leave_one_out_sums(counts)), quantiles)
+        if np.isnan(quantiles).any():  # every resample equal: the interval is the point
+            low = high = estimate
+        else:
+            low, high = np.quantile(values, quantiles)
+        intervals.append(Interval(estimate, float(low), float(high), confidence, method, resamples))
+    return intervals
 
 
 def _bca_quantiles(values: np.ndarray, estimate: float, jackknife: np.ndarray, quantiles: np.ndarray) -> np.ndarray:

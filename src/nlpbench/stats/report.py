@@ -6,6 +6,8 @@ carry:
 
 - ``tp``/``fp``/``fn`` rows (spans, NER, linking, relations, CodiEsp X, the
   timelines' micro row): precision, recall and F1 of the summed counts;
+- ``cor``/``par``/``actual``/``possible`` rows (NER, SemEval 2013): precision
+  (COR + ½·PAR) / ACTUAL, recall (COR + ½·PAR) / POSSIBLE and their F1;
 - ``recall_num``/``recall_den``/``precision_num``/``precision_den`` rows
   (coreference): R, P and F1 from the summed numerators and denominators, and
   the CoNLL score from the MUC, B³ and CEAFe rows;
@@ -26,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nlpbench.errors import InputError
 from nlpbench.report.model import Report, Row
-from nlpbench.stats.statistics import COREF_COLUMNS, PRF_COLUMNS, STATISTICS, Statistic
+from nlpbench.stats.statistics import COREF_COLUMNS, PRF_COLUMNS, SEMEVAL_COLUMNS, STATISTICS, Statistic
 
 _SLICE_KEYS = ("label", "average", "document")
 _VALUES = ("precision", "recall", "f1")
@@ -118,6 +121,10 @@ def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, S
         for field, name in _COREF_VALUES.items():
             if field in row:
                 yield field, STATISTICS.get(name), [(own, [_field(c) for c in COREF_COLUMNS])]
+    elif own and _has(row, SEMEVAL_COLUMNS) and _has(own[0], SEMEVAL_COLUMNS):
+        for field in _VALUES:
+            if field in row:
+                yield field, STATISTICS.get(f"semeval_{field}"), [(own, [_field(c) for c in SEMEVAL_COLUMNS])]
     elif metric == "conll" and all(by_metric.get(part) for part in _CONLL_PARTS):
         yield "f1", STATISTICS.get("conll"), [(by_metric[p], [_field(c) for c in COREF_COLUMNS]) for p in _CONLL_PARTS]
     elif metric == "blanc" and all(by_metric.get(f"blanc:{part}") for part in _BLANC_PARTS):
@@ -188,21 +195,20 @@ def with_intervals(
     where a profile's arithmetic (rounding, say) makes the row's value differ
     from that statistic, a warning says so.
     """
-    from nlpbench.stats.bootstrap import bootstrap_interval
+    from nlpbench.stats.bootstrap import bootstrap_intervals
 
     found = derivations(report)
     if not found:
-        raise ValueError("the report has no per-document counts that its scores are computed from")
+        raise InputError(f"--ci: no score of {report.task} is computed from per-document counts")
+    intervals = bootstrap_intervals(
+        [(derivation.counts, derivation.statistic) for derivation in found],
+        confidence=confidence,
+        resamples=resamples,
+        method=method,
+        seed=seed,
+    )
     rows = {(group_of(row), row["metric"]): row for row in overall_rows(report)}
-    for derivation in found:
-        interval = bootstrap_interval(
-            derivation.counts,
-            derivation.statistic,
-            confidence=confidence,
-            resamples=resamples,
-            method=method,
-            seed=seed,
-        )
+    for derivation, interval in zip(found, intervals, strict=True):
         row = rows[derivation.group, derivation.metric]
         row[f"{derivation.field}_ci_low"], row[f"{derivation.field}_ci_high"] = interval.low, interval.high
     unit = "patients" if report.task == "timelines" else "documents"

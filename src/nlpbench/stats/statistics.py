@@ -88,6 +88,28 @@ def conll(sums: np.ndarray) -> np.ndarray:
     return sum(coref_f1(sums[..., 4 * i : 4 * i + 4]) for i in range(3)) / 3
 
 
+SEMEVAL_COLUMNS = ("cor", "par", "actual", "possible")
+
+
+def _semeval_found(sums: np.ndarray) -> np.ndarray:
+    return sums[..., 0] + 0.5 * sums[..., 1]
+
+
+@_register("semeval_precision", SEMEVAL_COLUMNS, "(COR + ½·PAR) / ACTUAL")
+def semeval_precision(sums: np.ndarray) -> np.ndarray:
+    return _ratio(_semeval_found(sums), sums[..., 2])
+
+
+@_register("semeval_recall", SEMEVAL_COLUMNS, "(COR + ½·PAR) / POSSIBLE")
+def semeval_recall(sums: np.ndarray) -> np.ndarray:
+    return _ratio(_semeval_found(sums), sums[..., 3])
+
+
+@_register("semeval_f1", SEMEVAL_COLUMNS, "2·P·R / (P + R) from the SemEval precision and recall")
+def semeval_f1(sums: np.ndarray) -> np.ndarray:
+    return _harmonic(semeval_recall(sums), semeval_precision(sums))
+
+
 @_register("mean", ("sum", "count"), "Σ value / number of documents (MAP: mean of per-document average precision)")
 def mean(sums: np.ndarray) -> np.ndarray:
     return _ratio(sums[..., 0], sums[..., 1])

@@ -30,11 +30,11 @@ from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
 TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
 SLACK = 10
-_SHOWN = 5
 #: Largest key space whose distinct keys are found by marking a table (bytes); larger ones are sorted.
 _TABLE = 1 << 26
 
@@ -156,7 +156,7 @@ class _Sides:
                 if self.profile.map_over_predicted and ranked
                 else "they score 0"
             )
-            notes.append(f"{len(missing)} gold documents have no valid prediction: {consequence}: {_listed(missing)}")
+            notes.append(f"{len(missing)} gold documents have no valid prediction: {consequence}: {listed(missing)}")
         unknown = sorted(self.pred - self.gold)
         if unknown:
             consequence = (
@@ -164,7 +164,7 @@ class _Sides:
                 if self.profile.score_unknown_documents
                 else "not scored"
             )
-            notes.append(f"{len(unknown)} predicted documents are not in the gold, {consequence}: {_listed(unknown)}")
+            notes.append(f"{len(unknown)} predicted documents are not in the gold, {consequence}: {listed(unknown)}")
         return notes
 
 
@@ -381,12 +381,12 @@ def _code_notes(
     if invalid:
         removed = "were removed before ranking" if ranked else "were not scored"
         notes.append(
-            f"{invalid.total()} predicted codes are in no valid-code list and {removed}: {_listed(sorted(invalid))}"
+            f"{invalid.total()} predicted codes are in no valid-code list and {removed}: {listed(sorted(invalid))}"
         )
     outside = sorted({code for codes in gold_codes for code in codes if code not in valid})
     if outside:
         notes.append(f"{len(outside)} gold codes are in no valid-code list, so no prediction can find them: "
-                     f"{_listed(outside)}")  # fmt: skip
+                     f"{listed(outside)}")  # fmt: skip
     return notes
 
 
@@ -401,7 +401,3 @@ def _unreachable_note(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
         f"{int(inverted.sum())} gold references list their pieces out of text order; spanned from the first listed "
         f"start to the last listed end they end before they start, so {unreachable} codes cannot be found"
     ]
-
-
-def _listed(items: list[str]) -> str:
-    return ", ".join(items[:_SHOWN]) + (", …" if len(items) > _SHOWN else "")

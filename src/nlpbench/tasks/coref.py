@@ -24,6 +24,7 @@ from nlpbench.profiles.coref import CorefProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
 Counts = CorefCounts | BlancCounts
 
@@ -177,8 +178,7 @@ def _warnings(tally: _Tally, profile: CorefProfile, remove_nested: bool, remove_
         (tally.unscored, "response documents not in the key, not scored"),
     ):
         if ids:
-            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-            messages.append(f"{what}: {len(ids)} ({shown})")
+            messages.append(f"{what}: {len(ids)} ({listed(ids)})")
     if not tally.totals:
         messages.append("the key has no documents: nothing was scored")
     if tally.removed:

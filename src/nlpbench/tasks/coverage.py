@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nlpbench.errors import shorten
+
 
 def listed(items: list[str], limit: int = 5) -> str:
     """The first ``limit`` items, comma-separated, with an ellipsis when there are more."""
-    return ", ".join(items[:limit]) + (", …" if len(items) > limit else "")
+    return ", ".join(shorten(item) for item in items[:limit]) + (", …" if len(items) > limit else "")
 
 
 @dataclass

@@ -258,7 +258,7 @@ def _located(
                 continue
             label = UNTYPED
         if span is None:
-            run.unfound[side].append(f"{doc_id} {mention.text!r}")
+            run.unfound[side].append(f"{doc_id} (a mention of {len(mention.text)} characters)")
             position = next(placeholders)
             span = (position, position)
         entities.append(Entity(span[0], span[1], label))

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from nlpbench import formats, profiles
-from nlpbench.errors import collected_warnings
+from nlpbench import profiles
+from nlpbench.errors import InputError, collected_warnings
+from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
@@ -33,6 +34,7 @@ from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
 NO_SUBTYPE = "(none)"
 BATCH = 2048
@@ -67,16 +69,19 @@ def score_sandbox(
     labels = {phi.name for phi in phis}
     only_gold: list[str] = []
     only_pred: list[str] = []
+    misfits: list[str] = []
     failure = _OfficialFailure(chosen)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = formats.get(gold_format).read(Path(gold), labels=labels)
-        pred_docs = formats.get(pred_format).read(Path(pred), labels=labels)
+        gold_docs = datanode.documents(gold, gold_format, labels=labels)
+        pred_docs = datanode.documents(pred, pred_format, labels=labels)
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             failure.check(gold_doc, pred_doc)
             if gold_doc is None:
                 only_pred.append(doc_id)
             elif pred_doc is None:
                 only_gold.append(doc_id)
+            elif gold_doc.text is not None:
+                misfits += _misfits(gold_doc.text, pred_doc.annotations, pred)
             gold_by, pred_by = _by_label(gold_doc), _by_label(pred_doc)
             for run in runs:
                 run.add(doc_id, gold_by and gold_by.get(run.phi.name, []), pred_by and pred_by.get(run.phi.name, []))
@@ -84,7 +89,7 @@ def score_sandbox(
                 on_document(doc_id)
         for run in runs:
             run.flush()
-    messages = _side_warnings(only_gold, only_pred) + failure.warnings(gold, pred)
+    messages = _side_warnings(only_gold, only_pred, misfits) + failure.warnings(gold, pred)
     for run in runs:
         if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
             run.drop("type")
@@ -120,12 +125,31 @@ def _by_label(document: Document | None) -> dict[str, list[Annotation]] | None:
     return grouped
 
 
-def _side_warnings(only_gold: list[str], only_pred: list[str]) -> list[str]:
+def _misfits(text: str, pred: list[Annotation], source: Path | str) -> list[str]:
+    """Refuse a prediction past the end of the gold note's text; name those whose text differs from it.
+
+    Messages name the note, offsets and lengths, never the text (it is PHI).
+    """
+    found = []
+    for annotation in pred:
+        where = f"note {annotation.doc_id}, annotation at {annotation.start}-{annotation.end}"
+        if annotation.end > len(text):
+            raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", source, where)
+        if annotation.text is not None and annotation.text != annotation.span.covered_text(text):
+            found.append(f"{where} ({len(annotation.text)} characters)")
+    return found
+
+
+def _side_warnings(only_gold: list[str], only_pred: list[str], misfits: list[str]) -> list[str]:
     messages = []
     for side, ids in (("gold", only_gold), ("prediction", only_pred)):
         if ids:
-            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-            messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {shown}")
+            messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {listed(ids)}")
+    if misfits:
+        messages.append(
+            f"{len(misfits)} predicted annotations whose text differs from what the gold note's text "
+            f"covers at their offsets, scored by their offsets (first: {misfits[0]})"
+        )
     return messages
 
 

@@ -15,13 +15,13 @@ says which mode each script version printed it in) and one ``patient`` row per s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from nlpbench import profiles
-from nlpbench.errors import InputError, InputWarning, collected_warnings
+from nlpbench.errors import InputError, InputWarning, collected_warnings, shorten
 from nlpbench.formats import timelines as timeline_format
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.timelines import (
@@ -33,13 +33,13 @@ from nlpbench.metrics.timelines import (
     timeline_values,
 )
 from nlpbench.metrics.timex import Mode, TimexError
-from nlpbench.model import TimelineTuple
 from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed
 
-Timelines = Mapping[str, tuple[TimelineTuple, ...]]
+Timelines = timeline_format.PatientTimelines
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,8 @@ def _score_files(
         if patient not in scored or patient not in predicted:
             inputs.gold[patient]  # read and checked, as every patient is, though not scored
     _pairing_warnings(inputs, scored, tally)
+    for timelines in (inputs.gold, inputs.pred):
+        timelines.report()
     patients = {"ids": len(inputs.ids), "gold": len(inputs.gold), "predicted": len(inputs.pred)}
     return tally, {**patients, "scored": len(tally.all_values)}
 
@@ -200,7 +202,7 @@ def _listed(ids: list[str], path: Path | None) -> list[str]:
         if not patient.strip():
             continue
         if patient in seen:
-            raise InputError(f"patient {patient} is listed twice, on lines {seen[patient]} and {number}", path)
+            raise InputError(f"patient {shorten(patient)} is listed twice, on lines {seen[patient]} and {number}", path)
         seen[patient] = number
     return list(seen)
 
@@ -223,13 +225,15 @@ def _score_patient(patient: str, inputs: _Inputs, paths: _Paths, rules: Timeline
     try:
         gold = inputs.gold[patient]
     except KeyError:
-        raise InputError(f"patient {patient} is listed in the gold ids but has no gold timeline", paths.gold) from None
+        raise InputError(
+            f"patient {shorten(patient)} is listed in the gold ids but has no gold timeline", paths.gold
+        ) from None
     predicted = inputs.pred[patient]
     try:
         counts = timeline_counts(gold, predicted, rules)
     except TimexError as error:
         path = paths.gold if error.side == "gold" else paths.pred
-        raise InputError(str(error), path, f"patient {patient}") from None
+        raise InputError(str(error), path, f"patient {shorten(patient)}") from None
     values = patient_values(counts, len(gold), script_arithmetic=rules.script_arithmetic)
     tally.counts.append(counts)
     tally.all_values.append(values)
@@ -289,24 +293,20 @@ def _note(message: str) -> None:
     warnings.warn(message, InputWarning, stacklevel=3)
 
 
-def _listing(items: list[str]) -> str:
-    return ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
-
-
 def _pairing_warnings(inputs: _Inputs, scored: set[str], tally: _Tally) -> None:
     """Name the patients that eval_timeline.py leaves out without a word."""
     gold, predicted = inputs.gold.keys(), inputs.pred.keys()
     unscored = sorted(patient for patient in scored if patient in gold and patient not in predicted)
     if unscored:
-        _note(f"{len(unscored)} gold patients have no prediction and are not scored: {_listing(unscored)}")
+        _note(f"{len(unscored)} gold patients have no prediction and are not scored: {listed(unscored)}")
     if inputs.gold_ids is None and tally.skipped:
-        _note(f"{len(tally.skipped)} predicted patients are not in the gold and not scored: {_listing(tally.skipped)}")
+        _note(f"{len(tally.skipped)} predicted patients are not in the gold and not scored: {listed(tally.skipped)}")
 
 
 def _reference_warning(rules: TimelineRules, reference: date) -> None:
     shown = [f"{value!r} as {point:%Y-%m-%d}" for value, point in rules.scale.completed.items()]
     _note(
         f"dates completed from the reference date {reference.isoformat()}, as eval_timeline.py completes a date "
-        f"without day, month or year from the day it runs ({len(shown)} in all): {_listing(shown)}; "
+        f"without day, month or year from the day it runs ({len(shown)} in all): {listed(shown)}; "
         "their comparisons can change with --reference-date"
     )
