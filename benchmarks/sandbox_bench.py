@@ -15,7 +15,8 @@ grows with the number of notes. nlpsandbox-client must be installed
 ``--one-pass`` instead times ``-t all`` (the five types in one pass over the
 files) against one type alone and the five single-type commands, and checks
 that its rows are those of the single-type runs and (``--reference``) of
-nlpsandbox-client.
+nlpsandbox-client; ``--rounds N`` then runs ``-t all`` and ``-t location`` in
+turn N times and prints the medians and the ratio.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,8 +156,8 @@ def generate(path_gold: Path, path_pred: Path, notes: int, seed: int) -> None:
         pred_file.write("\n]\n")
 
 
-def measure(command: list[str]) -> tuple[float, float, str]:
-    """Run a command; its wall seconds, peak RSS in MiB and standard output."""
+def measure(command: list[str]) -> tuple[float, float, str, float]:
+    """Run a command; its wall seconds, peak RSS in MiB, standard output and CPU seconds (user + system)."""
     with tempfile.TemporaryFile(mode="w+") as out:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
@@ -164,7 +166,7 @@ def measure(command: list[str]) -> tuple[float, float, str]:
         if status:
             raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read()}")
         out.seek(0)
-        return seconds, usage.ru_maxrss / 1024, out.read()
+        return seconds, usage.ru_maxrss / 1024, out.read(), usage.ru_utime + usage.ru_stime
 
 
 def nlpbench_command(gold: Path, pred: Path, annotation_type: str) -> list[str]:
@@ -196,18 +198,41 @@ def one_pass(gold: Path, pred: Path, with_reference: bool) -> None:
     """``-t all`` against each type alone: time, and the same rows."""
     print("| command | seconds | peak MiB | identical rows |")
     print("|---|---|---|---|")
-    all_s, all_mb, all_out = measure(nlpbench_command(gold, pred, "all"))
+    all_s, all_mb, all_out, _ = measure(nlpbench_command(gold, pred, "all"))
     singles = 0.0
     for annotation_type, reference_class in REFERENCE_CLASSES.items():
-        seconds, peak, out = measure(nlpbench_command(gold, pred, annotation_type))
+        seconds, peak, out, _ = measure(nlpbench_command(gold, pred, annotation_type))
         singles += seconds
         same = nlpbench_rows(out) == nlpbench_rows(all_out, annotation_type)
         if with_reference:
-            _, _, ref_out = measure([sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)])
+            _, _, ref_out, _ = measure([sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)])
             same = same and nlpbench_values(all_out, annotation_type) == reference_values(ref_out)
         print(f"| -t {annotation_type} | {seconds:.1f} | {peak:.0f} | {'yes' if same else 'NO'} |")
     print(f"| five -t commands | {singles:.1f} | | |")
     print(f"| -t all (one pass) | {all_s:.1f} | {all_mb:.0f} | |")
+
+
+def alternate(gold: Path, pred: Path, rounds: int, one: str = "location") -> None:
+    """``-t all`` and ``-t one`` run in turn ``rounds`` times: the median wall and CPU seconds and their ratios.
+
+    On a shared machine wall time follows the load; CPU time (user + system of the
+    command) and a ratio of two commands run side by side follow it much less.
+    """
+    times: dict[str, list[tuple[float, float]]] = {"all": [], one: []}
+    for _ in range(rounds):
+        for annotation_type in times:
+            seconds, _, _, cpu = measure(nlpbench_command(gold, pred, annotation_type))
+            times[annotation_type].append((seconds, cpu))
+    print(f"\nalternating -t all and -t {one}, {rounds} rounds, load average {os.getloadavg()[0]:.1f}:\n")
+    print("| command | median wall s | median CPU s |")
+    print("|---|---|---|")
+    medians = {
+        name: [statistics.median(column) for column in zip(*pairs, strict=True)] for name, pairs in times.items()
+    }
+    for name, (wall, cpu) in medians.items():
+        print(f"| -t {name} | {wall:.2f} | {cpu:.2f} |")
+    wall_ratio, cpu_ratio = (a / b for a, b in zip(medians["all"], medians[one], strict=True))
+    print(f"| ratio all / {one} | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |")
 
 
 def reference_values(output: str) -> dict[str, tuple]:
@@ -232,6 +257,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--one-pass", action="store_true", help="time -t all against single types")
     parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
+    parser.add_argument("--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
@@ -241,13 +267,15 @@ def main() -> None:
     print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
     if args.one_pass:
         one_pass(gold, pred, args.reference)
+        if args.rounds:
+            alternate(gold, pred, args.rounds)
         return
     print("| annotation type | nlpbench s | nlpbench MiB | reference s | reference MiB | speed-up | identical |")
     print("|---|---|---|---|---|---|---|")
     totals = [0.0, 0.0]
     for annotation_type, reference_class in REFERENCE_CLASSES.items():
-        ours_s, ours_mb, ours_out = measure(nlpbench_command(gold, pred, annotation_type))
-        ref_s, ref_mb, ref_out = measure(
+        ours_s, ours_mb, ours_out, _ = measure(nlpbench_command(gold, pred, annotation_type))
+        ref_s, ref_mb, ref_out, _ = measure(
             [sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)]
         )
         same = nlpbench_values(ours_out) == reference_values(ref_out)
@@ -265,7 +293,7 @@ def main() -> None:
         generate(gold, pred, notes, args.seed)
         command = nlpbench_command(gold, pred, "location")
         command[command.index("json")] = "table"
-        seconds, peak, _ = measure(command)
+        seconds, peak, _, _ = measure(command)
         print(f"| {notes} | {seconds:.1f} | {peak:.0f} |")
 
 

@@ -110,7 +110,23 @@ def test_treebank_loads_without_the_rest_of_nltk():
 
 #: Spaces, line breaks, quotes and every character class some Treebank rule reacts to.
 SENTENCE_PIECES = st.sampled_from(
-    [*TREEBANK_PIECES, *'  \n\t"([<.:#', " \n ", "''", "``", "...", "x.", "'ll", "N'T", "Gimme", "3,36", ",b", " 't"]
+    [
+        *TREEBANK_PIECES,
+        *'  \n\t"([<.:#',
+        " \n ",
+        "''",
+        "``",
+        "...",
+        "x.",
+        "'ll",
+        "N'T",
+        "Gimme",
+        "3,36",
+        ",b",
+        " 't",
+        "a.b@c.org",
+        ".)",
+    ]
 )
 
 

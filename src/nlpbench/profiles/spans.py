@@ -44,6 +44,10 @@ _TREEBANK_TOUCHES = re.compile(
 #: other touch (and no period to end the text with) they are all that cuts it.
 _PADDED = re.compile(r"[;@#$%&?!()\[\]{}<>]")
 _BEYOND_PADDING = re.compile(r"""["'`:,]|--|\.\.\.|(?i:cannot|gimme|gonna|gotta|lemme|wanna|whaddya|whatcha)""")
+#: Where Treebank's end-of-text period rule can cut a word with no other touch: a period
+#: followed only by closing brackets and whitespace (a period inside, as in an e-mail
+#: address, is left alone).
+_FINAL_PERIOD = re.compile(r"\.[\])}>]*\s*$")
 
 
 def treebank_tokens(text: str) -> list[str]:
@@ -74,7 +78,7 @@ def _word_tokens(word: str, opens_text: bool, ends_text: bool) -> tuple[str, ...
     """The Treebank tokens of one word (it may hold line breaks or tabs) in its place in a text."""
     if not _TREEBANK_TOUCHES.search(word):
         return tuple(word.split())
-    if not _BEYOND_PADDING.search(word) and not (ends_text and "." in word):
+    if not _BEYOND_PADDING.search(word) and not (ends_text and _FINAL_PERIOD.search(word)):
         return tuple(_PADDED.sub(r" \g<0> ", word).split())
     tokens = _treebank().tokenize(("" if opens_text else " ") + word + ("" if ends_text else " a"))
     return tuple(tokens if ends_text else tokens[:-1])
