@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import socket
 import subprocess
@@ -50,7 +51,8 @@ def test_annotate_command_gives_what_the_same_tool_started_normally_gives(cli, t
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"{sandboxed}: wrote 3 notes, ")
     assert "nlpbench-phi-annotator" in result.stderr
-    assert "Uvicorn running" in (tmp_path / "sandboxed.json.tool.log").read_text()  # the tool's output, in its log
+    log = (tmp_path / "sandboxed.json.tool.log").read_text()
+    assert "Application startup complete" in log  # the tool's output, in its log
     assert {process.pid for process in psutil.Process().children(recursive=True)} <= before  # nothing left running
 
     with socket.socket() as probe:
@@ -87,3 +89,39 @@ def test_tool_and_command_are_one_of_the_two(cli, tmp_path):
     for result in (both, neither):
         assert result.exit_code == 2
         assert result.stderr == 'nlpbench: error: give the tool as --tool URL or as --command "…", one of the two\n'
+
+
+#: The baseline PHI tool, which starts holding 400 MiB once validation's five probe requests are done.
+GROWING_TOOL = """\
+import os, uvicorn
+from nlpbench.annotators import REGISTRY
+from nlpbench.api.tool import create_app
+
+app = create_app(REGISTRY.get("phi")())
+held, posts = [], []
+
+@app.middleware("http")
+async def grow(request, call_next):
+    if request.method == "POST":
+        posts.append(1)
+        if len(posts) > 6:
+            held.extend(bytearray(b"x" * 2**20) for _ in range(400))
+    return await call_next(request)
+
+uvicorn.run(app, host="0.0.0.0", port=int(os.environ["PORT"]), log_level="warning")
+"""
+
+
+def test_a_tool_killed_at_its_memory_limit_mid_run_is_named_with_the_reason(cli, tmp_path, monkeypatch):
+    from nlpbench.runner import sandbox
+
+    monkeypatch.setattr(sandbox, "Limits", functools.partial(sandbox.Limits, memory_bytes=300 * 2**20))
+    script = tmp_path / "growing.py"
+    script.write_text(GROWING_TOOL)
+    out = tmp_path / "out.json"
+    args = ("annotate", "--notes", write_notes(tmp_path), "--out", out, "--concurrency", "1", "--retries", "1")
+    result = cli(*args, "--command", f"{sys.executable} {script}")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("nlpbench: error: http://tool/api/v1: POST /")
+    assert "(the tool exceeded its memory limit of 300 MiB; its output is in " in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()

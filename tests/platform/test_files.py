@@ -10,6 +10,7 @@ from tests.cli.test_score_codiesp import GOLD_D, PRED_D
 from tests.cli.test_score_coref import KEY, RESPONSE
 from tests.cli.test_score_ner import GOLD, PRED
 from tests.platform.test_worker import run_worker, shown, submit
+from tests.tasks.timeline_cases import case, case_files
 
 
 def test_ner_predictions_are_scored_against_the_registered_gold_with_per_document_counts(cli, nb, tmp_path):
@@ -50,7 +51,7 @@ def test_an_unreadable_prediction_file_is_invalid_with_one_line(nb, tmp_path):
     assert missing.exit_code == 2 and "no gold of task ner for dataset other: register one first" in missing.stderr
 
 
-@pytest.mark.parametrize("task", ["coref", "codiesp"])
+@pytest.mark.parametrize("task", ["coref", "codiesp", "timelines"])
 def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli, nb, tmp_path, task):
     if task == "coref":
         gold, pred = tmp_path / "key.conll", tmp_path / "response.conll"
@@ -58,6 +59,24 @@ def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli,
         pred.write_text(RESPONSE)
         register = ("--file", f"key={gold}")
         direct = cli("score", "coref", "--key", gold, "--response", pred, "--format", "json")
+    elif task == "timelines":
+        files = case_files(tmp_path, case("type_a_vs_type_b_mixture", "strict"))
+        pred = files.pred
+        register = ("--file", f"gold={files.gold}", "--file", f"all_ids={files.all_ids}", "--option", "mode=strict")
+        direct = cli(
+            "score",
+            "timelines",
+            "--gold",
+            files.gold,
+            "--pred",
+            pred,
+            "--all-ids",
+            files.all_ids,
+            "-m",
+            "strict",
+            "-f",
+            "json",
+        )
     else:
         gold, pred, codes = tmp_path / "gold.tsv", tmp_path / "pred.tsv", tmp_path / "codes.tsv"
         gold.write_text(GOLD_D)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 
@@ -214,12 +215,58 @@ def test_refused_at_once(nb, dataset, tool, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_a_command_fails_with_one_line_while_this_build_has_no_sandbox(nb, dataset):
-    submission = submit(nb, "--task", "date", "--dataset", "notes", "--command", "python -m some_tool")
+HUNGRY = """\
+import asyncio
+import uvicorn
+from nlpbench.api.tool import create_app
+from nlpbench.cli.serve import build_annotator
+
+app = create_app(build_annotator("date"))
+hoard = []
+
+
+async def hungry(scope, receive, send):
+    if scope["type"] == "http" and scope["path"].startswith("/api/v1/text"):
+        message = await receive()
+        if b"{last}" in message.get("body", b""):  # a note seen only after validation: grow until stopped
+            while True:
+                hoard.append(b"x" * 50 * 2**20)
+                await asyncio.sleep(0.05)
+
+        async def replay():
+            return message
+
+        return await app(scope, replay, send)
+    await app(scope, receive, send)
+
+
+uvicorn.run(hungry, host="127.0.0.1", port=8080, log_level="warning")
+"""
+
+
+def test_a_command_runs_in_the_sandbox_and_its_output_is_kept_for_organisers(nb, dataset):
+    command = f"{sys.executable} -m nlpbench serve -a date --port 8080 --log-level info"
+    submission = submit(nb, "--task", "date", "--dataset", "notes", "--command", command)
     run_worker(nb)
     data = shown(nb, submission)
-    assert data["status"] == "FAILED"
-    assert data["reason"] == "this nlpbench has no process sandbox (nlpbench.runner.sandbox): it cannot run commands"
+    assert data["status"] == "SCORED", data["reason"]
+    assert len(data["results"][0]["reproducibility"]["commandSha256"]) == 64
+    logs = json.loads(nb("submissions", "logs", submission, "--format", "json").stdout)
+    assert "POST /api/v1/textDateAnnotations" in logs["tool"]["output"]["content"]
+
+
+def test_a_command_over_its_memory_limit_ends_failed_saying_so(nb, dataset, tmp_path):
+    script = tmp_path / "hungry.py"
+    script.write_text(HUNGRY.replace("{last}", dataset[-1]))
+    assert (
+        nb("submissions", "queue", "default", "--tool-memory", "400", "--timeout", "5", "--retries", "1").exit_code == 0
+    )
+    submission = submit(nb, "--task", "date", "--dataset", "notes", "--command", f"{sys.executable} {script}")
+    run_worker(nb)
+    data = shown(nb, submission)
+    assert (data["status"], data["reason"]) == ("FAILED", "the tool exceeded its memory limit of 400 MiB"), data[
+        "reason"
+    ]
 
 
 def test_cancelled_while_annotating_the_worker_stops_at_its_next_heartbeat(nb, dataset, tool, db_url):

@@ -7,6 +7,7 @@ import json
 import socket
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -88,7 +89,7 @@ def test_a_tool_cannot_reach_the_host_or_the_outside(tmp_path, listener):
 def test_with_network_allowed_the_same_tool_reaches_the_host(tmp_path, listener):
     """The control: the connection above fails because of the sandbox, not because of the test."""
     command = tool_command(tmp_path, before="import socket\n" + CONNECT.format(port=listener))
-    limits = Limits(**{**QUICK.__dict__, "network": True})
+    limits = replace(QUICK, network=True)
     with started(tmp_path, command, limits, port=free_port()):
         results = json.loads((tmp_path / "work" / "network.json").read_text())
     assert results["host"] == "connected"
@@ -118,7 +119,7 @@ def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path):
             time.sleep(0.05)
     threading.Thread(target=grow, daemon=True).start()
     """
-    limits = Limits(**{**QUICK.__dict__, "memory_bytes": 96 * 2**20})
+    limits = replace(QUICK, memory_bytes=96 * 2**20)
     with started(tmp_path, tool_command(tmp_path, after=grow), limits) as tool:
         outcome = tool.wait(20)
     assert outcome is not None and outcome.limit == "memory"
@@ -134,7 +135,7 @@ def test_a_tool_exceeding_its_cpu_limit_is_killed_with_the_reason(tmp_path):
             pass
     threading.Thread(target=spin, daemon=True).start()
     """
-    limits = Limits(**{**QUICK.__dict__, "cpu_seconds": 1})
+    limits = replace(QUICK, cpu_seconds=1)
     with started(tmp_path, tool_command(tmp_path, after=spin), limits) as tool:
         outcome = tool.wait(20)
     assert outcome is not None and outcome.limit == "cpu"
@@ -148,7 +149,7 @@ children.append(subprocess.Popen(["sleep", "300"], start_new_session=True))
 
 
 def test_at_its_wall_time_limit_the_tool_and_all_its_children_are_killed(tmp_path):
-    limits = Limits(**{**QUICK.__dict__, "wall_seconds": 3})
+    limits = replace(QUICK, wall_seconds=3)
     with started(tmp_path, tool_command(tmp_path, before=FORK), limits) as tool:
         everything = [psutil.Process(tool.pid), *psutil.Process(tool.pid).children(recursive=True)]
         assert sum(process.name() == "sleep" for process in everything) == 3
@@ -167,7 +168,7 @@ def test_stopping_a_tool_ends_its_children_too(tmp_path):
 
 
 def test_a_tool_starting_too_many_processes_is_killed_with_the_reason(tmp_path):
-    limits = Limits(**{**QUICK.__dict__, "processes": 2})
+    limits = replace(QUICK, processes=2)
     later = 'threading.Timer(1, lambda: [subprocess.Popen(["sleep", "300"]) for _ in range(4)]).start()'
     with started(tmp_path, tool_command(tmp_path, after=later), limits) as tool:
         outcome = tool.wait(20)
@@ -188,7 +189,7 @@ def test_the_log_is_captured_and_capped(tmp_path):
     sys.stdout.write("x" * 100_000)
     sys.stdout.flush()
     """
-    limits = Limits(**{**QUICK.__dict__, "log_bytes": 10_000})
+    limits = replace(QUICK, log_bytes=10_000)
     with started(tmp_path, tool_command(tmp_path, before=noisy), limits) as tool:
         pass
     log = (tmp_path / "tool.log").read_bytes()
@@ -215,3 +216,10 @@ def test_a_tool_that_never_gets_ready_is_a_one_line_error_and_is_killed(tmp_path
         pass
     assert str(raised.value) == "the tool did not answer GET /api/v1/healthCheck within 1 s of starting"
     assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "297"] and _alive(p)]
+
+
+@pytest.mark.parametrize("command", ["kill -SEGV $$", "sh -c 'kill -SEGV $$'; exit $?"])
+def test_a_tool_killed_by_a_signal_is_named_by_it_directly_or_through_its_shell(tmp_path, command):
+    with pytest.raises(SandboxError) as raised, started(tmp_path, command):
+        pass
+    assert str(raised.value).endswith(": the tool was killed by SIGSEGV")

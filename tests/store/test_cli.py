@@ -9,6 +9,7 @@ import pytest
 
 from nlpbench.store import open_store
 from nlpbench.store import repository as repo
+from nlpbench.store.engine import head_revision
 
 SECRET = "Patient Chloe Price was seen on 12/26/2020."
 
@@ -22,9 +23,10 @@ def nb(cli, db_url):
 def test_db_upgrade_and_current(nb):
     assert "revision none (empty database)" in nb("db", "current").stdout
     upgraded = nb("db", "upgrade")
-    assert upgraded.exit_code == 0 and "upgraded from an empty database to revision 0001" in upgraded.stdout
-    assert "already at revision 0001" in nb("db", "upgrade").stdout
-    assert "revision 0001, up to date" in nb("db", "current").stdout
+    head = head_revision()  # the newest migration, whichever migrations are installed
+    assert upgraded.exit_code == 0 and f"upgraded from an empty database to revision {head}" in upgraded.stdout
+    assert f"already at revision {head}" in nb("db", "upgrade").stdout
+    assert f"revision {head}, up to date" in nb("db", "current").stdout
 
 
 def test_synth_into_store_then_list_show_export_reimport_delete(nb, tmp_path):
@@ -130,3 +132,29 @@ def test_a_bad_database_url_is_one_line(cli):
     result = cli("dataset", "list", "--db", "mysql://nobody@nowhere/db")
     assert result.exit_code == 2 and result.stderr.startswith("nlpbench: error: ")
     assert "unsupported database 'mysql'" in result.stderr
+
+
+def test_a_bad_span_in_a_format_without_text_is_caught_by_the_import(nb, tmp_path):
+    """Annotation records carry no text: the import checks each span against ``--text-dir``."""
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    records = []
+    for index in range(3):
+        (texts / f"n-{index}.txt").write_text(SECRET)
+        start = 30 if index == 1 else 32
+        date = {"start": start, "length": 10, "text": "12/26/2020", "confidence": 100}
+        records.append({"annotationSource": {"resourceSource": {"name": f"n-{index}"}}, "textDateAnnotations": [date]})
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(records))
+    args = ("dataset", "import", path, "--format", "sandbox", "--name", "records", "--text-dir", texts)
+    result = nb(*args)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"nlpbench: error: {path}: note n-1: annotation 0 (date) at 30-40: "
+        "its text (10 characters) differs from the note's at these offsets"
+    )
+    records[1]["textDateAnnotations"][0]["start"] = 32
+    path.write_text(json.dumps(records))
+    imported = nb(*args)
+    assert imported.exit_code == 0, imported.stderr
+    assert "3 notes of 3 patients" in imported.stdout and "3 gold annotations" in imported.stdout

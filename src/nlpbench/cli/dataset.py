@@ -90,6 +90,7 @@ def import_documents(
         digest = repo.content_hash(session, name)
         if subset:
             repo.content_hash(session, name + SUBSET_SUFFIX)
+    store.optimize()
     return Imported(summary, digest, subset_summary, left_out)
 
 
@@ -131,13 +132,20 @@ def _span_problem(document: Document) -> str | None:
     """The first annotation that does not fit the note, named by offsets and lengths (never by text)."""
     text = document.text or ""
     for index, annotation in enumerate(document.annotations):
-        name = annotation.id or f"annotation {index}"
-        where = f"{name} ({annotation.label}) at {annotation.start}-{annotation.end}"
         if annotation.end > len(text):
-            return f"{where} ends beyond the text ({len(text)} characters)"
-        if annotation.text is not None and annotation.text != annotation.span.covered_text(text):
-            return f"{where}: its text ({len(annotation.text)} characters) differs from the note's at these offsets"
+            return f"{_named(annotation, index)} ends beyond the text ({len(text)} characters)"
+        span = annotation.span
+        covered = text[span.start : span.end] if not span.fragments else span.covered_text(text)
+        if annotation.text is not None and annotation.text != covered:
+            return (
+                f"{_named(annotation, index)}: its text ({len(annotation.text)} characters) "
+                "differs from the note's at these offsets"
+            )
     return None
+
+
+def _named(annotation, index: int) -> str:
+    return f"{annotation.id or f'annotation {index}'} ({annotation.label}) at {annotation.start}-{annotation.end}"
 
 
 def report(name: str, imported: Imported) -> None:

@@ -209,6 +209,7 @@ def configure(
     retries: int | None = typer.Option(None, "--retries", min=0, help="Retries of a failed request."),
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests at once."),
     max_response_bytes: int | None = typer.Option(None, "--max-response-bytes", min=1024, help="Largest response."),
+    tool_memory: int | None = typer.Option(None, "--tool-memory", min=1, help="MiB a --command tool may hold."),
     db: str = DB_OPTION,
 ) -> None:
     """Show or change a queue's settings (time budget, quota, profile, request limits)."""
@@ -228,6 +229,7 @@ def configure(
             retries=retries,
             concurrency=concurrency,
             max_response_bytes=max_response_bytes,
+            tool_memory_bytes=tool_memory * 2**20 if tool_memory is not None else None,
         )
     finally:
         store.close()
@@ -236,7 +238,7 @@ def configure(
         f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
         f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
         f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
-        f"responses up to {queue.max_response_bytes} bytes"
+        f"responses up to {queue.max_response_bytes} bytes, command tools up to {queue.tool_memory_bytes // 2**20} MiB"
     )
 
 

@@ -165,6 +165,7 @@ SETTINGS = {
     "retries": int,
     "concurrency": int,
     "max_response_bytes": int,
+    "tool_memory_bytes": int,
 }
 
 

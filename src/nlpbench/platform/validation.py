@@ -18,7 +18,7 @@ a response body):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,15 +61,24 @@ def root_of(url: str) -> str:
     return url.removesuffix(BASE_PATH)
 
 
-async def validate(url: str, subset: Sequence[Document], settings: Settings, transport=None) -> Validated:
-    """Run every check in order; :class:`Invalid` at the first that fails."""
-    await _check_pages(url, settings.timeout, transport)
+def _no_transport() -> None:
+    return None
+
+
+async def validate(
+    url: str, subset: Sequence[Document], settings: Settings, transport: Callable[[], Any] = _no_transport
+) -> Validated:
+    """Run every check in order; :class:`Invalid` at the first that fails.
+
+    ``transport`` makes a new httpx transport for each client (a sandboxed tool is reached over a Unix socket).
+    """
+    await _check_pages(url, settings.timeout, transport())
     client = ToolClient(
         url,
         timeout=settings.timeout,
         retry=settings.retry,
         max_response_bytes=settings.max_response_bytes,
-        transport=transport,
+        transport=transport(),
     )
     try:
         async with client:
@@ -108,7 +117,9 @@ async def _check_pages(url: str, timeout: float, transport) -> None:
             raise Invalid(f"{root}: the tool cannot be reached ({type(error).__name__})") from None
 
 
-async def _annotate(url: str, subset: Sequence[Document], settings: Settings, transport) -> list[Document]:
+async def _annotate(
+    url: str, subset: Sequence[Document], settings: Settings, transport: Callable[[], Any]
+) -> list[Document]:
     run = AnnotationRun(
         url,
         labels=settings.labels,
@@ -116,7 +127,7 @@ async def _annotate(url: str, subset: Sequence[Document], settings: Settings, tr
         timeout=settings.timeout,
         retry=settings.retry,
         max_response_bytes=settings.max_response_bytes,
-        transport=transport,
+        transport=transport(),
     )
     try:
         return [document async for document in run.stream(subset)]

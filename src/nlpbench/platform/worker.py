@@ -206,8 +206,13 @@ class _Job:
             self.move(SCORING, "predictions read and checked")
         else:
             subset, warnings = self._subset(submission)
-            with self._tool(submission) as (url, transport):
-                validated = self.run_async(validate(url, subset, _settings(submission, queue), transport))
+            with self._tool(submission, queue) as reached:
+                try:
+                    validated = self.run_async(
+                        validate(reached.url, subset, _settings(submission, queue), reached.transport)
+                    )
+                except Invalid as error:
+                    raise Invalid(reached.explained(str(error))) from None
             total = self._count_notes(submission.dataset)
             tool = validated.tool
             self.move(
@@ -220,8 +225,8 @@ class _Job:
         return self._reload()
 
     def annotate(self, submission: Submission, queue: Queue) -> Submission:
-        with self._tool(submission) as (url, transport):
-            self.run_async(self._annotate(submission, queue, url, transport))
+        with self._tool(submission, queue) as reached:
+            self.run_async(self._annotate(submission, queue, reached))
         with self.store.session(readonly=True) as session:
             done = session.get(Submission, self.id).notes_done
         self.move(SCORING, f"annotated {done} notes")
@@ -245,22 +250,21 @@ class _Job:
             return session.get(Submission, self.id)
 
     @contextmanager
-    def _tool(self, submission: Submission) -> Iterator[tuple[str, Any]]:
-        """The tool's URL and the transport that reaches it: the submitted URL, or a command started in the sandbox."""
+    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached]:
+        """The submitted URL, or the command started in the process sandbox for the time the block takes."""
         if submission.kind == "tool":
-            yield submission.tool_url, None
+            yield _Reached(submission.tool_url)
             return
-        try:
-            from nlpbench.runner.sandbox import Limits, start_tool
-        except ImportError:
-            raise Failed(
-                "this nlpbench has no process sandbox (nlpbench.runner.sandbox): it cannot run commands"
-            ) from None
+        from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+
+        limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=queue.time_budget_seconds + 600)
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
             try:
-                with start_tool(submission.command, Limits(), Path(work), log) as tool:
-                    yield tool.url, tool.transport
+                with start_tool(submission.command, limits, Path(work) / "tool", log) as tool:
+                    yield _Reached(tool.url, tool.transport, tool)
+            except SandboxError as error:
+                raise Failed(f"the tool did not start: {error}") from None
             finally:
                 self._keep_log(log)
 
@@ -292,9 +296,9 @@ class _Job:
 
     def _count_notes(self, dataset: str) -> int:
         with self.store.session(readonly=True) as session:
-            return len(list(repository.iter_notes(session, dataset)))
+            return repository.list_notes(session, dataset, repository.EVALUATION, 0, 1).total
 
-    async def _annotate(self, submission: Submission, queue: Queue, url: str, transport) -> None:
+    async def _annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
         dataset, store_name = submission.dataset, predictions_store(self.id)
         with self.store.session() as session:
             annotations = _annotation_store(session, dataset, store_name)
@@ -304,7 +308,8 @@ class _Job:
                 )
             )
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
-        run = AnnotationRun(url, labels=tasks.PHI_TASKS[submission.task], transport=transport, **_limits(queue))
+        labels = tasks.PHI_TASKS[submission.task]
+        run = AnnotationRun(reached.url, labels=labels, transport=reached.transport(), **_limits(queue))
         batch: list[Document] = []
         flushed = time.monotonic()
 
@@ -335,7 +340,7 @@ class _Job:
                 ) from None
             except ToolError as error:
                 flush()
-                raise Failed(str(error)) from None
+                raise Failed(reached.explained(str(error))) from None
         _same_tool(submission, run)
 
     def _store_predictions(self, submission: Submission) -> None:
@@ -387,6 +392,22 @@ class _Job:
                 score(session, submission, queue.profile)
             except InputError as error:
                 raise Invalid(str(error)) from None
+
+
+@dataclass
+class _Reached:
+    """How to reach a submission's tool: its URL, a maker of httpx transports, and the sandbox it runs in if any."""
+
+    url: str
+    transport: Callable[[], Any] = lambda: None
+    sandboxed: Any = None
+
+    def explained(self, problem: str) -> str:
+        """``problem``, or why the sandboxed tool ended when it did (a limit it hit) — what explains a failure."""
+        ended = self.sandboxed.wait(1) if self.sandboxed is not None else None
+        if ended is None:
+            return problem
+        return ended.reason if ended.limit else f"{problem} ({ended.reason})"
 
 
 def _settings(submission: Submission, queue: Queue) -> Settings:

@@ -33,10 +33,12 @@ CHUNK = 64 * 1024
 
 
 def loopback_up() -> None:
-    """Set ``lo`` up, as ``ip link set lo up`` does (ioctl on an ``ifreq``: name, then flags)."""
+    """Set ``lo`` up, as ``ip link set lo up`` does (ioctl on an ``ifreq``: name, then flags), unless it is."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         request = struct.pack("16sH14x", b"lo", 0)
         flags = struct.unpack("16sH14x", fcntl.ioctl(probe, SIOCGIFFLAGS, request))[1]
+        if flags & IFF_UP:  # the host's own, with network allowed
+            return
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
 
 

@@ -210,15 +210,16 @@ class SandboxedTool:
         if self._status_path.exists():
             returncode = json.loads(self._status_path.read_text())["returncode"]
         limit, reason = self._limit or (None, "")
-        if limit is None and returncode == -signal.SIGXCPU:
+        killed_by = _signal_of(returncode)
+        if limit is None and killed_by == signal.SIGXCPU:
             limit, reason = "cpu", f"the tool exceeded its CPU limit of {self.limits.cpu_seconds:g} s"
         if not reason:
             if self._stopping:
                 reason = "the tool was stopped at the end of its run"
             elif returncode is None:
                 reason = f"the sandbox ended without the tool's status (status {self._process.returncode})"
-            elif returncode < 0:
-                reason = f"the tool was killed by {signal.Signals(-returncode).name}"
+            elif killed_by is not None:
+                reason = f"the tool was killed by {killed_by.name}"
             else:
                 reason = f"the tool exited with status {returncode}"
         return Outcome(
@@ -300,6 +301,16 @@ class SandboxedTool:
             return "cpu", f"the tool exceeded its CPU limit of {limits.cpu_seconds:g} s"
         if len(tool) > limits.processes:
             return "processes", f"the tool started more than {limits.processes} processes"
+        return None
+
+
+def _signal_of(returncode: int | None) -> signal.Signals | None:
+    """The signal that ended the tool: ``-N`` from :mod:`subprocess`, or ``128 + N`` from the shell that ran it."""
+    if returncode is None or 0 <= returncode <= 128:
+        return None
+    try:
+        return signal.Signals(-returncode if returncode < 0 else returncode - 128)
+    except ValueError:
         return None
 
 

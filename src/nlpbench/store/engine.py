@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -40,6 +41,11 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK = 0x6E6C7062
 SQLITE_BUSY_SECONDS = 30
 _READONLY = "nlpbench_readonly"
+#: JSON columns (annotation arrays) encoded and decoded by msgspec: several times faster than json.
+_JSON_CODEC = {
+    "json_serializer": lambda value: msgspec.json.encode(value).decode(),
+    "json_deserializer": msgspec.json.decode,
+}
 
 
 def default_path() -> Path:
@@ -67,7 +73,7 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS})
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, **_JSON_CODEC)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(connection, _record) -> None:
@@ -87,7 +93,7 @@ def make_engine(url: str) -> Engine:
 
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(parsed, pool_size=10, max_overflow=60, pool_pre_ping=True)
+        return create_engine(parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, **_JSON_CODEC)
     raise InputError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql", record="--db")
 
 
@@ -142,6 +148,17 @@ class Store:
             if before != head_revision():
                 command.upgrade(_alembic_config(connection), "head")
             return before, head_revision()
+
+    def optimize(self) -> None:
+        """Refresh the planner's statistics after a bulk load (and, on PostgreSQL, the visibility map,
+        so that counting and skipping rows reads the indexes alone)."""
+        if self.dialect == "postgresql":
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                for table in ("patients", "notes", "annotations"):
+                    connection.exec_driver_sql(f"VACUUM (ANALYZE) {table}")
+        else:
+            with self.engine.begin() as connection:
+                connection.exec_driver_sql("ANALYZE")
 
     def close(self) -> None:
         self.engine.dispose()

@@ -31,7 +31,6 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 #: Ids of the data-node API: the schemas' ``…Id`` parameters.
@@ -48,8 +47,9 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-#: JSON on SQLite, JSONB on PostgreSQL.
-Json = JSON().with_variant(JSONB(), "postgresql")
+#: Annotation arrays are stored and served whole, never queried inside: JSON (kept as text) is
+#: cheaper to write and to read than JSONB on PostgreSQL.
+Json = JSON()
 
 
 def utcnow() -> datetime:

@@ -17,11 +17,11 @@ what a dataset holds.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import msgspec
 from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
@@ -122,6 +122,17 @@ def _page(session: Session, query: Select, offset: int, limit: int) -> Page:
     if offset >= total:  # also keeps offsets beyond any integer column out of SQL
         return Page([], total, offset, limit)
     rows = session.execute(query.offset(offset).limit(limit)).all()
+    return Page([row[0] if len(row) == 1 else row for row in rows], total, offset, limit)
+
+
+def _rows_page(session: Session, model: Any, parent: Any, parent_id: int, query: Select, offset: int, limit: int):
+    """A page of a large listing (notes, records): counted on the parent's index, and the offset skipped
+    over ids alone (the index on (parent, identifier)), so that only the rows shown are read and joined."""
+    total = session.execute(select(func.count()).select_from(model).where(parent == parent_id)).scalar_one()
+    if offset >= total:
+        return Page([], total, offset, limit)
+    ids = select(model.id).where(parent == parent_id).order_by(model.identifier).offset(offset).limit(limit).subquery()
+    rows = session.execute(query.join(ids, ids.c.id == model.id)).all()
     return Page([row[0] if len(row) == 1 else row for row in rows], total, offset, limit)
 
 
@@ -308,9 +319,17 @@ def _notes_query(store_id: int) -> Select:
 def get_note(
     session: Session, dataset: str, fhir_store: str, identifier: str, missing: type[StoreError] = NotFound
 ) -> NoteRow:
-    store = get_fhir_store(session, dataset, fhir_store, missing)
-    row = session.execute(_notes_query(store.id).where(Note.identifier == identifier)).first()
+    """One note, in one query; when it is missing, a second lookup says what is."""
+    query = (
+        select(Note.identifier, Patient.identifier, Note.type, Note.text)
+        .join(Patient, Note.patient_id == Patient.id)
+        .join(FhirStore, Note.fhir_store_id == FhirStore.id)
+        .join(Dataset, FhirStore.dataset_id == Dataset.id)
+        .where(Dataset.name == dataset, FhirStore.name == fhir_store, Note.identifier == identifier)
+    )
+    row = session.execute(query).first()
     if row is None:
+        get_fhir_store(session, dataset, fhir_store, missing)
         raise _gone(missing, f"note {identifier!r} in {dataset}/{fhir_store}")
     return NoteRow(*row)
 
@@ -331,7 +350,7 @@ def create_note(
 
 def list_notes(session: Session, dataset: str, fhir_store: str, offset: int = 0, limit: int = 10) -> Page[NoteRow]:
     store = get_fhir_store(session, dataset, fhir_store, MissingParent)
-    page = _page(session, _notes_query(store.id), offset, limit)
+    page = _rows_page(session, Note, Note.fhir_store_id, store.id, _notes_query(store.id), offset, limit)
     return Page([NoteRow(*row) for row in page.items], page.total, offset, limit)
 
 
@@ -426,12 +445,9 @@ def list_annotations(
     session: Session, dataset: str, annotation_store: str, offset: int = 0, limit: int = 10
 ) -> Page[AnnotationRecord]:
     store = get_annotation_store(session, dataset, annotation_store, MissingParent)
-    query = (
-        select(AnnotationRecord)
-        .where(AnnotationRecord.annotation_store_id == store.id)
-        .order_by(AnnotationRecord.identifier)
-    )
-    return _page(session, query, offset, limit)
+    query = select(AnnotationRecord).order_by(AnnotationRecord.identifier)
+    parent = AnnotationRecord.annotation_store_id
+    return _rows_page(session, AnnotationRecord, parent, store.id, query, offset, limit)
 
 
 def delete_annotation(session: Session, dataset: str, annotation_store: str, identifier: str) -> None:
@@ -649,7 +665,7 @@ def content_hash(session: Session, dataset: str) -> str:
     digest = hashlib.sha256()
 
     def add(*parts: Any) -> None:
-        digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(msgspec.json.encode(parts, order="sorted"))
         digest.update(b"\n")
 
     stores = session.scalars(select(FhirStore.name).where(FhirStore.dataset_id == row.id).order_by(FhirStore.name))

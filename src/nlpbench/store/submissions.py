@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
@@ -59,6 +59,8 @@ class Queue(Base):
     retries: Mapped[int] = mapped_column(Integer, default=3)
     concurrency: Mapped[int] = mapped_column(Integer, default=8)
     max_response_bytes: Mapped[int] = mapped_column(Integer, default=32 * 2**20)
+    #: Bytes resident a ``--command`` tool may hold in the process sandbox.
+    tool_memory_bytes: Mapped[int] = mapped_column(BigInteger, default=2 * 2**30)
 
 
 class Submission(Base):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
 revision = "0001"
 down_revision = None
@@ -70,9 +69,7 @@ def upgrade() -> None:
         sa.Column("identifier", sa.String(length=60), nullable=False),
         sa.Column("source", sa.Text(), nullable=False),
         sa.Column("note_identifier", sa.Text(), nullable=False),
-        sa.Column(
-            "arrays", sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"), nullable=False
-        ),
+        sa.Column("arrays", sa.JSON(), nullable=False),
         sa.ForeignKeyConstraint(
             ["annotation_store_id"],
             ["annotation_stores.id"],

@@ -46,6 +46,7 @@ def upgrade() -> None:
         sa.Column("retries", sa.Integer(), nullable=False),
         sa.Column("concurrency", sa.Integer(), nullable=False),
         sa.Column("max_response_bytes", sa.Integer(), nullable=False),
+        sa.Column("tool_memory_bytes", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_queues")),
         sa.UniqueConstraint("name", name=op.f("uq_queues_name")),
     )
