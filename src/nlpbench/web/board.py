@@ -311,12 +311,17 @@ def sorted_lines(table: Table, sort: str, descending: bool) -> list[Line]:
 
 
 def best_over_time(table: Table) -> dict[str, list[tuple[datetime, float]]]:
-    """Per column, each date at which the best value so far rose, and that value."""
+    """Per column, each date at which the best value so far rose, and that value; the best holds to the last date."""
     series: dict[str, list[tuple[datetime, float]]] = {}
     for key, cell in table.history:
         points = series.setdefault(key, [])
         if not points or cell.value > points[-1][1]:
             points.append((cell.submission.created_at, cell.value))
+    if table.history:
+        last = table.history[-1][1].submission.created_at
+        for points in series.values():
+            if points[-1][0] < last:
+                points.append((last, points[-1][1]))
     return series
 
 
