@@ -107,7 +107,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             shown = [line.shown.result_id for line in found.lines]
             query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
             facts = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
-            session.expunge_all()
         return found, facts
 
     def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, Any]]) -> dict[str, Any]:

@@ -127,7 +127,7 @@ def ensure_intervals(session: Session, task: str | None = None) -> int:
     return done
 
 
-def tool_name(submission: Submission) -> str:
+def tool_name(submission: Any) -> str:
     """What a task table calls a submission's tool: its name, else its prediction file, image or URL."""
     meta = submission.tool_meta or {}
     return str(
@@ -143,7 +143,7 @@ def tool_name(submission: Submission) -> str:
 class Cell:
     """One tool's value in one column: the submission and result it comes from, its interval and rank."""
 
-    submission: Submission
+    submission: Any  # a row of the LISTED columns of the submission
     result_id: int
     annotation_type: str
     metric: str
@@ -221,9 +221,21 @@ def scored(session: Session, task: str | None = None, team: str | None = None) -
 
 
 def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
-    """Each scored submission's ranked value per column, with its stored interval, oldest first."""
+    """Each scored submission's ranked value per column, with its stored interval, oldest first.
+
+    Plain rows, not ORM objects: a cell's ``submission`` is a row of the :data:`LISTED` columns.
+    """
     query = (
-        select(ResultInterval, Submission)
+        select(
+            *LISTED,
+            ResultInterval.result_id,
+            ResultInterval.annotation_type,
+            ResultInterval.metric,
+            ResultInterval.field,
+            ResultInterval.value,
+            ResultInterval.low,
+            ResultInterval.high,
+        )
         .join(Result, Result.id == ResultInterval.result_id)
         .join(Submission, Submission.id == Result.submission_id)
         .where(
@@ -232,15 +244,14 @@ def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
             Submission.status == SCORED,
             Result.id.in_(_first_results()),
         )
-        .options(load_only(*LISTED))
         .order_by(Submission.created_at, Submission.id)
     )
     return [
         (
-            column_key(submission.dataset, row.annotation_type, task),
-            Cell(submission, row.result_id, row.annotation_type, row.metric, row.field, row.value, row.low, row.high),
+            column_key(row.dataset, row.annotation_type, task),
+            Cell(row, row.result_id, row.annotation_type, row.metric, row.field, row.value, row.low, row.high),
         )
-        for row, submission in session.execute(query)
+        for row in session.execute(query)
     ]
 
 
@@ -287,7 +298,7 @@ def _rank(session: Session, cells: list[Cell], key: str, cache: dict) -> None:
 
 def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
     result = session.get(Result, cell.result_id)
-    report = result_report(session, cell.submission, result, cell.annotation_type)
+    report = result_report(session, session.get(Submission, cell.submission.id), result, cell.annotation_type)
     found = [d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field)]
     return found[0] if found else None
 
