@@ -35,6 +35,7 @@ COMMANDS = {
     "worker": "submit",
     "rescore": "submit",
     "compare": "compare",
+    "leaderboard": "leaderboard",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 
