@@ -320,6 +320,12 @@ def worker(
     lease: float = typer.Option(60.0, "--lease", min=0.5, help="Seconds a claim lasts without a heartbeat."),
     poll: float = typer.Option(1.0, "--poll", min=0.05, help="Seconds between looks at an empty queue."),
     name: str | None = typer.Option(None, "--name", help="This worker's name (default HOST-PID)."),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="A Dask scheduler, e.g. tcp://10.0.0.5:8786: its workers send the notes to --tool URLs "
+        "(a --command tool is still annotated from here).",
+    ),
 ) -> None:
     """Claim submissions of a queue and run them: validate, annotate under the time budget, score."""
     from nlpbench.platform.worker import Worker, default_name
@@ -330,7 +336,8 @@ def worker(
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
     try:
-        done = Worker(store, queue, name or default_name(), lease, poll, said).run(until_idle=until_idle)
+        worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler)
+        done = worker.run(until_idle=until_idle)
     finally:
         store.close()
     stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)

@@ -10,7 +10,9 @@ a worker that died goes on where that one stopped:
   each span checked against its note; failures end ``INVALID``.
 - ``ANNOTATING``: the notes not yet in annotation store ``submission-<id>``
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
-  retries, timeouts, response caps); finished notes are written in small
+  retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
+  them from the workers of that cluster, except to a ``--command`` tool, which
+  only this machine reaches); finished notes are written in small
   batches, each batch in one transaction with the progress count and fenced
   by the lease, so that the store is the checkpoint: a note is written once
   and never lost. The time budget runs from the first ``ANNOTATING`` and is
@@ -89,6 +91,8 @@ class Worker:
     poll: float = 1.0
     #: Called with (submission id, status) after each move this worker makes.
     on_status: Callable[[int, str], None] = lambda _id, _status: None
+    #: A Dask scheduler's address: annotate from its workers (:mod:`nlpbench.runner.dask`).
+    scheduler: str | None = None
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
@@ -309,7 +313,10 @@ class _Job:
             )
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         labels = tasks.PHI_TASKS[submission.task]
-        run = AnnotationRun(reached.url, labels=labels, transport=reached.transport(), **_limits(queue))
+        scheduler = self.worker.scheduler if reached.sandboxed is None else None
+        run = AnnotationRun(
+            reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
+        )
         batch: list[Document] = []
         flushed = time.monotonic()
 
