@@ -190,10 +190,11 @@ class _Job:
             submission = session.get(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
         try:
-            if submission.status == VALIDATING:
-                submission = self.validate(submission, queue)
-            if submission.status == ANNOTATING:
-                submission = self.annotate(submission, queue)
+            with self._tool(submission, queue) as reached:  # one start of a --command tool for both stages
+                if submission.status == VALIDATING:
+                    submission = self.validate(submission, queue, reached)
+                if submission.status == ANNOTATING:
+                    submission = self.annotate(submission, queue, reached)
             if submission.status == SCORING:
                 self.score(submission, queue)
         except Invalid as error:
@@ -201,7 +202,7 @@ class _Job:
         except Failed as error:
             self.move(FAILED, str(error))
 
-    def validate(self, submission: Submission, queue: Queue) -> Submission:
+    def validate(self, submission: Submission, queue: Queue, reached: _Reached | None) -> Submission:
         if submission.kind == "predictions":
             if tasks.is_phi(submission.task):
                 self._store_predictions(submission)
@@ -210,13 +211,12 @@ class _Job:
             self.move(SCORING, "predictions read and checked")
         else:
             subset, warnings = self._subset(submission)
-            with self._tool(submission, queue) as reached:
-                try:
-                    validated = self.run_async(
-                        validate(reached.url, subset, _settings(submission, queue), reached.transport)
-                    )
-                except Invalid as error:
-                    raise Invalid(reached.explained(str(error))) from None
+            try:
+                validated = self.run_async(
+                    validate(reached.url, subset, _settings(submission, queue), reached.transport)
+                )
+            except Invalid as error:
+                raise Invalid(reached.explained(str(error))) from None
             total = self._count_notes(submission.dataset)
             tool = validated.tool
             self.move(
@@ -228,9 +228,8 @@ class _Job:
             )
         return self._reload()
 
-    def annotate(self, submission: Submission, queue: Queue) -> Submission:
-        with self._tool(submission, queue) as reached:
-            self.run_async(self._annotate(submission, queue, reached))
+    def annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> Submission:
+        self.run_async(self._annotate(submission, queue, reached))
         with self.store.session(readonly=True) as session:
             done = session.get(Submission, self.id).notes_done
         self.move(SCORING, f"annotated {done} notes")
@@ -254,8 +253,14 @@ class _Job:
             return session.get(Submission, self.id)
 
     @contextmanager
-    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached]:
-        """The submitted URL, or the command started in the process sandbox for the time the block takes."""
+    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
+        """The submitted URL, or the command started in the process sandbox for the time the block takes.
+
+        None for a prediction file, and for a submission past annotating: there is no tool to run.
+        """
+        if submission.kind == "predictions" or submission.status not in (VALIDATING, ANNOTATING):
+            yield None
+            return
         if submission.kind == "tool":
             yield _Reached(submission.tool_url)
             return
