@@ -52,7 +52,9 @@ def submit(
     dataset: str = typer.Option(..., "--dataset", "-d", help="NAME or NAME@VERSION."),
     team: str = typer.Option(..., "--team", help="The submitting team."),
     tool: str | None = typer.Option(None, "--tool", help="URL of a running NLP Sandbox tool."),
-    predictions: Path | None = typer.Option(None, "--predictions", help="A prediction file.", dir_okay=False),
+    predictions: Path | None = typer.Option(
+        None, "--predictions", help="A prediction file, or a directory of them (i2b2 XML, brat)."
+    ),
     command: str | None = typer.Option(None, "--command", help="A tool command started in the process sandbox."),
     image: str | None = typer.Option(None, "--image", help="A Docker image NAME@sha256:… (needs a Docker daemon)."),
     queue: str = QUEUE_OPTION,
@@ -62,9 +64,9 @@ def submit(
 
     Prints the submission's id; a worker (`nlpbench worker`) validates, annotates and scores it.
     """
-    from nlpbench.platform.queue import Request, read_text, submit
+    from nlpbench.platform.queue import Request, read_submitted, submit
 
-    text = read_text(predictions) if predictions is not None else None
+    name, text = read_submitted(predictions) if predictions is not None else (None, None)
     request = Request(
         team=team,
         task=task,
@@ -74,7 +76,7 @@ def submit(
         command=command,
         image=image,
         predictions=text,
-        predictions_name=predictions.name if predictions is not None else None,
+        predictions_name=name,
     )
     request.kind  # noqa: B018 - one of the four, checked before the database is opened
     store = open_db(db)
