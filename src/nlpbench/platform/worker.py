@@ -15,7 +15,8 @@ a worker that died goes on where that one stopped:
   only this machine reaches); finished notes are written in small
   batches, each batch in one transaction with the progress count and fenced
   by the lease, so that the store is the checkpoint: a note is written once
-  and never lost. The time budget runs from the first ``ANNOTATING`` and is
+  and never lost (written from a thread, so that the requests in flight are
+  not held up by the database). The time budget runs from the first ``ANNOTATING`` and is
   enforced as a deadline around the whole run (a hanging tool included).
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
 
@@ -325,12 +326,16 @@ class _Job:
         batch: list[Document] = []
         flushed = time.monotonic()
 
-        def flush() -> None:
-            nonlocal flushed
+        def write(documents: list[Document]) -> None:
+            with self.write(notes_done=Submission.notes_done + len(documents)) as (session, _):
+                _insert_records(session, dataset, annotations, documents)
+
+        async def flush() -> None:
+            """Write the batch from a thread: the requests in flight go on meanwhile (one batch at a time)."""
+            nonlocal batch, flushed
             if batch:
-                with self.write(notes_done=Submission.notes_done + len(batch)) as (session, _):
-                    _insert_records(session, dataset, annotations, batch)
-                batch.clear()
+                documents, batch = batch, []
+                await asyncio.to_thread(write, documents)
             flushed = time.monotonic()
 
         with self.store.session(readonly=True) as reader:
@@ -341,17 +346,17 @@ class _Job:
                         _same_tool(submission, run)
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
-                            flush()
-                flush()
+                            await flush()
+                await flush()
             except TimeoutError:
-                flush()
+                await flush()
                 done_now = self._reload()
                 raise Failed(
                     f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
                     f"{done_now.notes_done} of {done_now.notes_total} notes"
                 ) from None
             except ToolError as error:
-                flush()
+                await flush()
                 raise Failed(reached.explained(str(error))) from None
         _same_tool(submission, run)
 
