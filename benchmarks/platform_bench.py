@@ -7,13 +7,15 @@ uvicorn in its own process, so that the tool costs little beside the client) ann
 
 1. **plain httpx**: one ``httpx.AsyncClient``, at most ``--concurrency`` requests at once, one
    ``POST /api/v1/textDateAnnotations`` per note, bodies parsed as JSON and nothing else;
-2. **submission**: ``nlpbench submit --task date`` of the same dataset and a worker in this process; the
+2. **runner alone**: :class:`~nlpbench.runner.AnnotationRun` over the same notes held in memory, nothing
+   stored: what the submission adds on top of it is the platform's own overhead;
+3. **submission**: ``nlpbench submit --task date`` of the same dataset and a worker in this process; the
    time is the ``ANNOTATING`` phase (from its event to the ``SCORING`` event): every answer checked
    against the schema and the note, written to annotation store ``submission-<id>`` in fenced batches,
    progress counted, the lease renewed. Validation (warm-up, reproducibility on the subset) and scoring
    are reported apart.
 
-The order alternates over ``--repeat`` rounds and medians are printed; the notes live in a fresh SQLite
+The order of the three rotates over ``--repeat`` rounds and medians are printed; the notes live in a fresh SQLite
 file (or ``--db``) made by the benchmark.
 """
 
@@ -38,6 +40,7 @@ from nlpbench.annotators import Annotator, ToolInfo
 from nlpbench.model import Annotation, Document, Span
 from nlpbench.platform import queue as queues
 from nlpbench.platform.worker import Worker
+from nlpbench.runner import AnnotationRun, RetryPolicy
 from nlpbench.store import open_store, repository
 from nlpbench.store.submissions import Submission
 
@@ -118,6 +121,22 @@ async def plain(url: str, notes: list[dict], concurrency: int) -> float:
         return time.perf_counter() - start
 
 
+def runner_alone(url: str, notes: list[dict], concurrency: int) -> float:
+    documents = [
+        Document(n["identifier"], n["text"], metadata={"noteType": n["type"], "patientId": n["patientId"]})
+        for n in notes
+    ]
+    run = AnnotationRun(url, labels=("date",), concurrency=concurrency, retry=RetryPolicy(retries=3))
+
+    async def drain() -> float:
+        start = time.perf_counter()
+        async for _ in run.stream(documents):
+            pass
+        return time.perf_counter() - start
+
+    return asyncio.run(drain())
+
+
 def through_submission(store, url: str, concurrency: int) -> dict[str, float]:
     queues.configure_queue(store, "bench", concurrency=concurrency, time_budget_seconds=86400.0)
     request = queues.Request(team="bench", task="date", dataset="bench", queue="bench", tool_url=url)
@@ -152,19 +171,21 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             store = open_store(arguments.db or f"sqlite:///{Path(scratch) / 'bench.db'}")
             notes = make_dataset(store, arguments.notes)
-            plains, runs = [], []
+            plains, runners, runs = [], [], []
+            sides = [
+                lambda: plains.append(asyncio.run(plain(url, notes, arguments.concurrency))),
+                lambda: runners.append(runner_alone(url, notes, arguments.concurrency)),
+                lambda: runs.append(through_submission(store, url, arguments.concurrency)),
+            ]
             for round_ in range(arguments.repeat):
-                if round_ % 2:
-                    runs.append(through_submission(store, url, arguments.concurrency))
-                    plains.append(asyncio.run(plain(url, notes, arguments.concurrency)))
-                else:
-                    plains.append(asyncio.run(plain(url, notes, arguments.concurrency)))
-                    runs.append(through_submission(store, url, arguments.concurrency))
+                for side in sides[round_ % 3 :] + sides[: round_ % 3]:
+                    side()
             store.close()
     finally:
         process.terminate()
         process.wait(timeout=10)
     base = statistics.median(plains)
+    runner = statistics.median(runners)
     annotating = statistics.median(r["annotating"] for r in runs)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -173,9 +194,14 @@ def main() -> None:
     print(f"notes: {arguments.notes}, concurrency {arguments.concurrency}, rounds {arguments.repeat}")
     print(f"plain httpx client:        {base:8.2f} s  ({arguments.notes / base:7.0f} notes/s)")
     print(
-        f"submission, annotating:    {annotating:8.2f} s  ({arguments.notes / annotating:7.0f} notes/s)  "
-        f"overhead {100 * (annotating / base - 1):+.1f} %"
+        f"runner alone:              {runner:8.2f} s  ({arguments.notes / runner:7.0f} notes/s)  "
+        f"over plain {100 * (runner / base - 1):+.1f} %"
     )
+    print(
+        f"submission, annotating:    {annotating:8.2f} s  ({arguments.notes / annotating:7.0f} notes/s)  "
+        f"over plain {100 * (annotating / base - 1):+.1f} %, over the runner {100 * (annotating / runner - 1):+.1f} %"
+    )
+    print(f"each side, every round (s): plain {plains}, runner {runners}, submission {[r['annotating'] for r in runs]}")
     for phase in ("validating", "scoring", "total"):
         print(f"submission, {phase + ':':<14} {statistics.median(r[phase] for r in runs):8.2f} s")
 

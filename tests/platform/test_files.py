@@ -9,6 +9,11 @@ import pytest
 from tests.cli.test_score_codiesp import GOLD_D, PRED_D
 from tests.cli.test_score_coref import KEY, RESPONSE
 from tests.cli.test_score_ner import GOLD, PRED
+from tests.cli.test_score_relations import GOLD_ANN, PRED_ANN
+from tests.cli.test_score_relations import TEXT as RELATIONS_TEXT
+from tests.conformance.i2b2_cases import GOLD as I2B2_GOLD
+from tests.conformance.i2b2_cases import TEXT as I2B2_TEXT
+from tests.conformance.i2b2_cases import xml
 from tests.platform.test_worker import run_worker, shown, submit
 from tests.tasks.timeline_cases import case, case_files
 
@@ -86,6 +91,60 @@ def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli,
         direct = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--format", "json")
     assert nb("submissions", "gold", task, "set-a", *register).exit_code == 0
     submission = submit(nb, "--task", task, "--dataset", "set-a", "--predictions", pred)
+    run_worker(nb)
+    data = shown(nb, submission)
+    assert data["status"] == "SCORED", data["reason"]
+    expected = json.loads(direct.stdout)
+    assert data["results"][0]["scores"][task] == expected["scores"]
+    assert data["results"][0]["perDocumentRows"] == len(expected["per_document"]) > 0
+
+
+def directory(path, files: dict[str, str]):
+    path.mkdir()
+    for name, text in files.items():
+        (path / name).write_text(text, encoding="utf-8")
+    return path
+
+
+def jsonl(path, *records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("task", ["linking", "relations", "i2b2"])
+def test_linking_relations_and_i2b2_directories_score_as_the_score_command_does(cli, nb, tmp_path, task):
+    """relations (brat) and i2b2 (XML) take directories, as gold and as predictions; linking a JSONL file."""
+    if task == "linking":
+        gold = jsonl(
+            tmp_path / "gold.jsonl",
+            {"id": "d1", "entities": [{"mention": "MY DOG", "qid": "rex"}, {"mention": "CAT", "qid": "cat"}]},
+            {"id": "d2", "entities": [{"mention": "ROBIN", "qid": "robin"}]},
+        )
+        pred = jsonl(
+            tmp_path / "pred.jsonl",
+            {"id": "d1", "entities": [{"mention": "my dog", "qid": "rex"}, {"mention": "cat", "qid": "dog"}]},
+            {"id": "d2", "entities": [{"mention": "robin", "qid": "robin"}]},
+        )
+        register, extra = ("--option", "gold_format=jsonl"), ("--gold-format", "jsonl")
+    elif task == "relations":
+        gold = directory(tmp_path / "gold", {"doc1.txt": RELATIONS_TEXT, "doc1.ann": GOLD_ANN})
+        pred = directory(tmp_path / "pred", {"doc1.txt": RELATIONS_TEXT, "doc1.ann": PRED_ANN})
+        register, extra = (), ()
+    else:
+        gold = directory(
+            tmp_path / "gold",
+            {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[:9])},
+        )
+        pred = directory(
+            tmp_path / "system",
+            {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD[::2]), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[3:9])},
+        )
+        register, extra = (), ()
+    direct = cli("score", task, "-g", gold, "-p", pred, *extra, "-f", "json")
+    assert direct.exit_code == 0, direct.stderr
+    registered = nb("submissions", "gold", task, "set-b", "--file", f"gold={gold}", *register)
+    assert registered.exit_code == 0, registered.stderr
+    submission = submit(nb, "--task", task, "--dataset", "set-b", "--predictions", pred)
     run_worker(nb)
     data = shown(nb, submission)
     assert data["status"] == "SCORED", data["reason"]

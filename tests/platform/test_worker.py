@@ -252,7 +252,10 @@ def test_a_command_runs_in_the_sandbox_and_its_output_is_kept_for_organisers(nb,
     assert data["status"] == "SCORED", data["reason"]
     assert len(data["results"][0]["reproducibility"]["commandSha256"]) == 64
     logs = json.loads(nb("submissions", "logs", submission, "--format", "json").stdout)
-    assert "POST /api/v1/textDateAnnotations" in logs["tool"]["output"]["content"]
+    output = logs["tool"]["output"]["content"]
+    assert "POST /api/v1/textDateAnnotations" in output
+    # started once for validation and annotation: one startup, and the validation's requests in the same log
+    assert output.count("Started server process") == 1 and "GET /api/v1/ui" in output
 
 
 def test_a_command_over_its_memory_limit_ends_failed_saying_so(nb, dataset, tmp_path):

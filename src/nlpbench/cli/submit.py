@@ -52,7 +52,9 @@ def submit(
     dataset: str = typer.Option(..., "--dataset", "-d", help="NAME or NAME@VERSION."),
     team: str = typer.Option(..., "--team", help="The submitting team."),
     tool: str | None = typer.Option(None, "--tool", help="URL of a running NLP Sandbox tool."),
-    predictions: Path | None = typer.Option(None, "--predictions", help="A prediction file.", dir_okay=False),
+    predictions: Path | None = typer.Option(
+        None, "--predictions", help="A prediction file, or a directory of them (i2b2 XML, brat)."
+    ),
     command: str | None = typer.Option(None, "--command", help="A tool command started in the process sandbox."),
     image: str | None = typer.Option(None, "--image", help="A Docker image NAME@sha256:… (needs a Docker daemon)."),
     queue: str = QUEUE_OPTION,
@@ -62,9 +64,9 @@ def submit(
 
     Prints the submission's id; a worker (`nlpbench worker`) validates, annotates and scores it.
     """
-    from nlpbench.platform.queue import Request, read_text, submit
+    from nlpbench.platform.queue import Request, read_submitted, submit
 
-    text = read_text(predictions) if predictions is not None else None
+    name, text = read_submitted(predictions) if predictions is not None else (None, None)
     request = Request(
         team=team,
         task=task,
@@ -74,7 +76,7 @@ def submit(
         command=command,
         image=image,
         predictions=text,
-        predictions_name=predictions.name if predictions is not None else None,
+        predictions_name=name,
     )
     request.kind  # noqa: B018 - one of the four, checked before the database is opened
     store = open_db(db)
@@ -320,6 +322,12 @@ def worker(
     lease: float = typer.Option(60.0, "--lease", min=0.5, help="Seconds a claim lasts without a heartbeat."),
     poll: float = typer.Option(1.0, "--poll", min=0.05, help="Seconds between looks at an empty queue."),
     name: str | None = typer.Option(None, "--name", help="This worker's name (default HOST-PID)."),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="A Dask scheduler, e.g. tcp://10.0.0.5:8786: its workers send the notes to --tool URLs "
+        "(a --command tool is still annotated from here).",
+    ),
 ) -> None:
     """Claim submissions of a queue and run them: validate, annotate under the time budget, score."""
     from nlpbench.platform.worker import Worker, default_name
@@ -330,7 +338,8 @@ def worker(
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
     try:
-        done = Worker(store, queue, name or default_name(), lease, poll, said).run(until_idle=until_idle)
+        worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler)
+        done = worker.run(until_idle=until_idle)
     finally:
         store.close()
     stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)

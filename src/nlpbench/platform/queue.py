@@ -22,10 +22,11 @@ submits never overrun the quota.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, text, update
@@ -194,7 +195,7 @@ def register_gold(
     gold_argument = tasks.GOLD_ARGUMENT.get(task, "gold")
     if gold_argument not in files:
         raise InputError(f"the gold of {task} needs a file named {gold_argument} (--file {gold_argument}=PATH)")
-    texts = {name: [path.name, read_text(path)] for name, path in sorted(files.items())}
+    texts = {name: list(read_submitted(path)) for name, path in sorted(files.items())}
     digest = hashlib.sha256()
     for name, (_, content) in texts.items():
         digest.update(f"{name}\n{len(content)}\n".encode())
@@ -210,6 +211,46 @@ def register_gold(
         )
         session.add(gold)
         return gold
+
+
+def read_submitted(path: Path) -> tuple[str, str]:
+    """The name and text of a submitted file, or of a directory (i2b2 XML, brat): its name ends with ``/``
+    and its text is JSON mapping each file's path inside it to the file's text (:func:`write_submitted` undoes it).
+    """
+    if not path.is_dir():
+        return path.name, read_text(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in files)
+    if size > MAX_PREDICTION_BYTES:
+        raise InputError(
+            f"{size} bytes in {len(files)} files, over the {MAX_PREDICTION_BYTES} a submission may have", path
+        )
+    return f"{path.name}/", json.dumps(
+        {p.relative_to(path).as_posix(): read_text(p) for p in files}, ensure_ascii=False
+    )
+
+
+def write_submitted(name: str, text: str, parent: Path) -> Path:
+    """Write a submitted file or directory (:func:`read_submitted`) back under ``parent``; its path."""
+    target = parent / (Path(name).name or "predictions")
+    if not name.endswith("/"):
+        target.write_text(text, encoding="utf-8")
+        return target
+    try:
+        files = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"a directory's files are not JSON (line {error.lineno})", name) from None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise InputError("a directory's files are not a JSON object of file paths and texts", name)
+    target.mkdir()
+    for relative, content in files.items():
+        inside = PurePosixPath(relative)
+        if inside.is_absolute() or ".." in inside.parts or not inside.parts:
+            raise InputError(f"file path {relative!r} is not inside the directory", name)
+        path = target.joinpath(*inside.parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return target
 
 
 def read_text(path: Path) -> str:

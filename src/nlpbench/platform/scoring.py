@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from nlpbench import __version__, formats
 from nlpbench.errors import collected_warnings
 from nlpbench.platform import tasks
-from nlpbench.platform.queue import Conflict, find_gold, get
+from nlpbench.platform.queue import Conflict, find_gold, get, write_submitted
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
@@ -84,13 +84,13 @@ def _score_files(session: Session, submission: Submission, profile: str, scratch
     gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
     arguments: dict[str, Any] = dict(gold.options)
     for argument, (name, text) in gold.files.items():
-        path = scratch / "gold" / argument / name
-        path.parent.mkdir(parents=True)
-        path.write_text(text, encoding="utf-8")
+        (scratch / "gold" / argument).mkdir(parents=True)
+        path = write_submitted(name, text, scratch / "gold" / argument)
         arguments[argument] = [path] if argument in tasks.LIST_ARGUMENTS else path
-    pred = scratch / "predictions" / Path(submission.predictions_name or "predictions").name
-    pred.parent.mkdir()
-    pred.write_text(submission.predictions or "", encoding="utf-8")
+    (scratch / "predictions").mkdir()
+    pred = write_submitted(
+        submission.predictions_name or "predictions", submission.predictions or "", scratch / "predictions"
+    )
     arguments[tasks.PRED_ARGUMENT.get(submission.task, "pred")] = pred
     scored = Scored()
     scored.add(submission.task, REGISTRY.get(submission.task).score(profile=profile, **arguments), scratch)

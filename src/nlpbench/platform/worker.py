@@ -10,10 +10,13 @@ a worker that died goes on where that one stopped:
   each span checked against its note; failures end ``INVALID``.
 - ``ANNOTATING``: the notes not yet in annotation store ``submission-<id>``
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
-  retries, timeouts, response caps); finished notes are written in small
+  retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
+  them from the workers of that cluster, except to a ``--command`` tool, which
+  only this machine reaches); finished notes are written in small
   batches, each batch in one transaction with the progress count and fenced
   by the lease, so that the store is the checkpoint: a note is written once
-  and never lost. The time budget runs from the first ``ANNOTATING`` and is
+  and never lost (written from a thread, so that the requests in flight are
+  not held up by the database). The time budget runs from the first ``ANNOTATING`` and is
   enforced as a deadline around the whole run (a hanging tool included).
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
 
@@ -89,6 +92,8 @@ class Worker:
     poll: float = 1.0
     #: Called with (submission id, status) after each move this worker makes.
     on_status: Callable[[int, str], None] = lambda _id, _status: None
+    #: A Dask scheduler's address: annotate from its workers (:mod:`nlpbench.runner.dask`).
+    scheduler: str | None = None
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
@@ -186,10 +191,11 @@ class _Job:
             submission = session.get(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
         try:
-            if submission.status == VALIDATING:
-                submission = self.validate(submission, queue)
-            if submission.status == ANNOTATING:
-                submission = self.annotate(submission, queue)
+            with self._tool(submission, queue) as reached:  # one start of a --command tool for both stages
+                if submission.status == VALIDATING:
+                    submission = self.validate(submission, queue, reached)
+                if submission.status == ANNOTATING:
+                    submission = self.annotate(submission, queue, reached)
             if submission.status == SCORING:
                 self.score(submission, queue)
         except Invalid as error:
@@ -197,7 +203,7 @@ class _Job:
         except Failed as error:
             self.move(FAILED, str(error))
 
-    def validate(self, submission: Submission, queue: Queue) -> Submission:
+    def validate(self, submission: Submission, queue: Queue, reached: _Reached | None) -> Submission:
         if submission.kind == "predictions":
             if tasks.is_phi(submission.task):
                 self._store_predictions(submission)
@@ -206,13 +212,12 @@ class _Job:
             self.move(SCORING, "predictions read and checked")
         else:
             subset, warnings = self._subset(submission)
-            with self._tool(submission, queue) as reached:
-                try:
-                    validated = self.run_async(
-                        validate(reached.url, subset, _settings(submission, queue), reached.transport)
-                    )
-                except Invalid as error:
-                    raise Invalid(reached.explained(str(error))) from None
+            try:
+                validated = self.run_async(
+                    validate(reached.url, subset, _settings(submission, queue), reached.transport)
+                )
+            except Invalid as error:
+                raise Invalid(reached.explained(str(error))) from None
             total = self._count_notes(submission.dataset)
             tool = validated.tool
             self.move(
@@ -224,9 +229,8 @@ class _Job:
             )
         return self._reload()
 
-    def annotate(self, submission: Submission, queue: Queue) -> Submission:
-        with self._tool(submission, queue) as reached:
-            self.run_async(self._annotate(submission, queue, reached))
+    def annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> Submission:
+        self.run_async(self._annotate(submission, queue, reached))
         with self.store.session(readonly=True) as session:
             done = session.get(Submission, self.id).notes_done
         self.move(SCORING, f"annotated {done} notes")
@@ -250,8 +254,14 @@ class _Job:
             return session.get(Submission, self.id)
 
     @contextmanager
-    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached]:
-        """The submitted URL, or the command started in the process sandbox for the time the block takes."""
+    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
+        """The submitted URL, or the command started in the process sandbox for the time the block takes.
+
+        None for a prediction file, and for a submission past annotating: there is no tool to run.
+        """
+        if submission.kind == "predictions" or submission.status not in (VALIDATING, ANNOTATING):
+            yield None
+            return
         if submission.kind == "tool":
             yield _Reached(submission.tool_url)
             return
@@ -309,16 +319,23 @@ class _Job:
             )
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         labels = tasks.PHI_TASKS[submission.task]
-        run = AnnotationRun(reached.url, labels=labels, transport=reached.transport(), **_limits(queue))
+        scheduler = self.worker.scheduler if reached.sandboxed is None else None
+        run = AnnotationRun(
+            reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
+        )
         batch: list[Document] = []
         flushed = time.monotonic()
 
-        def flush() -> None:
-            nonlocal flushed
+        def write(documents: list[Document]) -> None:
+            with self.write(notes_done=Submission.notes_done + len(documents)) as (session, _):
+                _insert_records(session, dataset, annotations, documents)
+
+        async def flush() -> None:
+            """Write the batch from a thread: the requests in flight go on meanwhile (one batch at a time)."""
+            nonlocal batch, flushed
             if batch:
-                with self.write(notes_done=Submission.notes_done + len(batch)) as (session, _):
-                    _insert_records(session, dataset, annotations, batch)
-                batch.clear()
+                documents, batch = batch, []
+                await asyncio.to_thread(write, documents)
             flushed = time.monotonic()
 
         with self.store.session(readonly=True) as reader:
@@ -329,17 +346,17 @@ class _Job:
                         _same_tool(submission, run)
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
-                            flush()
-                flush()
+                            await flush()
+                await flush()
             except TimeoutError:
-                flush()
+                await flush()
                 done_now = self._reload()
                 raise Failed(
                     f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
                     f"{done_now.notes_done} of {done_now.notes_total} notes"
                 ) from None
             except ToolError as error:
-                flush()
+                await flush()
                 raise Failed(reached.explained(str(error))) from None
         _same_tool(submission, run)
 
