@@ -27,7 +27,15 @@ COMMANDS = {
     "annotate": "annotate",
     "demo": "demo",
     "run": "demo",
+    "db": "db",
+    "dataset": "dataset",
+    "datanode": "datanode",
+    "submit": "submit",
+    "submissions": "submit",
+    "worker": "submit",
+    "rescore": "submit",
     "compare": "compare",
+    "leaderboard": "leaderboard",
 }
 SUMMARY = "Score, run and rank clinical NLP systems with scorers that reproduce the official ones."
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -24,7 +26,16 @@ class Executor(StrEnum):
 
 @one_line_errors
 def annotate(
-    tool: str = typer.Option(..., "--tool", "-t", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
+    tool: str = typer.Option(None, "--tool", "-t", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
+    command: str = typer.Option(
+        None,
+        "--command",
+        help="Instead of --tool: a shell command starting the tool (listening on $PORT, 8080); "
+        "it runs in a sandbox without network and is stopped at the end.",
+    ),
+    tool_log: Path = typer.Option(
+        None, "--tool-log", help="With --command: where the tool's output goes, capped (default OUT.tool.log)."
+    ),
     notes: Path = typer.Option(..., "--notes", "-n", help="The notes to send, with their texts."),
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the tool's annotations."),
     notes_format: str = typer.Option(
@@ -61,7 +72,10 @@ def annotate(
     within the 1.2.0 schemas before any note is sent. Finished notes go to the
     checkpoint as they finish; running the same command again skips them. OUT
     is written whole or not at all, and the checkpoint is removed once it is.
-    No message quotes a note or what the tool sent unless --show-text.
+    No message quotes a note or what the tool sent unless --show-text. A tool
+    started with --command runs in its own network namespace (it reaches
+    nothing, not even this machine) and a fresh working directory, under
+    memory, CPU, process and time limits; what it prints goes to --tool-log only.
     """
     from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
     from nlpbench.runner.client import MAX_RESPONSE_BYTES, checked_url
@@ -70,20 +84,30 @@ def annotate(
     labels = _labels(types)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")
-    try:
-        checked_url(tool)
-    except ToolError as error:
-        raise fail(f"--tool: {error}") from None
+    if (tool is None) == (command is None):
+        raise fail('give the tool as --tool URL or as --command "…", one of the two')
+    if command is not None and scheduler is not None:
+        raise fail("--command: Dask workers cannot reach a tool sandboxed on this machine; use --tool URL")
+    if tool is not None:
+        try:
+            checked_url(tool)
+        except ToolError as error:
+            raise fail(f"--tool: {error}") from None
     checkpoint = checkpoint or out.with_name(out.name + ".checkpoint.jsonl")
-    _distinct(notes=notes, out=out, checkpoint=checkpoint)
+    tool_log = tool_log or out.with_name(out.name + ".tool.log")
+    _distinct(notes=notes, out=out, checkpoint=checkpoint, **({"tool-log": tool_log} if command else {}))
     reader = formats.get(notes_format)
     writer = formats.get(out_format)
     total = sum(1 for _ in reader.read(notes))
     writable(writer, total)
     started = time.monotonic()
-    with collected_warnings() as warnings, progress("annotating", total) as tick:
+    with (
+        _reached(tool, command, tool_log) as sandboxed,
+        collected_warnings() as warnings,
+        progress("annotating", total) as tick,
+    ):
         run = AnnotationRun(
-            tool,
+            sandboxed.url if sandboxed else tool,
             labels=labels,
             concurrency=concurrency,
             timeout=timeout,
@@ -95,12 +119,16 @@ def annotate(
             on_progress=tick,
             scheduler=scheduler,
             batch_size=batch_size,
+            transport=sandboxed.transport() if sandboxed else None,
         )
         try:
             with replaced_atomically(out) as partial:
                 writer.write(run.iterate(_with_texts(reader.read(notes), notes)), partial)
         except (ToolError, KeyboardInterrupt) as error:
-            kept = f" (finished notes are kept in {checkpoint}; run again to resume)" if checkpoint.exists() else ""
+            ended = sandboxed.wait(1) if sandboxed and isinstance(error, ToolError) else None
+            kept = f" ({ended.reason}; its output is in {tool_log})" if ended else ""
+            if checkpoint.exists():
+                kept += f" (finished notes are kept in {checkpoint}; run again to resume)"
             raise stopped(error, kept) from None
     checkpoint.unlink(missing_ok=True)
     warn([*warnings, *run.stats.warnings])
@@ -114,6 +142,22 @@ def annotate(
         soft_wrap=True,
     )
     typer.echo(f"{out}: wrote {stats.notes} notes, {stats.annotations} annotations")
+
+
+@contextmanager
+def _reached(tool: str | None, command: str | None, log: Path):
+    """None for a tool at a URL; for a command, the tool started in the sandbox (in a temporary directory)."""
+    if command is None:
+        yield None
+        return
+    from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+
+    with tempfile.TemporaryDirectory(prefix="nlpbench-tool-") as workdir:
+        try:
+            with start_tool(command, Limits(), Path(workdir), log) as sandboxed:
+                yield sandboxed
+        except SandboxError as error:
+            raise fail(f"--command: {error} (its output is in {log})") from None
 
 
 def stopped(error: Exception, kept: str) -> typer.Exit:

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 
 from nlpbench import formats
-from nlpbench.cli.common import fail, one_line_errors, warn
+from nlpbench.cli.common import fail, one_line_errors, progress, warn
+from nlpbench.cli.db import DB_OPTION, open_db, store_errors
 from nlpbench.errors import collected_warnings
 from nlpbench.model import PHI_TYPES, Document
 from nlpbench.synth import EMBEDDED_NOTES, EMBEDDED_SEED, embedded, generate
@@ -20,7 +21,7 @@ _SANDBOX_ONLY = {"sandbox", "sandbox-bundles", "sandbox-response"}
 
 @one_line_errors
 def synth(
-    output: Path = typer.Argument(..., help="File or directory to write (see `nlpbench formats`)."),
+    output: Path = typer.Argument(None, help="File or directory to write (see `nlpbench formats`)."),
     notes: int = typer.Option(100, "--notes", "-n", min=0, help="How many notes to generate."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed: the same seed gives the same notes."),
     fmt: str = typer.Option("sandbox-bundles", "--format", "-f", help="Output format (see `nlpbench formats`)."),
@@ -30,6 +31,12 @@ def synth(
         help=f"Write the fixed dataset shipped with nlpbench ({EMBEDDED_NOTES} notes, seed {EMBEDDED_SEED}) "
         "instead of generating; --notes and --seed are ignored.",
     ),
+    into_store: str = typer.Option(
+        None, "--into-store", help="Import the notes into the store as this dataset instead of writing a file."
+    ),
+    public: bool = typer.Option(False, "--public", help="With --into-store: mark the dataset public."),
+    subset: int = typer.Option(0, "--subset", min=0, help="With --into-store: also create NAME-subset (N notes)."),
+    db: str = DB_OPTION,
 ) -> None:
     """Generate synthetic clinical notes with gold date, person name, location, id and contact annotations.
 
@@ -37,6 +44,11 @@ def synth(
     subtypes, PROFESSION and AGE, hard negatives (drugs that look like names, doses that look like dates,
     eponyms) and layout noise. The notes depend on the seed and on the installed Faker version.
     """
+    if into_store is not None:
+        _into_store(into_store, embedded() if use_embedded else generate(notes, seed), db, public, subset)
+        return
+    if output is None:
+        raise fail("give OUTPUT, or --into-store NAME")
     writer = formats.get(fmt)
     if fmt == "sandbox-response" and (use_embedded or notes != 1):
         raise fail("sandbox-response holds one note: give --notes 1")
@@ -52,6 +64,31 @@ def synth(
     typer.echo(f"{output}: wrote {counts['notes']} notes ({labels})")
     if counts["dropped"]:
         typer.echo(f"{counts['dropped']} profession and age annotations left out: {fmt} has no place for them")
+
+
+@store_errors
+def _into_store(name: str, documents: Iterable[Document], db: str | None, public: bool, subset: int) -> None:
+    from nlpbench.cli.dataset import import_documents, report
+
+    counts: Counter[str] = Counter()
+    store = open_db(db)
+    try:
+        with progress("generating notes") as advance:
+            imported = import_documents(
+                store,
+                name,
+                _counted(documents, counts, drop_i2b2_only=True),
+                "synth",
+                description="synthetic clinical notes from nlpbench synth",
+                public=public,
+                subset=subset,
+                advance=advance,
+            )
+    finally:
+        store.close()
+    report(name, imported)
+    if counts["dropped"]:
+        typer.echo(f"{counts['dropped']} profession and age annotations left out: the data model has no place for them")
 
 
 def _counted(documents: Iterable[Document], counts: Counter[str], *, drop_i2b2_only: bool) -> Iterator[Document]:

@@ -1,0 +1,674 @@
+"""The NLP Sandbox 1.2.0 data node over the store: a FastAPI app factory.
+
+:func:`create_app` serves the 25 operations of
+``nlpsandbox-schemas-1.2.0/openapi/data-node`` under ``/api/v1``, with the
+official paths, operation ids, tags and parameters: datasets, FHIR stores,
+patients, notes, annotation stores and annotation records. Ids are chosen by
+the client in the ``…Id`` query parameter of each create (3–60 characters,
+``[a-z0-9]+(-[a-z0-9]+)*``); a create answers 201 ``{name}``, an existing id
+409, a missing parent or an invalid body or parameter 400, an unknown resource
+404. Deleting a resource deletes what it holds.
+
+Listings page with ``limit`` (10–100, default 10) and ``offset`` (≥ 0) and
+answer ``{offset, limit, links: {next}, totalResults, <items>}``; unlike the
+original, ``links.next`` is the empty string on the last page.
+
+Every error is an RFC 7807 problem object naming the parameter or resource,
+never the text of a note. With ``Settings.require_keys`` every request but the
+health check needs an API key (``X-API-Key`` or ``Authorization: Bearer``):
+a ``read`` key may ``GET``, a ``write`` key may also create and delete.
+Request bodies are limited to ``Settings.max_body_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from nlpbench import __version__
+from nlpbench.api.datanode import schemas
+from nlpbench.api.schemas import RESOURCE_ID_PATTERN
+from nlpbench.api.tool import PROBLEM_MEDIA_TYPE, ProblemResponse, _describe, problem
+from nlpbench.store import Store, StoreError
+from nlpbench.store import repository as repo
+from nlpbench.store.keys import key_scope
+
+BASE_PATH = "/api/v1"
+READ_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the data node runs; :func:`create_app` takes them explicitly (no global state)."""
+
+    #: Refuse requests without a valid API key (``nlpbench datanode serve`` turns this on when keys exist).
+    require_keys: bool = False
+    #: The largest request body accepted, in bytes.
+    max_body_bytes: int = 16 * 2**20
+
+
+def _id(kind: str, where: Callable[..., Any]) -> Any:
+    return Annotated[
+        str,
+        where(
+            description=f"The ID of the {kind}",
+            min_length=3,
+            max_length=60,
+            pattern=RESOURCE_ID_PATTERN,
+            examples=[f"awesome-{kind.lower().replace(' ', '-')}"],
+        ),
+    ]
+
+
+DatasetId = _id("dataset", Path)
+FhirStoreId = _id("FHIR store", Path)
+PatientId = _id("FHIR patient", Path)
+NoteId = _id("note", Path)
+AnnotationStoreId = _id("annotation store", Path)
+AnnotationId = _id("annotation", Path)
+Limit = Annotated[int, Query(ge=10, le=100, description="Maximum number of results returned")]
+Offset = Annotated[int, Query(ge=0, description="Index of the first result that must be returned")]
+
+
+def _problem_doc(description: str) -> dict[str, Any]:
+    return {
+        "model": schemas.Problem,
+        "description": description,
+        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+BAD = {400: _problem_doc("Invalid request")}
+AUTH = {401: _problem_doc("No valid API key"), 403: _problem_doc("The API key may not do this")}
+MISSING = {404: _problem_doc("The specified resource was not found")}
+CONFLICT = {409: _problem_doc("The resource already exists")}
+TOO_LARGE = {413: _problem_doc("The request body is too large")}
+UNAVAILABLE = {503: _problem_doc("The database is unavailable")}
+LIST = {**BAD, **AUTH, **UNAVAILABLE}
+CREATE = {**BAD, **AUTH, **CONFLICT, **TOO_LARGE, **UNAVAILABLE}
+ONE = {**BAD, **AUTH, **MISSING, **UNAVAILABLE}
+
+
+def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
+    """The data node serving ``store``."""
+    settings = settings or Settings()
+    app = FastAPI(
+        title="nlpbench data node (NLP Sandbox data node 1.2.0)",
+        version=__version__,
+        description="Datasets, FHIR stores, patients, notes, annotation stores and annotations, "
+        "as the NLP Sandbox data node API 1.2.0 serves them.",
+        openapi_url=f"{BASE_PATH}/openapi.json",
+        docs_url=f"{BASE_PATH}/ui",
+        redoc_url=None,
+    )
+    _add_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+
+    def authorize(request: Request) -> None:
+        if not settings.require_keys:
+            return
+        key = request.headers.get("x-api-key")
+        bearer = request.headers.get("authorization", "")
+        if not key and bearer.lower().startswith("bearer "):
+            key = bearer[7:].strip()
+        if not key:
+            raise HTTPException(401, "an API key is required (X-API-Key header)", {"WWW-Authenticate": "Bearer"})
+        with store.session(readonly=True) as session:
+            scope = key_scope(session, key)
+        if scope is None:
+            raise HTTPException(401, "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
+        if request.method not in READ_METHODS and scope != "write":
+            raise HTTPException(403, "this API key may only read")
+
+    @contextmanager
+    def reading() -> Iterator[Session]:
+        with store.session(readonly=True) as session:
+            yield session
+
+    writing = store.session
+    router = APIRouter(prefix=BASE_PATH, dependencies=[Depends(authorize)])
+
+    @app.get(
+        f"{BASE_PATH}/healthCheck",
+        operation_id="getHealthCheck",
+        response_model=schemas.HealthCheck,
+        tags=["HealthCheck"],
+        summary="Get health check information",
+        responses={**MISSING, **UNAVAILABLE},
+    )
+    def get_health_check() -> dict[str, str]:
+        with reading() as session:
+            repo.list_datasets(session, 0, 10)
+        return {"status": "pass"}
+
+    _dataset_routes(router, reading, writing)
+    _fhir_routes(router, reading, writing)
+    _annotation_routes(router, reading, writing)
+    app.include_router(router)
+    return app
+
+
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes with 413: at once when its Content-Length says so,
+    else when the bytes received pass the limit."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await problem(413, self._detail)(scope, receive, send)
+            return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.limit:
+                raise HTTPException(413, self._detail)
+            return message
+
+        await self.app(scope, limited, send)
+
+    @property
+    def _detail(self) -> str:
+        return f"the request body is larger than {self.limit} bytes"
+
+
+def _next(request: Request, page: repo.Page) -> dict[str, str]:
+    if not page.has_next:
+        return {"next": ""}
+    return {"next": str(request.url.include_query_params(offset=page.offset + page.limit, limit=page.limit))}
+
+
+def _page(request: Request, page: repo.Page, key: str, items: list[Any]) -> dict[str, Any]:
+    return {
+        "offset": page.offset,
+        "limit": page.limit,
+        "links": _next(request, page),
+        "totalResults": page.total,
+        key: items,
+    }
+
+
+def _dataset_json(row) -> dict[str, Any]:
+    return {
+        "name": f"datasets/{row.name}",
+        "version": row.version,
+        "description": row.description,
+        "license": row.license,
+        "visibility": row.visibility,
+        "createdAt": row.created_at.isoformat(),
+    }
+
+
+def _dataset_routes(router: APIRouter, reading, writing) -> None:
+    tags = ["Dataset"]
+
+    @router.post(
+        "/datasets",
+        operation_id="createDataset",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=tags,
+        summary="Create a dataset",
+    )
+    def create_dataset(
+        datasetId: _id("dataset", Query),
+        body: Annotated[schemas.DatasetCreateRequest | None, Body()] = None,
+    ) -> dict[str, str]:
+        meta = {k: v for k, v in (body.model_dump(exclude_none=True) if body else {}).items() if k in _META}
+        with writing() as session:
+            repo.create_dataset(session, datasetId, **meta)
+        return {"name": f"datasets/{datasetId}"}
+
+    @router.get(
+        "/datasets",
+        operation_id="listDatasets",
+        response_model=schemas.PageOfDatasets,
+        response_model_exclude_none=True,
+        responses=LIST,
+        tags=tags,
+        summary="Get all datasets",
+    )
+    def list_datasets(request: Request, limit: Limit = 10, offset: Offset = 0) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_datasets(session, offset, limit)
+            return _page(request, page, "datasets", [{"name": f"datasets/{row.name}"} for row in page.items])
+
+    @router.get(
+        "/datasets/{datasetId}",
+        operation_id="getDataset",
+        response_model=schemas.Dataset,
+        response_model_exclude_none=True,
+        responses=ONE,
+        tags=tags,
+        summary="Get a dataset by ID",
+    )
+    def get_dataset(datasetId: DatasetId) -> dict[str, Any]:
+        with reading() as session:
+            return _dataset_json(repo.get_dataset(session, datasetId))
+
+    @router.delete(
+        "/datasets/{datasetId}",
+        operation_id="deleteDataset",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=tags,
+        summary="Delete a dataset by ID",
+    )
+    def delete_dataset(datasetId: DatasetId) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_dataset(session, datasetId)
+        return {}
+
+
+_META = ("version", "description", "license", "visibility")
+
+
+def _fhir_routes(router: APIRouter, reading, writing) -> None:
+    stores = "/datasets/{datasetId}/fhirStores"
+    store_path = stores + "/{fhirStoreId}"
+    patients, notes = store_path + "/fhir/Patient", store_path + "/fhir/Note"
+
+    def store_name(dataset: str, store: str) -> str:
+        return f"datasets/{dataset}/fhirStores/{store}"
+
+    @router.post(
+        stores,
+        operation_id="createFhirStore",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=["FhirStore"],
+        summary="Create a FHIR store",
+    )
+    def create_fhir_store(
+        datasetId: DatasetId,
+        fhirStoreId: _id("FHIR store", Query),
+        body: Annotated[schemas.AnyObject | None, Body()] = None,
+    ) -> dict[str, str]:
+        with writing() as session:
+            repo.create_fhir_store(session, datasetId, fhirStoreId)
+        return {"name": store_name(datasetId, fhirStoreId)}
+
+    @router.get(
+        stores,
+        operation_id="listFhirStores",
+        response_model=schemas.PageOfFhirStores,
+        responses=LIST,
+        tags=["FhirStore"],
+        summary="List the FHIR stores in a dataset",
+    )
+    def list_fhir_stores(
+        request: Request, datasetId: DatasetId, limit: Limit = 10, offset: Offset = 0
+    ) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_fhir_stores(session, datasetId, offset, limit)
+            items = [{"name": store_name(datasetId, row.name)} for row in page.items]
+        return _page(request, page, "fhirStores", items)
+
+    @router.get(
+        store_path,
+        operation_id="getFhirStore",
+        response_model=schemas.FhirStore,
+        responses=ONE,
+        tags=["FhirStore"],
+        summary="Get a FHIR store",
+    )
+    def get_fhir_store(datasetId: DatasetId, fhirStoreId: FhirStoreId) -> dict[str, str]:
+        with reading() as session:
+            repo.get_fhir_store(session, datasetId, fhirStoreId)
+        return {"name": store_name(datasetId, fhirStoreId)}
+
+    @router.delete(
+        store_path,
+        operation_id="deleteFhirStore",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=["FhirStore"],
+        summary="Delete a FHIR store",
+    )
+    def delete_fhir_store(datasetId: DatasetId, fhirStoreId: FhirStoreId) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_fhir_store(session, datasetId, fhirStoreId)
+        return {}
+
+    def patient_json(row) -> dict[str, Any]:
+        return {"identifier": row.identifier, **({"gender": row.gender} if row.gender else {})}
+
+    @router.post(
+        patients,
+        operation_id="createPatient",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=["Patient"],
+        summary="Create a FHIR patient",
+    )
+    def create_patient(
+        datasetId: DatasetId,
+        fhirStoreId: FhirStoreId,
+        patientId: _id("FHIR patient", Query),
+        body: Annotated[schemas.PatientCreateRequest | None, Body()] = None,
+    ) -> dict[str, str]:
+        with writing() as session:
+            repo.create_patient(session, datasetId, fhirStoreId, patientId, body.gender if body else None)
+        return {"name": f"{store_name(datasetId, fhirStoreId)}/Patient/{patientId}"}
+
+    @router.get(
+        patients,
+        operation_id="listPatients",
+        response_model=schemas.PageOfPatients,
+        response_model_exclude_none=True,
+        responses=LIST,
+        tags=["Patient"],
+        summary="List the Patients in a FHIR store",
+    )
+    def list_patients(
+        request: Request, datasetId: DatasetId, fhirStoreId: FhirStoreId, limit: Limit = 10, offset: Offset = 0
+    ) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_patients(session, datasetId, fhirStoreId, offset, limit)
+            items = [patient_json(row) for row in page.items]
+        return _page(request, page, "patients", items)
+
+    @router.get(
+        patients + "/{patientId}",
+        operation_id="getPatient",
+        response_model=schemas.Patient,
+        response_model_exclude_none=True,
+        responses=ONE,
+        tags=["Patient"],
+        summary="Get a FHIR patient",
+    )
+    def get_patient(datasetId: DatasetId, fhirStoreId: FhirStoreId, patientId: PatientId) -> dict[str, Any]:
+        with reading() as session:
+            return patient_json(repo.get_patient(session, datasetId, fhirStoreId, patientId))
+
+    @router.delete(
+        patients + "/{patientId}",
+        operation_id="deletePatient",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=["Patient"],
+        summary="Delete a FHIR patient",
+    )
+    def delete_patient(datasetId: DatasetId, fhirStoreId: FhirStoreId, patientId: PatientId) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_patient(session, datasetId, fhirStoreId, patientId)
+        return {}
+
+    def note_json(row: repo.NoteRow) -> dict[str, str]:
+        return {"identifier": row.identifier, "text": row.text, "type": row.type, "patientId": row.patient}
+
+    @router.post(
+        notes,
+        operation_id="createNote",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=["Note"],
+        summary="Create a note",
+    )
+    def create_note(
+        datasetId: DatasetId,
+        fhirStoreId: FhirStoreId,
+        noteId: _id("note", Query),
+        body: Annotated[schemas.NoteCreateRequest, Body()],
+    ) -> dict[str, str]:
+        with writing() as session:
+            repo.create_note(
+                session, datasetId, fhirStoreId, noteId, text=body.text, type=body.type, patient=body.patientId
+            )
+        return {"name": f"{store_name(datasetId, fhirStoreId)}/Note/{noteId}"}
+
+    @router.get(
+        notes,
+        operation_id="listNotes",
+        response_model=schemas.PageOfNotes,
+        responses=LIST,
+        tags=["Note"],
+        summary="List notes",
+    )
+    def list_notes(
+        request: Request, datasetId: DatasetId, fhirStoreId: FhirStoreId, limit: Limit = 10, offset: Offset = 0
+    ) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_notes(session, datasetId, fhirStoreId, offset, limit)
+        return _page(request, page, "notes", [note_json(row) for row in page.items])
+
+    @router.get(
+        notes + "/{noteId}",
+        operation_id="getNote",
+        response_model=schemas.Note,
+        responses=ONE,
+        tags=["Note"],
+        summary="Get a note",
+    )
+    def get_note(datasetId: DatasetId, fhirStoreId: FhirStoreId, noteId: NoteId) -> dict[str, str]:
+        with reading() as session:
+            return note_json(repo.get_note(session, datasetId, fhirStoreId, noteId))
+
+    @router.delete(
+        notes + "/{noteId}",
+        operation_id="deleteNote",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=["Note"],
+        summary="Delete a note",
+    )
+    def delete_note(datasetId: DatasetId, fhirStoreId: FhirStoreId, noteId: NoteId) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_note(session, datasetId, fhirStoreId, noteId)
+        return {}
+
+
+def _annotation_routes(router: APIRouter, reading, writing) -> None:
+    stores = "/datasets/{datasetId}/annotationStores"
+    store_path = stores + "/{annotationStoreId}"
+    records = store_path + "/annotations"
+
+    def store_name(dataset: str, store: str) -> str:
+        return f"datasets/{dataset}/annotationStores/{store}"
+
+    def record_json(dataset: str, store: str, row) -> dict[str, Any]:
+        return {
+            "name": f"{store_name(dataset, store)}/annotations/{row.identifier}",
+            "annotationSource": {"resourceSource": {"name": row.source}},
+            **row.arrays,
+        }
+
+    @router.post(
+        stores,
+        operation_id="createAnnotationStore",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=["AnnotationStore"],
+        summary="Create an annotation store",
+    )
+    def create_annotation_store(
+        datasetId: DatasetId,
+        annotationStoreId: _id("annotation store", Query),
+        body: Annotated[schemas.AnyObject | None, Body()] = None,
+    ) -> dict[str, str]:
+        with writing() as session:
+            repo.create_annotation_store(session, datasetId, annotationStoreId)
+        return {"name": store_name(datasetId, annotationStoreId)}
+
+    @router.get(
+        stores,
+        operation_id="listAnnotationStores",
+        response_model=schemas.PageOfAnnotationStores,
+        responses=LIST,
+        tags=["AnnotationStore"],
+        summary="List the annotation stores in a dataset",
+    )
+    def list_annotation_stores(
+        request: Request, datasetId: DatasetId, limit: Limit = 10, offset: Offset = 0
+    ) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_annotation_stores(session, datasetId, offset, limit)
+            items = [{"name": store_name(datasetId, row.name)} for row in page.items]
+        return _page(request, page, "annotationStores", items)
+
+    @router.get(
+        store_path,
+        operation_id="getAnnotationStore",
+        response_model=schemas.AnnotationStore,
+        responses=ONE,
+        tags=["AnnotationStore"],
+        summary="Get an annotation store",
+    )
+    def get_annotation_store(datasetId: DatasetId, annotationStoreId: AnnotationStoreId) -> dict[str, str]:
+        with reading() as session:
+            repo.get_annotation_store(session, datasetId, annotationStoreId)
+        return {"name": store_name(datasetId, annotationStoreId)}
+
+    @router.delete(
+        store_path,
+        operation_id="deleteAnnotationStore",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=["AnnotationStore"],
+        summary="Delete an annotation store",
+    )
+    def delete_annotation_store(datasetId: DatasetId, annotationStoreId: AnnotationStoreId) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_annotation_store(session, datasetId, annotationStoreId)
+        return {}
+
+    @router.post(
+        records,
+        operation_id="createAnnotation",
+        status_code=201,
+        response_model=schemas.Created,
+        responses=CREATE,
+        tags=["Annotation"],
+        summary="Create an annotation",
+    )
+    def create_annotation(
+        datasetId: DatasetId,
+        annotationStoreId: AnnotationStoreId,
+        annotationId: _id("annotation", Query),
+        body: Annotated[schemas.AnnotationCreateRequest, Body()],
+    ) -> dict[str, str]:
+        arrays = body.model_dump(mode="json", exclude_none=True, include=set(schemas.ARRAYS))
+        with writing() as session:
+            repo.create_annotation(
+                session,
+                datasetId,
+                annotationStoreId,
+                annotationId,
+                source=body.annotationSource.resourceSource.name,
+                arrays=arrays,
+            )
+        return {"name": f"{store_name(datasetId, annotationStoreId)}/annotations/{annotationId}"}
+
+    @router.get(
+        records,
+        operation_id="listAnnotations",
+        response_model=schemas.PageOfAnnotations,
+        response_model_exclude_none=True,
+        responses=LIST,
+        tags=["Annotation"],
+        summary="List the annotations in an annotation store",
+    )
+    def list_annotations(
+        request: Request,
+        datasetId: DatasetId,
+        annotationStoreId: AnnotationStoreId,
+        limit: Limit = 10,
+        offset: Offset = 0,
+    ) -> dict[str, Any]:
+        with reading() as session:
+            page = repo.list_annotations(session, datasetId, annotationStoreId, offset, limit)
+            items = [record_json(datasetId, annotationStoreId, row) for row in page.items]
+        return _page(request, page, "annotations", items)
+
+    @router.get(
+        records + "/{annotationId}",
+        operation_id="getAnnotation",
+        response_model=schemas.Annotation,
+        response_model_exclude_none=True,
+        responses=ONE,
+        tags=["Annotation"],
+        summary="Get an annotation",
+    )
+    def get_annotation(
+        datasetId: DatasetId, annotationStoreId: AnnotationStoreId, annotationId: AnnotationId
+    ) -> dict[str, Any]:
+        with reading() as session:
+            row = repo.get_annotation(session, datasetId, annotationStoreId, annotationId)
+            return record_json(datasetId, annotationStoreId, row)
+
+    @router.delete(
+        records + "/{annotationId}",
+        operation_id="deleteAnnotation",
+        response_model=schemas.EmptyObject,
+        responses=ONE,
+        tags=["Annotation"],
+        summary="Delete an annotation",
+    )
+    def delete_annotation(
+        datasetId: DatasetId, annotationStoreId: AnnotationStoreId, annotationId: AnnotationId
+    ) -> dict[str, Any]:
+        with writing() as session:
+            repo.delete_annotation(session, datasetId, annotationStoreId, annotationId)
+        return {}
+
+
+def _methods(app: FastAPI, request: Request) -> set[str]:
+    """Every method some route serves at the request's path."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return methods
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
+        return problem(400, _describe(error.errors()))
+
+    @app.exception_handler(StoreError)
+    async def refused(_request: Request, error: StoreError) -> ProblemResponse:
+        return problem(error.status, str(error))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
+        detail = error.detail if isinstance(error.detail, str) else None
+        response = problem(error.status_code, detail)
+        response.headers.update(error.headers or {})
+        if error.status_code == 405:  # Starlette names the methods of one route; a path has several
+            response.headers["Allow"] = ", ".join(sorted(_methods(app, request)))
+        return response
+
+    @app.exception_handler(OperationalError)
+    async def unavailable(_request: Request, error: OperationalError) -> ProblemResponse:
+        return problem(503, f"the database did not answer ({type(error.orig).__name__})")
+
+    @app.exception_handler(Exception)
+    async def internal_error(_request: Request, error: Exception) -> ProblemResponse:
+        # the type only: an exception's message may quote what it was given, a note's text included
+        return problem(500, f"{type(error).__name__} while answering", title="Internal error")

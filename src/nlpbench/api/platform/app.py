@@ -1,0 +1,181 @@
+"""The platform API over the store: make, list, read and cancel submissions; organisers read logs.
+
+Under ``/api/v1``:
+
+- ``POST /submissions`` — ``{task, dataset, team?, queue?, toolUrl | command | image | predictions,
+  predictionsName?}`` → 201 and the submission; 429 past the quota;
+- ``GET /submissions`` (``status``, ``queue``, ``limit``) — newest first;
+- ``GET /submissions/{id}`` — with its events and results;
+- ``GET /submissions/{id}/documents?profile=P`` — the stored per-document counts;
+- ``POST /submissions/{id}/cancel`` — 409 once it has ended;
+- ``GET /submissions/{id}/logs`` — organisers only (a tool's output may hold PHI);
+- ``GET /healthCheck`` — the only request without a key.
+
+Every other request needs a platform API key (``X-API-Key`` or
+``Authorization: Bearer``): a team key makes and sees its own team's
+submissions only (another team's is 404, as if it did not exist), an
+organiser key sees all. Errors are RFC 7807 problem objects that quote no
+note text and no tool body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from nlpbench import __version__
+from nlpbench.api.datanode.app import BodyLimit, _add_error_handlers
+from nlpbench.api.tool import ProblemResponse, problem
+from nlpbench.errors import InputError
+from nlpbench.platform import queue as queues
+from nlpbench.platform.keys import Caller, caller
+from nlpbench.platform.views import logs_json, per_document, submission_json
+from nlpbench.registry import UnknownName
+from nlpbench.store import Store
+from nlpbench.store.submissions import STATUSES
+
+BASE_PATH = "/api/v1"
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: The largest request body, in bytes: a prediction file and a little more.
+    max_body_bytes: int = queues.MAX_PREDICTION_BYTES + 2**20
+
+
+class NewSubmission(BaseModel):
+    """A submission as a team makes it: exactly one of ``toolUrl``, ``command``, ``image``, ``predictions``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(max_length=40)
+    dataset: str = Field(max_length=101)
+    team: str | None = Field(default=None, max_length=60, description="Organisers only: the team submitting.")
+    queue: str = Field(default=queues.DEFAULT_QUEUE, max_length=60)
+    toolUrl: str | None = Field(default=None, max_length=2000)
+    command: str | None = Field(default=None, max_length=10000)
+    image: str | None = Field(default=None, max_length=500)
+    predictions: str | None = Field(default=None, description="The prediction file's text.")
+    predictionsName: str | None = Field(default=None, max_length=255)
+
+
+def _who(request: Request) -> Caller:
+    """The caller of a request, by its platform API key (``X-API-Key`` or ``Authorization: Bearer``)."""
+    key = request.headers.get("x-api-key")
+    bearer = request.headers.get("authorization", "")
+    if not key and bearer.lower().startswith("bearer "):
+        key = bearer[7:].strip()
+    if not key:
+        raise HTTPException(401, "an API key is required (X-API-Key header)", {"WWW-Authenticate": "Bearer"})
+    with request.app.state.store.session(readonly=True) as session:
+        found = caller(session, key)
+    if found is None:
+        raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+Who = Annotated[Caller, Depends(_who)]
+
+
+def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
+    """The platform API serving ``store``."""
+    settings = settings or Settings()
+    app = FastAPI(
+        title="nlpbench platform API",
+        version=__version__,
+        description="Submissions of NLP Sandbox tools and prediction files: queued, validated, run and scored.",
+        openapi_url=f"{BASE_PATH}/openapi.json",
+        docs_url=f"{BASE_PATH}/ui",
+        redoc_url=None,
+    )
+    app.state.store = store
+    _add_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+
+    @app.exception_handler(InputError)
+    async def bad_input(_request: Request, error: InputError) -> ProblemResponse:
+        return problem(400, str(error))
+
+    @app.exception_handler(UnknownName)
+    async def unknown_name(_request: Request, error: UnknownName) -> ProblemResponse:
+        return problem(400, str(error))
+
+    @app.exception_handler(queues.PlatformError)
+    async def refused(_request: Request, error: queues.PlatformError) -> ProblemResponse:
+        status = {queues.NotFound: 404, queues.QuotaExceeded: 429, queues.Conflict: 409}.get(type(error), 400)
+        return problem(status, str(error))
+
+    router = APIRouter(prefix=BASE_PATH)
+
+    @router.get("/healthCheck", tags=["Health"])
+    def health() -> dict[str, str]:
+        with store.session(readonly=True) as session:
+            queues.listed(session, limit=1)
+        return {"status": "pass"}
+
+    @router.post("/submissions", status_code=201, tags=["Submissions"])
+    def create(body: Annotated[NewSubmission, Body()], me: Who) -> dict[str, Any]:
+        team = body.team if me.organiser else me.team
+        if team is None:
+            raise HTTPException(400, "an organiser's submission names its team")
+        if not me.organiser and body.team not in (None, me.team):
+            raise HTTPException(403, "a team key submits for its own team only")
+        request = queues.Request(
+            team=team,
+            task=body.task,
+            dataset=body.dataset,
+            queue=body.queue,
+            tool_url=body.toolUrl,
+            command=body.command,
+            image=body.image,
+            predictions=body.predictions,
+            predictions_name=body.predictionsName,
+        )
+        submission_id = queues.submit(store, request)
+        with store.session(readonly=True) as session:
+            return submission_json(session, queues.get(session, submission_id))
+
+    @router.get("/submissions", tags=["Submissions"])
+    def listing(
+        me: Who,
+        status: Annotated[str | None, Query(pattern="^(" + "|".join(STATUSES) + ")$")] = None,
+        queue: Annotated[str | None, Query(max_length=60)] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> dict[str, Any]:
+        with store.session(readonly=True) as session:
+            found = queues.listed(session, team=me.team, queue=queue, status=status, limit=limit)
+            return {"submissions": [submission_json(session, s) for s in found]}
+
+    @router.get("/submissions/{submission_id}", tags=["Submissions"])
+    def one(submission_id: int, me: Who) -> dict[str, Any]:
+        with store.session(readonly=True) as session:
+            return submission_json(session, queues.get(session, submission_id, me.team), details=True)
+
+    @router.get("/submissions/{submission_id}/documents", tags=["Submissions"])
+    def documents(
+        submission_id: int, me: Who, profile: Annotated[str, Query(max_length=40)] = "standard"
+    ) -> dict[str, Any]:
+        with store.session(readonly=True) as session:
+            queues.get(session, submission_id, me.team)
+            return {"profile": profile, "perDocument": per_document(session, submission_id, profile)}
+
+    @router.post("/submissions/{submission_id}/cancel", tags=["Submissions"])
+    def cancel(submission_id: int, me: Who) -> dict[str, Any]:
+        by = "organiser" if me.organiser else f"team {me.team}"
+        queues.cancel(store, submission_id, team=me.team, by=by)
+        with store.session(readonly=True) as session:
+            return submission_json(session, queues.get(session, submission_id))
+
+    @router.get("/submissions/{submission_id}/logs", tags=["Submissions"])
+    def logs(submission_id: int, me: Who) -> dict[str, Any]:
+        if not me.organiser:
+            raise HTTPException(403, "logs are for organisers: a tool's output may hold PHI")
+        with store.session(readonly=True) as session:
+            return logs_json(session, queues.get(session, submission_id))
+
+    app.include_router(router)
+    return app

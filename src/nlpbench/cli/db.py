@@ -1,0 +1,85 @@
+"""``nlpbench db``: where the store is and its migrations; the ``--db`` option every store command shares."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from nlpbench.cli.common import fail, one_line_errors
+
+if TYPE_CHECKING:
+    from nlpbench.store import Store
+
+DB_OPTION = typer.Option(
+    None,
+    "--db",
+    envvar="NLPBENCH_DB",
+    show_envvar=True,
+    help="Database URL: sqlite:///FILE or postgresql+psycopg://USER@HOST/DB "
+    "(default: nlpbench.db in the per-user data directory).",
+)
+
+
+def open_db(url: str | None, *, upgrade: bool = True) -> Store:
+    """The store at ``url`` (``--db``), migrated unless told not to."""
+    from nlpbench.store import open_store
+
+    return open_store(url, upgrade=upgrade)
+
+
+def store_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One line and exit status 2 for bad input and for what the store refuses (a taken name, a missing dataset)."""
+
+    @one_line_errors
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from nlpbench.store import StoreError
+
+        try:
+            return command(*args, **kwargs)
+        except StoreError as error:
+            raise fail(str(error)) from None
+
+    return wrapper
+
+
+@store_errors
+def upgrade(db: str = DB_OPTION) -> None:
+    """Create the tables of an empty database, or bring an older one up to this version's schema."""
+    from nlpbench.store import describe, resolve_url
+
+    store = open_db(db, upgrade=False)
+    try:
+        before, after = store.upgrade()
+    finally:
+        store.close()
+    where = describe(resolve_url(db))
+    if before == after:
+        typer.echo(f"{where}: already at revision {after}")
+    else:
+        typer.echo(f"{where}: upgraded from {before or 'an empty database'} to revision {after}")
+
+
+@store_errors
+def current(db: str = DB_OPTION) -> None:
+    """Print the database URL (without its password) and the revision it is at."""
+    from nlpbench.store import describe, resolve_url
+    from nlpbench.store.engine import head_revision
+
+    store = open_db(db, upgrade=False)
+    try:
+        revision = store.revision()
+    finally:
+        store.close()
+    state = "up to date" if revision == head_revision() else f"behind {head_revision()}: run `nlpbench db upgrade`"
+    typer.echo(f"{describe(resolve_url(db))}: revision {revision or 'none (empty database)'}, {state}")
+
+
+def add_commands(app: typer.Typer) -> None:
+    group = typer.Typer(help="The store's database: migrations.", no_args_is_help=True)
+    group.command("upgrade")(upgrade)
+    group.command("current")(current)
+    app.add_typer(group, name="db")

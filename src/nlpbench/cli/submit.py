@@ -1,0 +1,369 @@
+"""``nlpbench submit``, ``submissions``, ``worker`` and ``rescore``: the submission queue from the command line."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from nlpbench.cli.common import fail, stderr
+from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+
+QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
+
+
+class ListFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+FORMAT_OPTION = typer.Option(ListFormat.table, "--format", "-f", help="table for people, json for scripts.")
+
+
+def platform_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What the queue refuses (quota, unknown id, wrong status) is one line and exit status 2, like bad input."""
+
+    @store_errors
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from nlpbench.platform.queue import PlatformError
+
+        try:
+            return command(*args, **kwargs)
+        except PlatformError as error:
+            raise fail(str(error)) from None
+
+    return wrapper
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@platform_errors
+def submit(
+    task: str = typer.Option(..., "--task", "-t", help="A PHI type, phi, or a file-scored task."),
+    dataset: str = typer.Option(..., "--dataset", "-d", help="NAME or NAME@VERSION."),
+    team: str = typer.Option(..., "--team", help="The submitting team."),
+    tool: str | None = typer.Option(None, "--tool", help="URL of a running NLP Sandbox tool."),
+    predictions: Path | None = typer.Option(None, "--predictions", help="A prediction file.", dir_okay=False),
+    command: str | None = typer.Option(None, "--command", help="A tool command started in the process sandbox."),
+    image: str | None = typer.Option(None, "--image", help="A Docker image NAME@sha256:… (needs a Docker daemon)."),
+    queue: str = QUEUE_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """Queue a submission: a tool URL, a command, an image or a prediction file, for one task and dataset.
+
+    Prints the submission's id; a worker (`nlpbench worker`) validates, annotates and scores it.
+    """
+    from nlpbench.platform.queue import Request, read_text, submit
+
+    text = read_text(predictions) if predictions is not None else None
+    request = Request(
+        team=team,
+        task=task,
+        dataset=dataset,
+        queue=queue,
+        tool_url=tool,
+        command=command,
+        image=image,
+        predictions=text,
+        predictions_name=predictions.name if predictions is not None else None,
+    )
+    request.kind  # noqa: B018 - one of the four, checked before the database is opened
+    store = open_db(db)
+    try:
+        typer.echo(submit(store, request))
+    finally:
+        store.close()
+
+
+@platform_errors
+def list_submissions(
+    team: str | None = typer.Option(None, "--team", help="Only this team's."),
+    queue: str | None = typer.Option(None, "--queue", "-q", help="Only this queue's."),
+    status: str | None = typer.Option(None, "--status", help="Only those in this status."),
+    limit: int = typer.Option(100, "--limit", min=1, max=10000, help="At most this many, newest first."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """List submissions, newest first."""
+    from nlpbench.platform.queue import listed
+    from nlpbench.platform.views import submission_json
+
+    store = open_db(db)
+    try:
+        with store.session(readonly=True) as session:
+            rows = [
+                submission_json(session, s) for s in listed(session, team=team, queue=queue, status=status, limit=limit)
+            ]
+    finally:
+        store.close()
+    if fmt == ListFormat.json:
+        return _json(rows)
+    for row in rows:
+        progress = f"{row['progress']['done']}/{row['progress']['total']}" if row["progress"]["total"] else "-"
+        typer.echo(
+            f"{row['id']:>6}  {row['status']:<10} {row['team']:<16} {row['task']:<12} {row['dataset']:<20} "
+            f"{progress:>11}  {row['reason']}"
+        )
+    return None
+
+
+@platform_errors
+def show(
+    submission: int = typer.Argument(..., help="The submission's id."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """A submission: status and reason, progress, the time of every move, and its results."""
+    from nlpbench.platform.queue import get
+    from nlpbench.platform.views import submission_json
+
+    store = open_db(db)
+    try:
+        with store.session(readonly=True) as session:
+            data = submission_json(session, get(session, submission), details=True)
+    finally:
+        store.close()
+    if fmt == ListFormat.json:
+        return _json(data)
+    typer.echo(f"submission {data['id']}: {data['status']} — {data['reason']}")
+    typer.echo(f"  team {data['team']}, task {data['task']}, dataset {data['dataset']}, queue {data['queue']}")
+    if data["progress"]["total"]:
+        typer.echo(f"  progress: {data['progress']['done']} of {data['progress']['total']} notes")
+    if data["tool"]:
+        tool = data["tool"]
+        typer.echo(f"  tool: {tool['name']} {tool['version']} ({tool['type']}, API {tool['apiVersion']})")
+    for warning in data["warnings"]:
+        typer.echo(f"  warning: {warning}")
+    for event in data["events"]:
+        typer.echo(f"  {event['at']}  {event['status']:<10} {event['reason']}")
+    for result in data["results"]:
+        for annotation_type, rows in result["scores"].items():
+            overall = [r for r in rows if r.get("label") is None and r.get("average") is None and "f1" in r]
+            shown = ", ".join(f"{r['metric']} F1 {r['f1']:.4f}" for r in overall[:4])
+            typer.echo(f"  {result['profile']} {annotation_type}: {shown}")
+    return None
+
+
+@platform_errors
+def cancel(
+    submission: int = typer.Argument(..., help="The submission's id."),
+    db: str = DB_OPTION,
+) -> None:
+    """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
+    from nlpbench.platform.queue import cancel as cancel_submission
+
+    store = open_db(db)
+    try:
+        done = cancel_submission(store, submission, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.status}")
+
+
+@platform_errors
+def logs(
+    submission: int = typer.Argument(..., help="The submission's id."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """For organisers: every event of a submission and what a tool nlpbench started printed (may hold PHI)."""
+    from nlpbench.platform.queue import get
+    from nlpbench.platform.views import logs_json
+
+    store = open_db(db)
+    try:
+        with store.session(readonly=True) as session:
+            data = logs_json(session, get(session, submission))
+    finally:
+        store.close()
+    if fmt == ListFormat.json:
+        return _json(data)
+    for event in data["events"]:
+        typer.echo(f"{event['at']}  {event['status']:<10} {event['reason']}")
+    for stream, log in data["tool"].items():
+        typer.echo(f"--- tool {stream}{' (truncated)' if log['truncated'] else ''}")
+        typer.echo(log["content"], nl=False)
+    return None
+
+
+@platform_errors
+def configure(
+    name: str = typer.Argument(..., help="The queue (created when new)."),
+    time_budget: float | None = typer.Option(None, "--time-budget", min=0.01, help="Minutes a submission may run."),
+    quota: int | None = typer.Option(None, "--quota", min=0, help="Submissions per team and task per window; 0: none."),
+    window: str | None = typer.Option(None, "--window", help="day, week (resets Monday 00:00 UTC) or month."),
+    profile: str | None = typer.Option(None, "--profile", help="The profile results are scored under."),
+    api_version_fatal: bool | None = typer.Option(
+        None, "--api-version-fatal/--api-version-warn", help="Whether a tool of another apiVersion is INVALID."
+    ),
+    timeout: float | None = typer.Option(None, "--timeout", min=0.01, help="Seconds per request to a tool."),
+    retries: int | None = typer.Option(None, "--retries", min=0, help="Retries of a failed request."),
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests at once."),
+    max_response_bytes: int | None = typer.Option(None, "--max-response-bytes", min=1024, help="Largest response."),
+    tool_memory: int | None = typer.Option(None, "--tool-memory", min=1, help="MiB a --command tool may hold."),
+    db: str = DB_OPTION,
+) -> None:
+    """Show or change a queue's settings (time budget, quota, profile, request limits)."""
+    from nlpbench.platform.queue import configure_queue
+
+    store = open_db(db)
+    try:
+        queue = configure_queue(
+            store,
+            name,
+            time_budget_seconds=time_budget * 60 if time_budget is not None else None,
+            quota=quota,
+            quota_window=window,
+            profile=profile,
+            api_version_fatal=api_version_fatal,
+            request_timeout=timeout,
+            retries=retries,
+            concurrency=concurrency,
+            max_response_bytes=max_response_bytes,
+            tool_memory_bytes=tool_memory * 2**20 if tool_memory is not None else None,
+        )
+    finally:
+        store.close()
+    quota_text = f"{queue.quota} per team and task per {queue.quota_window}" if queue.quota else "no quota"
+    typer.echo(
+        f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
+        f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
+        f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
+        f"responses up to {queue.max_response_bytes} bytes, command tools up to {queue.tool_memory_bytes // 2**20} MiB"
+    )
+
+
+def _pairs(values: list[str], what: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, equals, rest = value.partition("=")
+        if not equals or not key:
+            raise fail(f"{what} {value!r}: give NAME=VALUE")
+        pairs[key] = rest
+    return pairs
+
+
+@platform_errors
+def gold(
+    task: str = typer.Argument(..., help="timelines, codiesp, coref, ner, linking, relations or i2b2."),
+    dataset: str = typer.Argument(..., help="The dataset's name submissions give."),
+    files: list[str] = typer.Option(..., "--file", help="ARGUMENT=PATH: gold=…, all_ids=…, valid_codes=…, key=…"),
+    options: list[str] = typer.Option([], "--option", help="ARGUMENT=VALUE fixed for scoring: track=D, mode=…"),
+    version: str = typer.Option("1", "--version", help="The gold's version (NAME@VERSION in submissions)."),
+    db: str = DB_OPTION,
+) -> None:
+    """Register the gold of a file-scored task on a dataset, so that --predictions submissions can be scored."""
+    from nlpbench.platform.queue import register_gold
+
+    paths = {key: Path(value) for key, value in _pairs(files, "--file").items()}
+    store = open_db(db)
+    try:
+        row = register_gold(store, task, dataset, paths, _pairs(options, "--option"), version)
+    finally:
+        store.close()
+    typer.echo(f"gold of {row.task} for {row.dataset}@{row.version}: {len(row.files)} files, sha256 {row.content_hash}")
+
+
+@platform_errors
+def create_key(
+    team: str | None = typer.Option(None, "--team", help="A key for this team (sees its own submissions)."),
+    organiser: bool = typer.Option(False, "--organiser", help="An organiser's key (sees all, and the logs)."),
+    db: str = DB_OPTION,
+) -> None:
+    """Make a platform API key and print it (it is stored hashed: this is the only time it is shown)."""
+    from nlpbench.platform.keys import create_key as make
+
+    if (team is None) == (not organiser):
+        raise fail("give exactly one of --team NAME or --organiser")
+    store = open_db(db)
+    try:
+        with store.session() as session:
+            typer.echo(make(session, team=team))
+    finally:
+        store.close()
+
+
+@platform_errors
+def serve(
+    db: str = DB_OPTION,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8090, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level."),
+) -> None:
+    """Serve the platform API (submissions) under http://HOST:PORT/api/v1; every request needs an API key."""
+    import uvicorn
+
+    from nlpbench.api.platform import create_app
+
+    store = open_db(db)
+    stderr().print(f"platform API at http://{host}:{port}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True)
+    try:
+        uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
+    finally:
+        store.close()
+
+
+@platform_errors
+def worker(
+    db: str = DB_OPTION,
+    queue: str = QUEUE_OPTION,
+    until_idle: bool = typer.Option(False, "--until-idle", help="Exit once nothing in the queue waits or runs."),
+    lease: float = typer.Option(60.0, "--lease", min=0.5, help="Seconds a claim lasts without a heartbeat."),
+    poll: float = typer.Option(1.0, "--poll", min=0.05, help="Seconds between looks at an empty queue."),
+    name: str | None = typer.Option(None, "--name", help="This worker's name (default HOST-PID)."),
+) -> None:
+    """Claim submissions of a queue and run them: validate, annotate under the time budget, score."""
+    from nlpbench.platform.worker import Worker, default_name
+
+    store = open_db(db)
+
+    def said(submission_id: int, status: str) -> None:
+        stderr().print(f"submission {submission_id}: {status}", markup=False)
+
+    try:
+        done = Worker(store, queue, name or default_name(), lease, poll, said).run(until_idle=until_idle)
+    finally:
+        store.close()
+    stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)
+
+
+@platform_errors
+def rescore(
+    submission: int = typer.Argument(..., help="The submission's id."),
+    profile: str = typer.Option(..., "--profile", "-p", help="The profile to score under."),
+    db: str = DB_OPTION,
+) -> None:
+    """Score a submission's stored predictions again under another profile, without running its tool."""
+    from nlpbench.platform.scoring import rescore as rescore_submission
+
+    store = open_db(db)
+    try:
+        rows = rescore_submission(store, submission, profile)
+    finally:
+        store.close()
+    typer.echo(f"submission {submission}: scored under profile {profile}: {rows} per-document rows")
+
+
+def add_commands(app: typer.Typer) -> None:
+    app.command("submit")(submit)
+    app.command("worker")(worker)
+    app.command("rescore")(rescore)
+    group = typer.Typer(help="Submissions: list, show, cancel, logs; queues, golds, API keys, the API.")
+    group.command("list")(list_submissions)
+    group.command("show")(show)
+    group.command("cancel")(cancel)
+    group.command("logs")(logs)
+    group.command("queue")(configure)
+    group.command("gold")(gold)
+    group.command("key")(create_key)
+    group.command("serve")(serve)
+    app.add_typer(group, name="submissions", no_args_is_help=True)

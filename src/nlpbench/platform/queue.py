@@ -1,0 +1,447 @@
+"""The queue: submissions in, quotas checked atomically, claimed by workers under leases, moved through statuses.
+
+Every move of a submission is one transaction that also writes its event
+(:func:`move`). A worker claims the oldest submission of its queue that is
+``RECEIVED``, or running under a lease that expired (its worker died):
+PostgreSQL skips rows another worker holds (``FOR UPDATE SKIP LOCKED``), and
+SQLite's writing transactions take the database's write lock up front, so two
+workers never claim the same submission. A worker renews its lease
+(:func:`renew`) and fences each write with it (:func:`hold`): once another
+worker has taken over, or the submission was cancelled, the first one's
+writes fail with :class:`Lost`.
+
+Quotas count, per team, task and queue, the submissions made since the
+window began (``day``: 00:00 UTC; ``week``: Monday 00:00 UTC; ``month``: the
+1st, 00:00 UTC) that are not INVALID nor cancelled before validation: a
+submission waiting for validation holds its place until it fails it. The
+count and the insert run under a lock per (team, task, queue) — an advisory
+transaction lock on PostgreSQL, the write lock on SQLite — so concurrent
+submits never overrun the quota.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy.orm import Session
+
+from nlpbench.errors import InputError
+from nlpbench.platform import tasks
+from nlpbench.runner.client import ToolError, checked_url
+from nlpbench.store import Store, repository
+from nlpbench.store.submissions import (
+    ANNOTATING,
+    CANCELLED,
+    FINAL,
+    INVALID,
+    RECEIVED,
+    RUNNING,
+    SCORING,
+    VALIDATING,
+    WINDOWS,
+    Queue,
+    Submission,
+    SubmissionEvent,
+    TaskGold,
+)
+
+DEFAULT_QUEUE = "default"
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}"
+DOCKER_SOCKET = Path("/var/run/docker.sock")
+#: The largest prediction file a submission may carry.
+MAX_PREDICTION_BYTES = 64 * 2**20
+
+
+class PlatformError(Exception):
+    """A request the queue refuses or cannot find; one line."""
+
+
+class NotFound(PlatformError):
+    pass
+
+
+class QuotaExceeded(PlatformError):
+    pass
+
+
+class Conflict(PlatformError):
+    """The submission is not in a status that allows this."""
+
+
+class Lost(Exception):
+    """This worker no longer holds the submission: its lease was taken over, or the submission cancelled."""
+
+
+@dataclass
+class Request:
+    """A submission as a team makes it: exactly one of ``tool_url``, ``command``, ``image``, ``predictions``."""
+
+    team: str
+    task: str
+    dataset: str
+    queue: str = DEFAULT_QUEUE
+    tool_url: str | None = None
+    command: str | None = None
+    image: str | None = None
+    predictions: str | None = None
+    predictions_name: str | None = None
+
+    @property
+    def kind(self) -> str:
+        given = [k for k in ("tool_url", "command", "image", "predictions") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise InputError("give exactly one of --tool, --command, --image or --predictions")
+        return given[0].removesuffix("_url")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def window_start(moment: datetime, window: str) -> datetime:
+    """When the quota window holding ``moment`` began, in UTC."""
+    day = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if window == "day":
+        return day
+    if window == "week":
+        return day - timedelta(days=day.weekday())
+    if window == "month":
+        return day.replace(day=1)
+    raise InputError(f"unknown quota window {window!r}; known: {', '.join(WINDOWS)}")
+
+
+def split_dataset(name: str) -> tuple[str, str | None]:
+    """``NAME[@VERSION]`` as (name, version or None)."""
+    dataset, _, version = name.partition("@")
+    return dataset, version or None
+
+
+def _checked_name(value: str, what: str) -> str:
+    if not re.fullmatch(NAME_PATTERN, value):
+        raise InputError(f"{what} {value!r} is not a name (letters, digits, '_', '.', '-'; at most 60)")
+    return value
+
+
+# --- queues and golds -------------------------------------------------------------------------
+
+
+def get_queue(session: Session, name: str) -> Queue:
+    """The queue ``name``, created with the default settings when it does not exist yet."""
+    _checked_name(name, "queue")
+    found = session.scalars(select(Queue).where(Queue.name == name)).first()
+    if found is not None:
+        return found
+    with session.begin_nested():
+        session.execute(_insert_ignoring(session, Queue).values(**_defaults(name)))
+    return session.scalars(select(Queue).where(Queue.name == name)).one()
+
+
+def _defaults(name: str) -> dict[str, Any]:
+    return {column.name: column.default.arg for column in Queue.__table__.columns if column.default is not None} | {
+        "name": name
+    }
+
+
+def _insert_ignoring(session: Session, model):
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model).on_conflict_do_nothing()
+
+
+SETTINGS = {
+    "time_budget_seconds": float,
+    "quota": int,
+    "quota_window": str,
+    "profile": str,
+    "api_version_fatal": bool,
+    "request_timeout": float,
+    "retries": int,
+    "concurrency": int,
+    "max_response_bytes": int,
+    "tool_memory_bytes": int,
+}
+
+
+def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
+    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota); returns the queue."""
+    if settings.get("quota_window") is not None:
+        window_start(now(), settings["quota_window"])
+    with store.session() as session:
+        queue = get_queue(session, name)
+        for key, value in settings.items():
+            if value is not None:
+                setattr(queue, key, None if key == "quota" and value == 0 else SETTINGS[key](value))
+        return queue
+
+
+def register_gold(
+    store: Store, task: str, dataset: str, files: dict[str, Path], options: dict[str, str], version: str = "1"
+) -> TaskGold:
+    """Keep the gold files of a file-scored task on a dataset (replacing those of the same version).
+
+    ``files`` maps each argument of the task's scoring function that takes a file (``gold``, ``all_ids``,
+    ``valid_codes``, …) to its path; ``options`` fixes other arguments (``track=D``, ``mode=relaxed``, …).
+    """
+    if task not in tasks.FILE_TASKS:
+        raise InputError(f"task {task!r} is not scored from files; those are: {', '.join(tasks.FILE_TASKS)}")
+    gold_argument = tasks.GOLD_ARGUMENT.get(task, "gold")
+    if gold_argument not in files:
+        raise InputError(f"the gold of {task} needs a file named {gold_argument} (--file {gold_argument}=PATH)")
+    texts = {name: [path.name, read_text(path)] for name, path in sorted(files.items())}
+    digest = hashlib.sha256()
+    for name, (_, content) in texts.items():
+        digest.update(f"{name}\n{len(content)}\n".encode())
+        digest.update(content.encode("utf-8", "surrogatepass"))
+    with store.session() as session:
+        session.execute(
+            TaskGold.__table__.delete().where(
+                TaskGold.task == task, TaskGold.dataset == dataset, TaskGold.version == version
+            )
+        )
+        gold = TaskGold(
+            task=task, dataset=dataset, version=version, files=texts, options=options, content_hash=digest.hexdigest()
+        )
+        session.add(gold)
+        return gold
+
+
+def read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_PREDICTION_BYTES:
+        raise InputError(f"{size} bytes, over the {MAX_PREDICTION_BYTES} a submitted file may have", path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start})", path) from None
+
+
+def find_gold(session: Session, task: str, dataset: str, version: str | None) -> TaskGold | None:
+    query = select(TaskGold).where(TaskGold.task == task, TaskGold.dataset == dataset)
+    if version is not None:
+        query = query.where(TaskGold.version == version)
+    return session.scalars(query.order_by(TaskGold.created_at.desc(), TaskGold.id.desc())).first()
+
+
+# --- submitting -------------------------------------------------------------------------------
+
+
+def submit(store: Store, request: Request, *, moment: datetime | None = None) -> int:
+    """Check the request, count it against the quota and queue it as RECEIVED; its id."""
+    kind = _checked_request(request)
+    dataset, version = split_dataset(request.dataset)
+    moment = moment or now()
+    with store.session() as session:
+        _check_dataset(session, request.task, dataset, version)
+        queue = get_queue(session, request.queue)
+        if queue.quota is not None:
+            _check_quota(session, queue, request, moment)
+        submission = Submission(
+            queue=request.queue,
+            team=request.team,
+            task=request.task,
+            dataset=dataset,
+            dataset_version=version,
+            kind=kind,
+            tool_url=request.tool_url,
+            command=request.command,
+            image=request.image,
+            predictions=request.predictions,
+            predictions_name=request.predictions_name,
+            status=RECEIVED,
+            reason=f"{kind} submission received",
+            created_at=moment,
+            updated_at=moment,
+            attempts=0,
+            notes_total=0,
+            notes_done=0,
+            warnings=[],
+        )
+        session.add(submission)
+        session.flush()
+        session.add(SubmissionEvent(submission_id=submission.id, at=moment, status=RECEIVED, reason=submission.reason))
+        return submission.id
+
+
+def _checked_request(request: Request) -> str:
+    kind = request.kind
+    _checked_name(request.team, "team")
+    if not tasks.known(request.task):
+        raise InputError(f"unknown task {request.task!r}; known: {', '.join(tasks.names())}")
+    if kind != "predictions" and not tasks.is_phi(request.task):
+        raise InputError(f"task {request.task} is scored from files: submit it with --predictions FILE")
+    if kind == "tool":
+        try:
+            checked_url(request.tool_url)
+        except ToolError as error:
+            raise InputError(str(error), record="--tool") from None
+    if kind == "command" and not request.command.strip():
+        raise InputError("the command is empty", record="--command")
+    if kind == "image":
+        raise InputError(
+            f"no Docker daemon at {DOCKER_SOCKET}: --image submissions cannot run here"
+            if not DOCKER_SOCKET.exists()
+            else "this worker runs no images: submit the tool with --tool URL or --command instead",
+            record="--image",
+        )
+    if kind == "predictions" and len(request.predictions.encode("utf-8", "surrogatepass")) > MAX_PREDICTION_BYTES:
+        raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
+    return kind
+
+
+def _check_dataset(session: Session, task: str, dataset: str, version: str | None) -> None:
+    if tasks.is_phi(task):
+        try:
+            row = repository.get_dataset(session, dataset)
+        except repository.NotFound:
+            raise InputError(f"no dataset {dataset!r} in the store", record="--dataset") from None
+        if version is not None and row.version != version:
+            raise InputError(f"dataset {dataset} is version {row.version}, not {version}", record="--dataset")
+    elif find_gold(session, task, dataset, version) is None:
+        shown = dataset + (f"@{version}" if version else "")
+        raise InputError(f"no gold of task {task} for dataset {shown}: register one first", record="--dataset")
+
+
+def _check_quota(session: Session, queue: Queue, request: Request, moment: datetime) -> None:
+    if session.get_bind().dialect.name == "postgresql":
+        key = f"{request.team}/{request.task}/{queue.name}"
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+    start = window_start(moment, queue.quota_window)
+    used = session.execute(
+        select(func.count()).where(
+            Submission.team == request.team,
+            Submission.task == request.task,
+            Submission.queue == queue.name,
+            Submission.created_at >= start,
+            Submission.status != INVALID,
+            or_(Submission.status != CANCELLED, Submission.validated_at.is_not(None)),
+        )
+    ).scalar_one()
+    if used >= queue.quota:
+        raise QuotaExceeded(
+            f"team {request.team} has used its {queue.quota} submissions of {request.task} in queue {queue.name} "
+            f"this {queue.quota_window} (the window began {start:%Y-%m-%d %H:%M} UTC)"
+        )
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def get(session: Session, submission_id: int, team: str | None = None) -> Submission:
+    """The submission; a team sees only its own (another team's is not found, not forbidden)."""
+    found = session.get(Submission, submission_id)
+    if found is None or (team is not None and found.team != team):
+        raise NotFound(f"no submission {submission_id}")
+    return found
+
+
+def listed(
+    session: Session, *, team: str | None = None, queue: str | None = None, status: str | None = None, limit: int = 100
+) -> list[Submission]:
+    query = select(Submission).order_by(Submission.id.desc()).limit(limit)
+    for column, value in ((Submission.team, team), (Submission.queue, queue), (Submission.status, status)):
+        if value is not None:
+            query = query.where(column == value)
+    return list(session.scalars(query))
+
+
+def events(session: Session, submission_id: int) -> list[SubmissionEvent]:
+    query = select(SubmissionEvent).where(SubmissionEvent.submission_id == submission_id)
+    return list(session.scalars(query.order_by(SubmissionEvent.id)))
+
+
+# --- moving -----------------------------------------------------------------------------------
+
+
+def move(session: Session, submission: Submission, status: str, reason: str) -> None:
+    """Set ``status`` with its one-line reason, its timestamps and its event."""
+    moment = now()
+    if submission.status == VALIDATING and status in (ANNOTATING, SCORING):
+        submission.validated_at = moment
+    if status == ANNOTATING and submission.started_at is None:
+        submission.started_at = moment
+    if status in FINAL:
+        submission.finished_at = moment
+        submission.worker = submission.lease_expires_at = None
+    submission.status, submission.reason, submission.updated_at = status, reason, moment
+    session.add(SubmissionEvent(submission_id=submission.id, at=moment, status=status, reason=reason))
+
+
+def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
+    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id."""
+    with store.session() as session:
+        moment = now()
+        query = (
+            select(Submission)
+            .where(
+                Submission.queue == queue,
+                or_(
+                    Submission.status == RECEIVED,
+                    and_(Submission.status.in_(RUNNING), Submission.lease_expires_at < moment),
+                ),
+            )
+            .order_by(Submission.id)
+            .limit(1)
+        )
+        if store.dialect == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        submission = session.scalars(query).first()
+        if submission is None:
+            return None
+        previous = submission.worker
+        submission.worker, submission.lease_expires_at = worker, moment + timedelta(seconds=lease)
+        submission.attempts += 1
+        if submission.status == RECEIVED:
+            move(session, submission, VALIDATING, f"claimed by worker {worker}")
+        else:
+            move(
+                session,
+                submission,
+                submission.status,
+                f"taken over by worker {worker}: the lease of {previous} expired",
+            )
+        return submission.id
+
+
+def _held(submission_id: int, worker: str):
+    return (
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.worker == worker, Submission.status.in_(RUNNING))
+        .execution_options(synchronize_session=False)
+    )
+
+
+def renew(store: Store, submission_id: int, worker: str, lease: float) -> bool:
+    """Extend the lease; False when this worker no longer holds the submission."""
+    with store.session() as session:
+        result = session.execute(_held(submission_id, worker).values(lease_expires_at=now() + timedelta(seconds=lease)))
+        return result.rowcount == 1
+
+
+def hold(session: Session, submission_id: int, worker: str, lease: float, **values: Any) -> None:
+    """Inside a writing transaction: renew the lease (and set ``values``), or raise :class:`Lost`."""
+    statement = _held(submission_id, worker).values(lease_expires_at=now() + timedelta(seconds=lease), **values)
+    if session.execute(statement).rowcount != 1:
+        raise Lost(f"submission {submission_id} is no longer held by {worker}")
+
+
+def held(session: Session, submission_id: int, worker: str, lease: float) -> Submission:
+    """The submission, row-locked where the backend can, after :func:`hold`."""
+    hold(session, submission_id, worker, lease)
+    return session.get(Submission, submission_id, populate_existing=True)
+
+
+def cancel(store: Store, submission_id: int, *, team: str | None = None, by: str = "organiser") -> Submission:
+    """CANCELLED, unless the submission already ended; a worker running it stops at its next heartbeat."""
+    with store.session() as session:
+        submission = get(session, submission_id, team)
+        if submission.status in FINAL:
+            raise Conflict(f"submission {submission_id} is {submission.status}: it can no longer be cancelled")
+        move(session, submission, CANCELLED, f"cancelled by {by}")
+        return submission

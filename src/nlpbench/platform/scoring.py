@@ -1,0 +1,168 @@
+"""Score a submission's stored predictions into a stored result: score rows and per-document counts.
+
+A PHI task writes the dataset's gold standard and the submission's
+annotation store ``submission-<id>`` as NLP Sandbox JSON and scores each of
+its annotation types with ``score sandbox`` (:func:`nlpbench.tasks.sandbox.score_sandbox`);
+a file-scored task writes its registered gold files and the submitted file and
+calls its task's scoring function. Either way the Report's ``per_document``
+rows — the counts of each document under each metric — are stored, one row
+per document, metric and annotation type, so that leaderboards, intervals
+and re-scoring derive from them. Each result records what makes it
+reproducible (:func:`reproducibility`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, insert
+from sqlalchemy.orm import Session
+
+from nlpbench import __version__, formats
+from nlpbench.errors import collected_warnings
+from nlpbench.platform import tasks
+from nlpbench.platform.queue import Conflict, find_gold, get
+from nlpbench.report.model import Report, Row
+from nlpbench.store import Store, repository
+from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
+
+#: The per-document fields that name the row rather than count.
+_NAMING = ("document", "metric")
+
+
+@dataclass
+class Scored:
+    """Score rows per annotation type (the task's name for file-scored tasks), per-document rows, warnings."""
+
+    scores: dict[str, list[Row]] = field(default_factory=dict)
+    per_document: list[tuple[str, Row]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, annotation_type: str, report: Report, scratch: Path) -> None:
+        self.scores[annotation_type] = report.scores
+        self.per_document.extend((annotation_type, row) for row in report.per_document)
+        self.warnings.extend(w.replace(f"{scratch}/", "") for w in report.warnings)
+
+
+def predictions_store(submission_id: int) -> str:
+    """The annotation store that holds a submission's predictions."""
+    return f"submission-{submission_id}"
+
+
+def score(session: Session, submission: Submission, profile: str) -> Scored:
+    """Score the submission's stored predictions under ``profile``; bad predictions raise :class:`InputError`."""
+    with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
+        if tasks.is_phi(submission.task):
+            return _score_phi(session, submission, profile, Path(scratch))
+        return _score_files(session, submission, profile, Path(scratch))
+
+
+def _score_phi(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+    from nlpbench.tasks.sandbox import score_sandbox
+
+    gold, pred = scratch / "gold.json", scratch / "predictions.json"
+    sandbox = formats.get("sandbox")
+    dataset = submission.dataset
+    scored = Scored()
+    with collected_warnings() as warnings:
+        sandbox.write(repository.documents(session, dataset, repository.GOLDSTANDARD), gold)
+        sandbox.write(repository.documents(session, dataset, predictions_store(submission.id)), pred)
+    scored.warnings.extend(warnings)
+    for label in tasks.PHI_TASKS[submission.task]:
+        scored.add(label, score_sandbox(gold, pred, label, profile=profile), scratch)
+    return scored
+
+
+def _score_files(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+    from nlpbench.tasks import REGISTRY, load_all
+
+    load_all()
+    gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+    arguments: dict[str, Any] = dict(gold.options)
+    for argument, (name, text) in gold.files.items():
+        path = scratch / "gold" / argument / name
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        arguments[argument] = [path] if argument in tasks.LIST_ARGUMENTS else path
+    pred = scratch / "predictions" / Path(submission.predictions_name or "predictions").name
+    pred.parent.mkdir()
+    pred.write_text(submission.predictions or "", encoding="utf-8")
+    arguments[tasks.PRED_ARGUMENT.get(submission.task, "pred")] = pred
+    scored = Scored()
+    scored.add(submission.task, REGISTRY.get(submission.task).score(profile=profile, **arguments), scratch)
+    return scored
+
+
+def reproducibility(session: Session, submission: Submission, profile: str) -> dict[str, Any]:
+    """What a result was computed from: the tool, its command or image, the data, the profile, nlpbench."""
+    if tasks.is_phi(submission.task):
+        row = repository.get_dataset(session, submission.dataset)
+        dataset = {
+            "name": row.name,
+            "version": row.version,
+            "contentHash": repository.content_hash(session, submission.dataset),
+        }
+    else:
+        gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+        dataset = {"name": gold.dataset, "version": gold.version, "contentHash": gold.content_hash}
+    tool = submission.tool_meta or {}
+    return {
+        "task": submission.task,
+        "kind": submission.kind,
+        "tool": {key: tool.get(key) for key in ("name", "version", "license", "url", "apiVersion", "type")}
+        if tool
+        else None,
+        "toolUrl": submission.tool_url,
+        "commandSha256": _sha256(submission.command),
+        "image": submission.image,
+        "predictionsSha256": _sha256(submission.predictions),
+        "dataset": dataset,
+        "profile": profile,
+        "nlpbench": __version__,
+    }
+
+
+def _sha256(value: str | None) -> str | None:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if value is not None else None
+
+
+def store_result(session: Session, submission: Submission, profile: str, scored: Scored) -> Result:
+    """Replace the submission's result under ``profile`` with ``scored``, per-document rows included."""
+    session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
+    result = Result(
+        submission_id=submission.id,
+        profile=profile,
+        scores=scored.scores,
+        reproducibility=reproducibility(session, submission, profile),
+        warnings=scored.warnings,
+    )
+    session.add(result)
+    session.flush()
+    rows = [
+        {
+            "result_id": result.id,
+            "annotation_type": annotation_type,
+            "document": str(row["document"]),
+            "metric": str(row["metric"]),
+            "counts": {k: v for k, v in row.items() if k not in _NAMING},
+        }
+        for annotation_type, row in scored.per_document
+    ]
+    for start in range(0, len(rows), 5000):
+        session.execute(insert(ResultDocument), rows[start : start + 5000])
+    return result
+
+
+def rescore(store: Store, submission_id: int, profile: str) -> int:
+    """Score a SCORED submission's stored predictions again under ``profile``; the number of per-document rows."""
+    with store.session() as session:
+        submission = get(session, submission_id)
+        if submission.status != SCORED:
+            raise Conflict(f"submission {submission_id} is {submission.status}: only SCORED submissions are rescored")
+        scored = score(session, submission, profile)
+        store_result(session, submission, profile, scored)
+        return len(scored.per_document)

@@ -1,0 +1,89 @@
+"""Submissions as JSON, the same for the command line and the platform API (no note text, no tool body)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from nlpbench.platform import queue as queues
+from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
+
+
+def _moment(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def submission_json(session: Session, submission: Submission, *, details: bool = False) -> dict[str, Any]:
+    """A submission's fields; with ``details``, its events and results (score rows and reproducibility)."""
+    data: dict[str, Any] = {
+        "id": submission.id,
+        "queue": submission.queue,
+        "team": submission.team,
+        "task": submission.task,
+        "dataset": submission.dataset,
+        "datasetVersion": submission.dataset_version,
+        "kind": submission.kind,
+        "toolUrl": submission.tool_url,
+        "command": submission.command,
+        "image": submission.image,
+        "predictions": submission.predictions_name if submission.kind == "predictions" else None,
+        "status": submission.status,
+        "reason": submission.reason,
+        "createdAt": _moment(submission.created_at),
+        "updatedAt": _moment(submission.updated_at),
+        "validatedAt": _moment(submission.validated_at),
+        "startedAt": _moment(submission.started_at),
+        "finishedAt": _moment(submission.finished_at),
+        "progress": {"done": submission.notes_done, "total": submission.notes_total},
+        "attempts": submission.attempts,
+        "worker": submission.worker,
+        "tool": submission.tool_meta,
+        "warnings": submission.warnings,
+    }
+    if details:
+        data["events"] = [
+            {"at": _moment(event.at), "status": event.status, "reason": event.reason}
+            for event in queues.events(session, submission.id)
+        ]
+        data["results"] = [_result_json(session, result) for result in _results(session, submission.id)]
+    return data
+
+
+def _results(session: Session, submission_id: int) -> list[Result]:
+    return list(session.scalars(select(Result).where(Result.submission_id == submission_id).order_by(Result.profile)))
+
+
+def _result_json(session: Session, result: Result) -> dict[str, Any]:
+    documents = session.execute(select(func.count()).where(ResultDocument.result_id == result.id)).scalar_one()
+    return {
+        "profile": result.profile,
+        "createdAt": _moment(result.created_at),
+        "scores": result.scores,
+        "reproducibility": result.reproducibility,
+        "warnings": result.warnings,
+        "perDocumentRows": documents,
+    }
+
+
+def per_document(session: Session, submission_id: int, profile: str) -> list[dict[str, Any]]:
+    """The stored per-document rows of a submission's result under ``profile``."""
+    rows = session.execute(
+        select(ResultDocument)
+        .join(Result, Result.id == ResultDocument.result_id)
+        .where(Result.submission_id == submission_id, Result.profile == profile)
+        .order_by(ResultDocument.id)
+    ).scalars()
+    return [{"type": row.annotation_type, "document": row.document, "metric": row.metric, **row.counts} for row in rows]
+
+
+def logs_json(session: Session, submission: Submission) -> dict[str, Any]:
+    """For organisers: the events, and what a tool nlpbench started printed (it may hold PHI)."""
+    logs = session.scalars(select(SubmissionLog).where(SubmissionLog.submission_id == submission.id))
+    return {
+        "id": submission.id,
+        "events": submission_json(session, submission, details=True)["events"],
+        "tool": {log.stream: {"content": log.content, "truncated": log.truncated} for log in logs},
+    }

@@ -1,0 +1,470 @@
+"""A worker: claim a submission, validate it, annotate under its time budget, score it; resume what a dead one left.
+
+:meth:`Worker.run` claims submissions of one queue (:func:`nlpbench.platform.queue.claim`)
+and runs each from the status it is in, so that a submission taken over from
+a worker that died goes on where that one stopped:
+
+- ``VALIDATING``: a tool is checked (:mod:`nlpbench.platform.validation`) on
+  the dataset's ``NAME-subset`` (the first :data:`SUBSET_NOTES` notes of the
+  dataset when there is none, with a warning); a prediction file is read and
+  each span checked against its note; failures end ``INVALID``.
+- ``ANNOTATING``: the notes not yet in annotation store ``submission-<id>``
+  go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
+  retries, timeouts, response caps); finished notes are written in small
+  batches, each batch in one transaction with the progress count and fenced
+  by the lease, so that the store is the checkpoint: a note is written once
+  and never lost. The time budget runs from the first ``ANNOTATING`` and is
+  enforced as a deadline around the whole run (a hanging tool included).
+- ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
+
+A heartbeat thread renews the lease every third of it; when the lease is
+lost (cancelled, or taken over after this worker stalled) it cancels the work
+in progress, and the fenced writes refuse anything late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select
+
+from nlpbench import formats
+from nlpbench.errors import InputError, collected_warnings
+from nlpbench.formats.sandbox import record_json
+from nlpbench.model import Document
+from nlpbench.platform import queue as queues
+from nlpbench.platform import tasks
+from nlpbench.platform.scoring import predictions_store, score, store_result
+from nlpbench.platform.validation import Invalid, Settings, validate
+from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
+from nlpbench.store import Store, repository
+from nlpbench.store.models import AnnotationRecord, Dataset
+from nlpbench.store.submissions import (
+    ANNOTATING,
+    FAILED,
+    INVALID,
+    RECEIVED,
+    RUNNING,
+    SCORED,
+    SCORING,
+    VALIDATING,
+    Queue,
+    Submission,
+    SubmissionLog,
+)
+
+#: Notes of the dataset validated when it has no ``-subset`` twin.
+SUBSET_NOTES = 10
+#: Write finished notes at least this often (notes, seconds).
+FLUSH_NOTES = 64
+FLUSH_SECONDS = 1.0
+#: The most of a started tool's output kept in the store (its end).
+MAX_LOG_BYTES = 2**20
+
+
+class Failed(Exception):
+    """The submission cannot finish; one line."""
+
+
+def default_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass
+class Worker:
+    store: Store
+    queue: str = queues.DEFAULT_QUEUE
+    name: str = field(default_factory=default_name)
+    lease: float = 60.0
+    poll: float = 1.0
+    #: Called with (submission id, status) after each move this worker makes.
+    on_status: Callable[[int, str], None] = lambda _id, _status: None
+
+    def run(self, *, until_idle: bool = False) -> int:
+        """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
+        claimed = 0
+        while True:
+            submission_id = queues.claim(self.store, self.queue, self.name, self.lease)
+            if submission_id is not None:
+                claimed += 1
+                self.process(submission_id)
+                continue
+            if until_idle and not self._pending():
+                return claimed
+            time.sleep(self.poll)
+
+    def _pending(self) -> bool:
+        with self.store.session(readonly=True) as session:
+            waiting = select(func.count()).where(
+                Submission.queue == self.queue, Submission.status.in_((RECEIVED, *RUNNING))
+            )
+            return session.execute(waiting).scalar_one() > 0
+
+    def process(self, submission_id: int) -> None:
+        """Run one claimed submission from its status to its end (or until the lease is lost)."""
+        job = _Job(self, submission_id)
+        with job.heartbeat(), suppress(queues.Lost):
+            job.run()
+
+
+class _Job:
+    """One claimed submission; every write goes through :meth:`write`, fenced by the lease."""
+
+    def __init__(self, worker: Worker, submission_id: int):
+        self.worker = worker
+        self.store = worker.store
+        self.id = submission_id
+        self.lost = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+
+    # --- lease ------------------------------------------------------------------------------
+
+    @contextmanager
+    def heartbeat(self) -> Iterator[None]:
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.worker.lease / 3):
+                try:
+                    held = queues.renew(self.store, self.id, self.worker.name, self.worker.lease)
+                except Exception:  # a database hiccup: the next beat tries again
+                    continue
+                if not held:
+                    self.lost.set()
+                    if self._loop is not None and self._task is not None:
+                        self._loop.call_soon_threadsafe(self._task.cancel)
+                    return
+
+        thread = threading.Thread(target=beat, name=f"heartbeat-{self.id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    @contextmanager
+    def write(self, **values: Any) -> Iterator[tuple[Any, Submission]]:
+        """A writing transaction that holds the lease (or raises :class:`Lost`), with the submission row."""
+        with self.store.session() as session:
+            queues.hold(session, self.id, self.worker.name, self.worker.lease, **values)
+            yield session, session.get(Submission, self.id, populate_existing=True)
+
+    def move(self, status: str, reason: str, **values: Any) -> None:
+        with self.write(**values) as (session, submission):
+            queues.move(session, submission, status, reason)
+        self.worker.on_status(self.id, status)
+
+    def run_async(self, work: Coroutine) -> Any:
+        """Run ``work`` on a fresh event loop that the heartbeat can cancel."""
+        loop = asyncio.new_event_loop()
+        try:
+            self._loop, self._task = loop, loop.create_task(work)
+            try:
+                return loop.run_until_complete(self._task)
+            except asyncio.CancelledError:
+                raise queues.Lost(f"submission {self.id}: lease lost") from None
+        finally:
+            self._loop = self._task = None
+            loop.close()
+
+    # --- stages -----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        with self.store.session() as session:
+            submission = session.get(Submission, self.id)
+            queue = queues.get_queue(session, submission.queue)
+        try:
+            if submission.status == VALIDATING:
+                submission = self.validate(submission, queue)
+            if submission.status == ANNOTATING:
+                submission = self.annotate(submission, queue)
+            if submission.status == SCORING:
+                self.score(submission, queue)
+        except Invalid as error:
+            self.move(INVALID, str(error))
+        except Failed as error:
+            self.move(FAILED, str(error))
+
+    def validate(self, submission: Submission, queue: Queue) -> Submission:
+        if submission.kind == "predictions":
+            if tasks.is_phi(submission.task):
+                self._store_predictions(submission)
+            else:
+                self._try_scoring(submission, queue)
+            self.move(SCORING, "predictions read and checked")
+        else:
+            subset, warnings = self._subset(submission)
+            with self._tool(submission, queue) as reached:
+                try:
+                    validated = self.run_async(
+                        validate(reached.url, subset, _settings(submission, queue), reached.transport)
+                    )
+                except Invalid as error:
+                    raise Invalid(reached.explained(str(error))) from None
+            total = self._count_notes(submission.dataset)
+            tool = validated.tool
+            self.move(
+                ANNOTATING,
+                f"validated: {tool['name']} {tool['version']} ({tool['type']}), reproducible on {len(subset)} notes",
+                tool_meta=tool,
+                warnings=warnings + validated.warnings,
+                notes_total=total,
+            )
+        return self._reload()
+
+    def annotate(self, submission: Submission, queue: Queue) -> Submission:
+        with self._tool(submission, queue) as reached:
+            self.run_async(self._annotate(submission, queue, reached))
+        with self.store.session(readonly=True) as session:
+            done = session.get(Submission, self.id).notes_done
+        self.move(SCORING, f"annotated {done} notes")
+        return self._reload()
+
+    def score(self, submission: Submission, queue: Queue) -> None:
+        with self.write() as (session, held):
+            try:
+                scored = score(session, held, queue.profile)
+            except InputError as error:
+                raise (Invalid if held.kind == "predictions" else Failed)(str(error)) from None
+            store_result(session, held, queue.profile, scored)
+            rows = len(scored.per_document)
+            queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
+        self.worker.on_status(self.id, SCORED)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _reload(self) -> Submission:
+        with self.store.session(readonly=True) as session:
+            return session.get(Submission, self.id)
+
+    @contextmanager
+    def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached]:
+        """The submitted URL, or the command started in the process sandbox for the time the block takes."""
+        if submission.kind == "tool":
+            yield _Reached(submission.tool_url)
+            return
+        from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+
+        limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=queue.time_budget_seconds + 600)
+        with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
+            log = Path(work) / "tool.log"
+            try:
+                with start_tool(submission.command, limits, Path(work) / "tool", log) as tool:
+                    yield _Reached(tool.url, tool.transport, tool)
+            except SandboxError as error:
+                raise Failed(f"the tool did not start: {error}") from None
+            finally:
+                self._keep_log(log)
+
+    def _keep_log(self, path: Path) -> None:
+        """Keep the last :data:`MAX_LOG_BYTES` of what the tool printed (organisers only: it may hold PHI)."""
+        if not path.exists():
+            return
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - MAX_LOG_BYTES))
+            content = handle.read().decode("utf-8", "replace")
+        with self.store.session() as session:
+            session.execute(delete(SubmissionLog).where(SubmissionLog.submission_id == self.id))
+            session.add(
+                SubmissionLog(submission_id=self.id, stream="output", content=content, truncated=size > MAX_LOG_BYTES)
+            )
+
+    def _subset(self, submission: Submission) -> tuple[list[Document], list[str]]:
+        name = f"{submission.dataset}-subset"
+        with self.store.session(readonly=True) as session:
+            if session.scalars(select(Dataset.id).where(Dataset.name == name)).first() is not None:
+                return list(repository.documents(session, name, None)), []
+            notes = []
+            for note in repository.documents(session, submission.dataset, None):
+                notes.append(note)
+                if len(notes) == SUBSET_NOTES:
+                    break
+        return notes, [f"no dataset {name}: reproducibility checked on the first {len(notes)} notes"]
+
+    def _count_notes(self, dataset: str) -> int:
+        with self.store.session(readonly=True) as session:
+            return repository.list_notes(session, dataset, repository.EVALUATION, 0, 1).total
+
+    async def _annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
+        dataset, store_name = submission.dataset, predictions_store(self.id)
+        with self.store.session() as session:
+            annotations = _annotation_store(session, dataset, store_name)
+            done = set(
+                session.scalars(
+                    select(AnnotationRecord.note_identifier).where(AnnotationRecord.annotation_store_id == annotations)
+                )
+            )
+        remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
+        labels = tasks.PHI_TASKS[submission.task]
+        run = AnnotationRun(reached.url, labels=labels, transport=reached.transport(), **_limits(queue))
+        batch: list[Document] = []
+        flushed = time.monotonic()
+
+        def flush() -> None:
+            nonlocal flushed
+            if batch:
+                with self.write(notes_done=Submission.notes_done + len(batch)) as (session, _):
+                    _insert_records(session, dataset, annotations, batch)
+                batch.clear()
+            flushed = time.monotonic()
+
+        with self.store.session(readonly=True) as reader:
+            notes = (note for note in repository.documents(reader, dataset, None) if note.id not in done)
+            try:
+                async with asyncio.timeout(max(remaining, 0)):
+                    async for document in run.stream(notes):
+                        _same_tool(submission, run)
+                        batch.append(document)
+                        if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
+                            flush()
+                flush()
+            except TimeoutError:
+                flush()
+                done_now = self._reload()
+                raise Failed(
+                    f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
+                    f"{done_now.notes_done} of {done_now.notes_total} notes"
+                ) from None
+            except ToolError as error:
+                flush()
+                raise Failed(reached.explained(str(error))) from None
+        _same_tool(submission, run)
+
+    def _store_predictions(self, submission: Submission) -> None:
+        """Read a PHI prediction file, check every note and span against the dataset, and store it."""
+        labels = set(tasks.PHI_TASKS[submission.task])
+        shown = Path(submission.predictions_name or "predictions").name
+        with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
+            path = Path(scratch) / shown
+            path.write_text(submission.predictions or "", encoding="utf-8")
+            try:
+                with collected_warnings() as warnings:
+                    predicted = {d.id: d for d in formats.get("sandbox").read(path, labels=labels)}
+            except InputError as error:
+                raise Invalid(str(error).replace(f"{scratch}/", "")) from None
+        kept: list[Document] = []
+        mismatches = 0
+        with self.write(warnings=warnings) as (session, held):
+            for note in repository.documents(session, held.dataset, None):
+                document = predicted.pop(note.id, None)
+                if document is None:
+                    continue
+                for annotation in document.annotations:
+                    if annotation.end > len(note.text):
+                        raise Invalid(
+                            f"{shown}: note {note.id}: {annotation.label} at {annotation.start}-{annotation.end} "
+                            f"ends beyond the note ({len(note.text)} chars)"
+                        )
+                    covered = note.text[annotation.start : annotation.end]
+                    if annotation.text != covered:
+                        mismatches += 1
+                        annotation.text = covered
+                kept.append(document)
+            if predicted:
+                unknown = sorted(predicted)
+                raise Invalid(f"{shown}: {len(unknown)} notes not in dataset {held.dataset} (first: {unknown[0]})")
+            annotations = _annotation_store(session, held.dataset, predictions_store(self.id))
+            _insert_records(session, held.dataset, annotations, kept)
+            if mismatches:
+                held.warnings = [
+                    *held.warnings,
+                    f"{mismatches} annotations whose text is not the note's text at their offsets; the note's is kept",
+                ]
+            held.notes_done = len(kept)
+
+    def _try_scoring(self, submission: Submission, queue: Queue) -> None:
+        """A file-scored task's predictions are valid when the task's scorer reads them without an error."""
+        with self.store.session(readonly=True) as session:
+            try:
+                score(session, submission, queue.profile)
+            except InputError as error:
+                raise Invalid(str(error)) from None
+
+
+@dataclass
+class _Reached:
+    """How to reach a submission's tool: its URL, a maker of httpx transports, and the sandbox it runs in if any."""
+
+    url: str
+    transport: Callable[[], Any] = lambda: None
+    sandboxed: Any = None
+
+    def explained(self, problem: str) -> str:
+        """``problem``, or why the sandboxed tool ended when it did (a limit it hit) — what explains a failure."""
+        ended = self.sandboxed.wait(1) if self.sandboxed is not None else None
+        if ended is None:
+            return problem
+        return ended.reason if ended.limit else f"{problem} ({ended.reason})"
+
+
+def _settings(submission: Submission, queue: Queue) -> Settings:
+    return Settings(
+        labels=tasks.PHI_TASKS[submission.task],
+        api_version_fatal=queue.api_version_fatal,
+        timeout=queue.request_timeout,
+        retry=RetryPolicy(retries=queue.retries),
+        concurrency=queue.concurrency,
+        max_response_bytes=queue.max_response_bytes,
+    )
+
+
+def _limits(queue: Queue) -> dict[str, Any]:
+    return {
+        "concurrency": queue.concurrency,
+        "timeout": queue.request_timeout,
+        "retry": RetryPolicy(retries=queue.retries),
+        "max_response_bytes": queue.max_response_bytes,
+    }
+
+
+def _same_tool(submission: Submission, run: AnnotationRun) -> None:
+    """A tool that changed since it was validated (another version behind the same URL) is not run further."""
+    tool, meta = run.check.tool if run.check else None, submission.tool_meta or {}
+    if tool is not None and (tool.name, tool.version, tool.type) != (
+        meta.get("name"),
+        meta.get("version"),
+        meta.get("type"),
+    ):
+        raise Failed(
+            f"the tool is now {tool.name} {tool.version} ({tool.type}), "
+            f"not the {meta.get('name')} {meta.get('version')} that was validated"
+        )
+
+
+def _annotation_store(session, dataset: str, name: str) -> int:
+    """The id of annotation store ``name`` of ``dataset``, created when missing."""
+    try:
+        return repository.get_annotation_store(session, dataset, name).id
+    except repository.NotFound:
+        return repository.create_annotation_store(session, dataset, name).id
+
+
+def _insert_records(session, dataset: str, store_id: int, documents: list[Document]) -> None:
+    prefix = f"datasets/{dataset}/fhirStores/{repository.EVALUATION}/fhir/Note/"
+    rows = []
+    for document in documents:
+        record = record_json(document)
+        rows.append(
+            {
+                "annotation_store_id": store_id,
+                "identifier": document.id,
+                "source": prefix + document.id,
+                "note_identifier": document.id,
+                "arrays": {key: value for key, value in record.items() if key.startswith("text")},
+            }
+        )
+    if rows:
+        session.execute(insert(AnnotationRecord), rows)

@@ -1,0 +1,191 @@
+"""The tables of the submission queue: queues, submissions and their events, golds of file-scored tasks, results.
+
+A *queue* holds its settings (time budget, quota, scoring profile, request
+limits). A *submission* is one team's tool (a URL, a command, an image) or
+prediction file for one task and dataset; its ``status`` moves
+``RECEIVED → VALIDATING → (INVALID) → ANNOTATING → SCORING → SCORED`` or ends
+``FAILED`` / ``CANCELLED``, and every move is an *event* row with its time
+and a one-line reason. A worker owns a submission while its lease
+(``worker``, ``lease_expires_at``) is alive. Predictions of PHI tasks live in
+annotation store ``submission-<id>`` of the dataset; a file-scored task's
+predictions are kept as the file's text. A *result* is one scoring of a
+submission under a profile: its score rows, what makes it reproducible, and
+a row of counts per document, annotation type and metric.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
+
+RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED = (
+    "RECEIVED",
+    "VALIDATING",
+    "INVALID",
+    "ANNOTATING",
+    "SCORING",
+    "SCORED",
+    "FAILED",
+    "CANCELLED",
+)
+STATUSES = (RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED)
+#: Statuses a worker holds under a lease.
+RUNNING = (VALIDATING, ANNOTATING, SCORING)
+FINAL = (INVALID, SCORED, FAILED, CANCELLED)
+KINDS = ("tool", "command", "image", "predictions")
+WINDOWS = ("day", "week", "month")
+
+
+class Queue(Base):
+    """A queue's settings; a queue named in a submission and not yet here gets the defaults below."""
+
+    __tablename__ = "queues"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
+    time_budget_seconds: Mapped[float] = mapped_column(Float, default=7200.0)
+    #: Submissions per team and task in one window; NULL: no quota.
+    quota: Mapped[int | None] = mapped_column(Integer, default=None)
+    quota_window: Mapped[str] = mapped_column(String(10), default="week")
+    profile: Mapped[str] = mapped_column(String(40), default="standard")
+    #: Whether a tool whose apiVersion is not nlpbench's is INVALID (else a warning).
+    api_version_fatal: Mapped[bool] = mapped_column(Boolean, default=True)
+    request_timeout: Mapped[float] = mapped_column(Float, default=30.0)
+    retries: Mapped[int] = mapped_column(Integer, default=3)
+    concurrency: Mapped[int] = mapped_column(Integer, default=8)
+    max_response_bytes: Mapped[int] = mapped_column(Integer, default=32 * 2**20)
+    #: Bytes resident a ``--command`` tool may hold in the process sandbox.
+    tool_memory_bytes: Mapped[int] = mapped_column(BigInteger, default=2 * 2**30)
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (
+        Index("ix_submissions_claim", "queue", "status"),
+        Index("ix_submissions_quota", "team", "task", "queue", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    queue: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    team: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    task: Mapped[str] = mapped_column(String(40))
+    dataset: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    dataset_version: Mapped[str | None] = mapped_column(String(40), default=None)
+    kind: Mapped[str] = mapped_column(String(12))
+    tool_url: Mapped[str | None] = mapped_column(Text, default=None)
+    command: Mapped[str | None] = mapped_column(Text, default=None)
+    image: Mapped[str | None] = mapped_column(Text, default=None)
+    predictions: Mapped[str | None] = mapped_column(Text, default=None)
+    predictions_name: Mapped[str | None] = mapped_column(Text, default=None)
+    status: Mapped[str] = mapped_column(String(12), default=RECEIVED)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    validated_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    worker: Mapped[str | None] = mapped_column(String(120), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    notes_total: Mapped[int] = mapped_column(Integer, default=0)
+    notes_done: Mapped[int] = mapped_column(Integer, default=0)
+    #: What ``GET /tool`` said at validation: name, version, license, url, apiVersion, type.
+    tool_meta: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
+    warnings: Mapped[list[str]] = mapped_column(Json, default=list)
+
+
+class SubmissionEvent(Base):
+    """A move of a submission to ``status``, when and why (one line, never note text or a tool's body)."""
+
+    __tablename__ = "submission_events"
+    __table_args__ = (Index("ix_submission_events_submission", "submission_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    status: Mapped[str] = mapped_column(String(12))
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class SubmissionLog(Base):
+    """What a tool nlpbench started printed (stdout or stderr), capped; organisers only: it may hold PHI."""
+
+    __tablename__ = "submission_logs"
+    __table_args__ = (UniqueConstraint("submission_id", "stream"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    stream: Mapped[str] = mapped_column(String(10))
+    content: Mapped[str] = mapped_column(Text, default="")
+    truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class TaskGold(Base):
+    """The gold standard of a file-scored task on a named dataset: its files and fixed options.
+
+    ``files`` maps each file argument of the task's scoring function to ``[file name, text]``.
+    """
+
+    __tablename__ = "task_golds"
+    __table_args__ = (UniqueConstraint("task", "dataset", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task: Mapped[str] = mapped_column(String(40))
+    dataset: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    version: Mapped[str] = mapped_column(String(40), default="1")
+    files: Mapped[dict[str, list[str]]] = mapped_column(Json)
+    options: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class Result(Base):
+    """One scoring of a submission under a profile."""
+
+    __tablename__ = "results"
+    __table_args__ = (UniqueConstraint("submission_id", "profile"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    profile: Mapped[str] = mapped_column(String(40))
+    #: Score rows per annotation type (PHI) or for the task: ``{type: [rows]}``.
+    scores: Mapped[dict[str, Any]] = mapped_column(Json)
+    #: Tool, command hash or image, dataset name/version/content hash, profile, nlpbench version.
+    reproducibility: Mapped[dict[str, Any]] = mapped_column(Json)
+    warnings: Mapped[list[str]] = mapped_column(Json, default=list)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ResultDocument(Base):
+    """The counts of one document under one metric and annotation type: a report's per-document row."""
+
+    __tablename__ = "result_documents"
+    __table_args__ = (Index("ix_result_documents_result", "result_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"))
+    annotation_type: Mapped[str] = mapped_column(String(40))
+    document: Mapped[str] = mapped_column(Text)
+    metric: Mapped[str] = mapped_column(String(60))
+    counts: Mapped[dict[str, Any]] = mapped_column(Json)
+
+
+class PlatformKey(Base):
+    """A platform API key: a team's (sees and makes its own submissions) or an organiser's (sees all, and logs).
+
+    Stored as its public prefix and the SHA-256 of its secret, never the secret.
+    """
+
+    __tablename__ = "platform_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(10))
+    team: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -1,0 +1,225 @@
+"""The process sandbox: no network, limits with clear reasons, the whole process tree ended, a capped log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+
+#: A minimal NLP Sandbox-like tool: answers every GET with a passing health check, on $PORT.
+TOOL = """\
+import http.server, json, os, subprocess, sys, threading, time
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{{"status": "pass"}}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+{before}
+server = http.server.ThreadingHTTPServer(("0.0.0.0", int(os.environ["PORT"])), Handler)
+{after}
+server.serve_forever()
+"""
+QUICK = Limits(memory_bytes=256 * 2**20, cpu_seconds=20, wall_seconds=30, processes=8, log_bytes=2**16)
+
+
+def tool_command(tmp_path: Path, before: str = "", after: str = "") -> str:
+    script = tmp_path / "tool.py"
+    script.write_text(TOOL.format(before=textwrap.dedent(before), after=textwrap.dedent(after)))
+    return f"{sys.executable} {script}"
+
+
+def started(tmp_path: Path, command: str, limits: Limits = QUICK, **options):
+    return start_tool(command, limits, tmp_path / "work", tmp_path / "tool.log", startup_seconds=20, **options)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's 127.0.0.1 (the kernel completes connections to it without accept())."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+CONNECT = """\
+results = {{}}
+for name, address in (("host", ("127.0.0.1", {port})), ("public", ("1.1.1.1", 80))):
+    try:
+        socket.create_connection(address, timeout=3).close()
+        results[name] = "connected"
+    except OSError as error:
+        results[name] = type(error).__name__
+open("network.json", "w").write(json.dumps(results))
+"""
+
+
+def test_a_tool_cannot_reach_the_host_or_the_outside(tmp_path, listener):
+    command = tool_command(tmp_path, before="import socket\n" + CONNECT.format(port=listener))
+    with started(tmp_path, command) as tool:
+        results = json.loads((tmp_path / "work" / "network.json").read_text())
+    assert results["host"] in ("ConnectionRefusedError", "TimeoutError", "OSError")
+    assert results["public"] != "connected"
+    assert tool.outcome.ok, tool.outcome.reason
+
+
+def test_with_network_allowed_the_same_tool_reaches_the_host(tmp_path, listener):
+    """The control: the connection above fails because of the sandbox, not because of the test."""
+    command = tool_command(tmp_path, before="import socket\n" + CONNECT.format(port=listener))
+    limits = replace(QUICK, network=True)
+    with started(tmp_path, command, limits, port=free_port()):
+        results = json.loads((tmp_path / "work" / "network.json").read_text())
+    assert results["host"] == "connected"
+
+
+def test_the_tool_is_reached_through_its_transport_and_works_in_its_own_directory(tmp_path):
+    before = 'open("where.json", "w").write(json.dumps({"cwd": os.getcwd(), "home": os.environ["HOME"]}))'
+    with started(tmp_path, tool_command(tmp_path, before=before)) as tool:
+
+        async def health():
+            async with httpx.AsyncClient(base_url=tool.url, transport=tool.transport()) as client:
+                return (await client.get("/api/v1/healthCheck")).json()
+
+        assert asyncio.run(health()) == {"status": "pass"}
+        assert psutil.pid_exists(tool.pid)
+    where = json.loads((tmp_path / "work" / "where.json").read_text())
+    assert where == {"cwd": str(tmp_path / "work"), "home": str(tmp_path / "work")}
+    assert tool.outcome.stopped and tool.outcome.reason == "the tool was stopped at the end of its run"
+
+
+def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path):
+    grow = """\
+    def grow():
+        held = []
+        while True:
+            held.append(bytearray(b"x" * 8 * 2**20))
+            time.sleep(0.05)
+    threading.Thread(target=grow, daemon=True).start()
+    """
+    limits = replace(QUICK, memory_bytes=96 * 2**20)
+    with started(tmp_path, tool_command(tmp_path, after=grow), limits) as tool:
+        outcome = tool.wait(20)
+    assert outcome is not None and outcome.limit == "memory"
+    assert outcome.reason == "the tool exceeded its memory limit of 96 MiB"
+    assert outcome.peak_memory_bytes > 96 * 2**20
+    assert not outcome.ok
+
+
+def test_a_tool_exceeding_its_cpu_limit_is_killed_with_the_reason(tmp_path):
+    spin = """\
+    def spin():
+        while True:
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    """
+    limits = replace(QUICK, cpu_seconds=1)
+    with started(tmp_path, tool_command(tmp_path, after=spin), limits) as tool:
+        outcome = tool.wait(20)
+    assert outcome is not None and outcome.limit == "cpu"
+    assert outcome.reason == "the tool exceeded its CPU limit of 1 s"
+
+
+FORK = """\
+children = [subprocess.Popen(["sleep", "300"]) for _ in range(2)]
+children.append(subprocess.Popen(["sleep", "300"], start_new_session=True))
+"""
+
+
+def test_at_its_wall_time_limit_the_tool_and_all_its_children_are_killed(tmp_path):
+    limits = replace(QUICK, wall_seconds=3)
+    with started(tmp_path, tool_command(tmp_path, before=FORK), limits) as tool:
+        everything = [psutil.Process(tool.pid), *psutil.Process(tool.pid).children(recursive=True)]
+        assert sum(process.name() == "sleep" for process in everything) == 3
+        outcome = tool.wait(20)
+    assert outcome is not None and outcome.limit == "wall"
+    assert outcome.reason == "the tool ran past its wall-time limit of 3 s"
+    assert not [process for process in everything if _alive(process)]
+
+
+def test_stopping_a_tool_ends_its_children_too(tmp_path):
+    with started(tmp_path, tool_command(tmp_path, before=FORK)) as tool:
+        everything = [psutil.Process(tool.pid), *psutil.Process(tool.pid).children(recursive=True)]
+    assert len(everything) >= 5  # unshare, relay, shell or tool, three sleeps
+    assert not [process for process in everything if _alive(process)]
+    assert tool.outcome.ok
+
+
+def test_a_tool_starting_too_many_processes_is_killed_with_the_reason(tmp_path):
+    limits = replace(QUICK, processes=2)
+    later = 'threading.Timer(1, lambda: [subprocess.Popen(["sleep", "300"]) for _ in range(4)]).start()'
+    with started(tmp_path, tool_command(tmp_path, after=later), limits) as tool:
+        outcome = tool.wait(20)
+    assert outcome is not None and outcome.reason == "the tool started more than 2 processes"
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_the_log_is_captured_and_capped(tmp_path):
+    noisy = """\
+    print("started on port", os.environ["PORT"], flush=True)
+    print("a warning on stderr", file=sys.stderr, flush=True)
+    sys.stdout.write("x" * 100_000)
+    sys.stdout.flush()
+    """
+    limits = replace(QUICK, log_bytes=10_000)
+    with started(tmp_path, tool_command(tmp_path, before=noisy), limits) as tool:
+        pass
+    log = (tmp_path / "tool.log").read_bytes()
+    assert log.startswith(b"started on port 8080\na warning on stderr\n")
+    body, note = log[:10_000], log[10_000:].decode()
+    assert body.endswith(b"x" * 100)
+    assert tool.outcome.log_bytes_dropped == 100_000 + len("started on port 8080\na warning on stderr\n") - 10_000
+    assert note == f"\n[nlpbench: log cut at 10000 bytes; {tool.outcome.log_bytes_dropped} more dropped]\n"
+    assert (tmp_path / "tool.log").stat().st_mode & 0o077 == 0
+
+
+def test_a_tool_that_exits_at_once_is_a_one_line_error(tmp_path):
+    with pytest.raises(SandboxError) as raised, started(tmp_path, "echo 'patient Jane Roe' >&2; exit 3"):
+        pass
+    assert str(raised.value) == (
+        "the tool ended before it answered GET /api/v1/healthCheck: the tool exited with status 3"
+    )
+    assert (tmp_path / "tool.log").read_text() == "patient Jane Roe\n"
+
+
+def test_a_tool_that_never_gets_ready_is_a_one_line_error_and_is_killed(tmp_path):
+    never = start_tool("sleep 297", QUICK, tmp_path / "work", tmp_path / "tool.log", startup_seconds=1, grace_seconds=1)
+    with pytest.raises(SandboxError) as raised, never:
+        pass
+    assert str(raised.value) == "the tool did not answer GET /api/v1/healthCheck within 1 s of starting"
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "297"] and _alive(p)]
+
+
+@pytest.mark.parametrize("command", ["kill -SEGV $$", "sh -c 'kill -SEGV $$'; exit $?"])
+def test_a_tool_killed_by_a_signal_is_named_by_it_directly_or_through_its_shell(tmp_path, command):
+    with pytest.raises(SandboxError) as raised, started(tmp_path, command):
+        pass
+    assert str(raised.value).endswith(": the tool was killed by SIGSEGV")

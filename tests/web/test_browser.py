@@ -1,0 +1,99 @@
+"""The leaderboard in headless Chromium over a real server on 127.0.0.1: navigate, sort, see intervals and plots."""
+
+from __future__ import annotations
+
+import threading
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from nlpbench.cli.serve import listen
+from nlpbench.web.app import create_app
+from tests.web.seeding import CANARY, PRIVATE, PUBLIC
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+from tests.browser.test_demo_report import CHROMIUM, FLAGS  # noqa: E402 - after the skip when playwright is absent
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def site(seeded):
+    import uvicorn
+
+    store, _ = seeded
+    sock = listen("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, java_script_enabled=False)
+    page = context.new_page()
+    page.requested = []
+    page.on("request", lambda request: page.requested.append(request.url))
+    yield page
+    context.close()
+
+
+def _no_canary(page) -> None:
+    assert CANARY.split()[0] not in page.content(), page.url
+
+
+def test_home_to_task_to_submission_with_intervals_plots_and_sorting(page, site, seeded):
+    page.goto(site + "/")
+    _no_canary(page)
+    page.click('a[href="/tasks/date"]')
+    assert page.url == site + "/tasks/date"
+    _no_canary(page)
+    assert page.locator("#board .ci").first.inner_text().startswith("[0.")
+    assert page.locator("#board .rank").first.inner_text() == "#1"
+    assert page.locator("#best-over-time svg").is_visible()
+    page.click(f'#board th a:text-is("{PUBLIC}")')  # sort by the public dataset: best first
+    page.click(f'#board th a:text-is("{PUBLIC}")')  # again: worst first
+    assert "order=asc" in page.url
+    teams = page.locator("#board tbody tr td:first-child").all_inner_texts()
+    assert teams[:3] == ["gamma", "beta", "alpha"]
+    assert page.locator(f'#board th[aria-sort="ascending"] a:text-is("{PUBLIC}")').count() == 1
+    page.locator("#board tbody tr", has_text="alpha").locator("td.num a").nth(1).click()  # alpha's public cell
+    _, ids = seeded
+    assert page.url == f"{site}/submissions/{ids[f'alpha/date/{PUBLIC}']}"
+    _no_canary(page)
+    assert page.locator("figure.plot svg").first.is_visible()
+    token = page.locator("table.scores tr", has_text="token").first.inner_text()
+    assert "[0." in token
+    assert page.locator("li.context mark").first.inner_text().strip()  # public: errors in context
+    assert {urlsplit(url).hostname for url in page.requested} == {"127.0.0.1"}
+
+
+def test_private_pages_show_counts_never_note_text(page, site, seeded):
+    _, ids = seeded
+    for key, submission in ids.items():
+        page.goto(f"{site}/submissions/{submission}")
+        _no_canary(page)
+        if key.endswith(PRIVATE):
+            assert page.locator(".private").first.is_visible()
+            assert page.locator("li.context").count() == 0
+    page.goto(f"{site}/teams/delta")
+    _no_canary(page)
+    page.goto(f"{site}/submissions/424242")
+    assert page.locator("h1").inner_text() == "Not found"
+    assert {urlsplit(url).hostname for url in page.requested} == {"127.0.0.1"}
