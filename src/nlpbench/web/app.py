@@ -42,12 +42,12 @@ class Settings:
 
 
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
-    """The site over ``store``; rank groups are cached per app, keyed by the results they compare."""
+    """The site over ``store``; rank groups and plots are cached per app, keyed by what they are computed from."""
     settings = settings or Settings()
     app = FastAPI(title=settings.title, version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     pages = Jinja2Templates(directory=HERE / "templates")
-    ranks: dict = {}
+    cache: dict = {}  # rank groups and plots, keyed by what they were computed from
 
     def page(request: Request, name: str, code: int = 200, **context: Any) -> HTMLResponse:
         return pages.TemplateResponse(request, name, {"settings": settings, **context}, status_code=code)
@@ -94,7 +94,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     # --- task ---------------------------------------------------------------------------------
 
-    def table(task: str, pick: str | None) -> board.Table:
+    def table(task: str, pick: str | None) -> tuple[board.Table, dict[int, dict[str, Any]]]:
         if not tasks.known(task):
             raise HTTPException(404, f"no task {task}")
         pick = pick or settings.pick
@@ -103,13 +103,16 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         with store.session() as session:
             board.ensure_intervals(session, task)
         with store.session(readonly=True) as session:
-            found = board.task_table(session, task, pick, ranks)
-            session.expunge_all()
-        return found
+            found = board.task_table(session, task, pick, cache)
+            shown = [line.shown.result_id for line in found.lines]
+            query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
+            facts = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
+        return found, facts
 
-    def line_row(line: board.Line, columns: list[str]) -> dict[str, Any]:
-        shown = line.shown
+    def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        shown = line.shown.submission
         meta = shown.tool_meta or {}
+        made = facts.get(line.shown.result_id, {})
         row: dict[str, Any] = {"team": line.team, "tool": line.tool}
         for key in columns:
             cell = line.cells.get(key)
@@ -123,28 +126,29 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             "license": meta.get("license"),
             "url": meta.get("url") or shown.tool_url,
             "apiVersion": meta.get("apiVersion"),
-            "digest": shown.image or board.digest(shown),
+            "digest": made.get("image") or made.get("commandSha256") or made.get("predictionsSha256"),
             "submitted": shown.created_at.isoformat(),
         }
         return row
 
     @app.get("/tasks/{task}.{fmt}")
     def task_export(task: str, fmt: str, sort: str | None = None, order: str = "desc", pick: str | None = None):
-        found = table(task, pick)
+        found, facts = table(task, pick)
         lines = board.sorted_lines(found, sort or _default_sort(found), order != "asc")
-        return export(fmt, [line_row(line, found.columns) for line in lines], task)
+        return export(fmt, [line_row(line, found.columns, facts) for line in lines], task)
 
     @app.get("/tasks/{task}", response_class=HTMLResponse)
     def task_page(request: Request, task: str, sort: str | None = None, order: str = "desc", pick: str | None = None):
-        found = table(task, pick)
+        found, facts = table(task, pick)
         sort = sort if sort in (*found.columns, "team", "tool", "date") else _default_sort(found)
         lines = board.sorted_lines(found, sort, order != "asc")
-        with store.session(readonly=True) as session:
-            series = board.best_over_time(board.scored(session, task))
-        plot = plots.best_over_time(f"{task}: best score over time", series) if series else None
-        rows = [line_row(line, found.columns) for line in lines]
+        series = board.best_over_time(found)
+        drawn = ("plot", task, tuple((key, tuple(points)) for key, points in series.items()))
+        if series and drawn not in cache:
+            cache[drawn] = plots.best_over_time(f"{task}: best score over time", series)
+        rows = [line_row(line, found.columns, facts) for line in lines]
         return page(
-            request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=plot,
+            request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=cache.get(drawn),
             metric=_metric_name(task),
         )  # fmt: skip
 
@@ -244,7 +248,8 @@ def _result_view(session, submission: Submission, result: Result) -> dict[str, A
             out = {"type": annotation_type, **row}
             for value_field in ("precision", "recall", "f1", "value"):
                 interval: ResultInterval | None = stored.get((annotation_type, row["metric"], value_field))
-                if interval is not None and row.get("label") is None and row.get("average") is None:
+                whole = row.get("label") is None and row.get("average") is None
+                if interval is not None and interval.low is not None and whole:
                     out[f"{value_field}_ci_low"], out[f"{value_field}_ci_high"] = interval.low, interval.high
             rows.append(out)
             (sliced if row.get("label") is not None or row.get("average") is not None else overall).append(out)

@@ -14,14 +14,12 @@ paired bootstrap tests of each group's best against the others, Holm-corrected
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import tasks
 from nlpbench.report.model import Report, Row
@@ -68,8 +66,10 @@ def intervals(session: Session, submission: Submission, result: Result) -> list[
     stored = list(session.scalars(select(ResultInterval).where(ResultInterval.result_id == result.id)))
     if stored:
         return stored
-    for annotation_type in result.scores:
-        for found in derivations(result_report(session, submission, result, annotation_type)):
+    for annotation_type, rows in result.scores.items():
+        chosen = primary(submission.task, rows)
+        report = result_report(session, submission, result, annotation_type)
+        for found in derivations(report):
             interval = bootstrap_interval(found.counts, found.statistic, confidence=CONFIDENCE, resamples=RESAMPLES)
             stored.append(
                 ResultInterval(
@@ -77,6 +77,8 @@ def intervals(session: Session, submission: Submission, result: Result) -> list[
                     annotation_type=annotation_type,
                     metric=found.metric,
                     field=found.field,
+                    ranked=(found.metric, found.field) == chosen,
+                    value=found.reported if isinstance(found.reported, int | float) else interval.estimate,
                     estimate=interval.estimate,
                     low=interval.low,
                     high=interval.high,
@@ -84,6 +86,24 @@ def intervals(session: Session, submission: Submission, result: Result) -> list[
                     method=interval.method,
                     resamples=interval.resamples,
                     documents=len(found.documents),
+                )
+            )
+        if chosen is not None and not any(i.ranked and i.annotation_type == annotation_type for i in stored):
+            (row,) = [r for r in overall_rows(report) if r["metric"] == chosen[0]]
+            value = float(row[chosen[1]] or 0.0)
+            stored.append(
+                ResultInterval(
+                    result_id=result.id,
+                    annotation_type=annotation_type,
+                    metric=chosen[0],
+                    field=chosen[1],
+                    ranked=True,
+                    value=value,
+                    estimate=value,
+                    confidence=CONFIDENCE,
+                    method="none",
+                    resamples=0,
+                    documents=0,
                 )
             )
     session.add_all(stored)
@@ -107,7 +127,7 @@ def ensure_intervals(session: Session, task: str | None = None) -> int:
     return done
 
 
-def tool_name(submission: Submission) -> str:
+def tool_name(submission: Any) -> str:
     """What a task table calls a submission's tool: its name, else its prediction file, image or URL."""
     meta = submission.tool_meta or {}
     return str(
@@ -123,8 +143,8 @@ def tool_name(submission: Submission) -> str:
 class Cell:
     """One tool's value in one column: the submission and result it comes from, its interval and rank."""
 
-    submission: Submission
-    result: Result
+    submission: Any  # a row of the LISTED columns of the submission
+    result_id: int
     annotation_type: str
     metric: str
     field: str
@@ -143,9 +163,9 @@ class Line:
     cells: dict[str, Cell] = field(default_factory=dict)
 
     @property
-    def shown(self) -> Submission:
-        """The submission whose tool facts the row shows: the newest of its cells'."""
-        return max((cell.submission for cell in self.cells.values()), key=lambda s: (s.created_at, s.id))
+    def shown(self) -> Cell:
+        """The cell whose submission's tool facts the row shows: the newest."""
+        return max(self.cells.values(), key=lambda c: (c.submission.created_at, c.submission.id))
 
 
 @dataclass
@@ -154,87 +174,114 @@ class Table:
     pick: str
     columns: list[str]
     lines: list[Line]
+    #: Every scored submission's cells, oldest first.
+    history: list[tuple[str, Cell]]
 
 
 def column_key(dataset: str, annotation_type: str, task: str) -> str:
-    return (
-        dataset
-        if annotation_type == task or len(tasks.PHI_TASKS.get(task, ())) == 1
-        else f"{dataset}/{annotation_type}"
-    )
+    """A task table's column: the dataset, and the annotation type where the task has several."""
+    return dataset if len(tasks.PHI_TASKS.get(task, (task,))) == 1 else f"{dataset}/{annotation_type}"
+
+
+#: The columns of a submission that pages list (not its prediction file nor its command).
+LISTED = (
+    Submission.id,
+    Submission.team,
+    Submission.task,
+    Submission.dataset,
+    Submission.dataset_version,
+    Submission.kind,
+    Submission.tool_url,
+    Submission.image,
+    Submission.predictions_name,
+    Submission.status,
+    Submission.created_at,
+    Submission.tool_meta,
+)
+
+
+def _first_results() -> Any:
+    """Each submission's first result: the queue's profile (a rescore under another profile comes later)."""
+    return select(func.min(Result.id)).group_by(Result.submission_id)
 
 
 def scored(session: Session, task: str | None = None, team: str | None = None) -> list[tuple[Submission, Result]]:
-    """Scored submissions with their first result (the queue's profile), oldest first."""
-    query = select(Submission, Result).join(Result, Result.submission_id == Submission.id)
-    query = query.where(Submission.status == SCORED)
+    """Scored submissions with their first result, oldest first."""
+    query = (
+        select(Submission, Result)
+        .join(Result, Result.submission_id == Submission.id)
+        .where(Submission.status == SCORED, Result.id.in_(_first_results()))
+        .options(load_only(*LISTED))
+    )
     if task is not None:
         query = query.where(Submission.task == task)
     if team is not None:
         query = query.where(Submission.team == team)
-    seen: dict[int, tuple[Submission, Result]] = {}
-    for submission, result in session.execute(query.order_by(Submission.created_at, Submission.id, Result.id)):
-        seen.setdefault(submission.id, (submission, result))
-    return list(seen.values())
+    return [(s, r) for s, r in session.execute(query.order_by(Submission.created_at, Submission.id))]
 
 
-def _plain_cells(pairs: Iterable[tuple[Submission, Result]]) -> Iterable[tuple[str, Cell]]:
-    """Each result's primary value per column, without its interval."""
-    for submission, result in pairs:
-        for annotation_type, rows in result.scores.items():
-            chosen = primary(submission.task, rows)
-            if chosen is None:
-                continue
-            metric, value_field = chosen
-            (row,) = [r for r in overall_rows(Report(submission.task, "", {}, rows)) if r["metric"] == metric]
-            key = column_key(submission.dataset, annotation_type, submission.task)
-            yield key, Cell(submission, result, annotation_type, metric, value_field, float(row[value_field] or 0.0))
+def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
+    """Each scored submission's ranked value per column, with its stored interval, oldest first.
+
+    Plain rows, not ORM objects: a cell's ``submission`` is a row of the :data:`LISTED` columns.
+    """
+    query = (
+        select(
+            *LISTED,
+            ResultInterval.result_id,
+            ResultInterval.annotation_type,
+            ResultInterval.metric,
+            ResultInterval.field,
+            ResultInterval.value,
+            ResultInterval.low,
+            ResultInterval.high,
+        )
+        .join(Result, Result.id == ResultInterval.result_id)
+        .join(Submission, Submission.id == Result.submission_id)
+        .where(
+            ResultInterval.ranked.is_(True),
+            Submission.task == task,
+            Submission.status == SCORED,
+            Result.id.in_(_first_results()),
+        )
+        .order_by(Submission.created_at, Submission.id)
+    )
+    return [
+        (
+            column_key(row.dataset, row.annotation_type, task),
+            Cell(row, row.result_id, row.annotation_type, row.metric, row.field, row.value, row.low, row.high),
+        )
+        for row in session.execute(query)
+    ]
 
 
-def _cells(session: Session, pairs: list[tuple[Submission, Result]]) -> Iterable[tuple[str, Cell]]:
-    """:func:`_plain_cells` with their stored intervals."""
-    stored: dict[tuple[int, str, str, str], ResultInterval] = {}
-    ids = [result.id for _, result in pairs]
-    for start in range(0, len(ids), 500):
-        query = select(ResultInterval).where(ResultInterval.result_id.in_(ids[start : start + 500]))
-        for row in session.scalars(query):
-            stored[(row.result_id, row.annotation_type, row.metric, row.field)] = row
-    for key, cell in _plain_cells(pairs):
-        interval = stored.get((cell.result.id, cell.annotation_type, cell.metric, cell.field))
-        if interval is not None:
-            cell.low, cell.high = interval.low, interval.high
-        yield key, cell
-
-
-def task_table(session: Session, task: str, pick: str = "best", ranks: dict | None = None) -> Table:
+def task_table(session: Session, task: str, pick: str = "best", cache: dict | None = None) -> Table:
     """The task's table: a line per team and tool, each column's cell its best or latest, with rank groups.
 
-    ``ranks`` caches rank groups by column and the result ids compared (the app keeps one per process).
+    ``cache`` keeps rank groups by column and the results compared (the app keeps one).
     """
     if pick not in PICKS:
         raise ValueError(f"unknown pick {pick!r}; known: {', '.join(PICKS)}")
     lines: dict[tuple[str, str], Line] = {}
-    columns: dict[str, None] = {}
-    for key, cell in _cells(session, scored(session, task)):
-        columns[key] = None
-        line = lines.setdefault(
-            (cell.submission.team, tool_name(cell.submission)), Line(cell.submission.team, tool_name(cell.submission))
-        )
+    history = _cells(session, task)
+    for key, cell in history:
+        name = tool_name(cell.submission)
+        line = lines.setdefault((cell.submission.team, name), Line(cell.submission.team, name))
         held = line.cells.get(key)
-        if held is None or (cell.value >= held.value if pick == "best" else True):
+        if held is None or pick == "latest" or cell.value >= held.value:
             line.cells[key] = cell
-    ordered = sorted(columns)
-    for key in ordered:
+    columns = sorted({key for key, _ in history})
+    for key in columns:
         cells = [line.cells[key] for line in lines.values() if key in line.cells]
-        _rank(session, cells, key, {} if ranks is None else ranks)
-    return Table(task, pick, ordered, list(lines.values()))
+        _rank(session, cells, key, {} if cache is None else cache)
+    return Table(task, pick, columns, list(lines.values()), history)
 
 
 def _rank(session: Session, cells: list[Cell], key: str, cache: dict) -> None:
-    signature = (key, tuple(sorted(cell.result.id for cell in cells)))
+    signature = ("ranks", key, tuple(sorted(cell.result_id for cell in cells)))
     if signature not in cache:
-        tables = {cell.result.id: _primary_derivation(session, cell) for cell in cells}
-        scores = {cell.result.id: cell.value for cell in cells}
+        tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
+        scores = {cell.result_id: cell.value for cell in cells}
 
         def p_value(best: int, other: int) -> float:
             a, b = tables[best], tables[other]
@@ -246,11 +293,12 @@ def _rank(session: Session, cells: list[Cell], key: str, cache: dict) -> None:
 
         cache[signature] = rank_groups(scores, p_value)
     for cell in cells:
-        cell.rank = cache[signature][cell.result.id]
+        cell.rank = cache[signature][cell.result_id]
 
 
 def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
-    report = result_report(session, cell.submission, cell.result, cell.annotation_type)
+    result = session.get(Result, cell.result_id)
+    report = result_report(session, session.get(Submission, cell.submission.id), result, cell.annotation_type)
     found = [d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field)]
     return found[0] if found else None
 
@@ -264,7 +312,7 @@ def sorted_lines(table: Table, sort: str, descending: bool) -> list[Line]:
         if sort == "tool":
             return line.tool
         if sort == "date":
-            return line.shown.created_at
+            return line.shown.submission.created_at
         cell = line.cells.get(sort)
         return cell.value if cell is not None else None
 
@@ -273,13 +321,18 @@ def sorted_lines(table: Table, sort: str, descending: bool) -> list[Line]:
     return sorted(present, key=key, reverse=descending) + missing
 
 
-def best_over_time(pairs: Iterable[tuple[Submission, Result]]) -> dict[str, list[tuple[datetime, float]]]:
-    """Per column, the best primary value so far at each scored submission's date (``pairs`` oldest first)."""
+def best_over_time(table: Table) -> dict[str, list[tuple[datetime, float]]]:
+    """Per column, each date at which the best value so far rose, and that value; the best holds to the last date."""
     series: dict[str, list[tuple[datetime, float]]] = {}
-    best: dict[str, float] = {}
-    for key, cell in _plain_cells(pairs):
-        best[key] = max(best.get(key, -np.inf), cell.value)
-        series.setdefault(key, []).append((cell.submission.created_at, best[key]))
+    for key, cell in table.history:
+        points = series.setdefault(key, [])
+        if not points or cell.value > points[-1][1]:
+            points.append((cell.submission.created_at, cell.value))
+    if table.history:
+        last = table.history[-1][1].submission.created_at
+        for points in series.values():
+            if points[-1][0] < last:
+                points.append((last, points[-1][1]))
     return series
 
 
@@ -329,11 +382,3 @@ def public(session: Session, submission: Submission) -> bool:
         return repository.get_dataset(session, submission.dataset).visibility == "public"
     except NotFound:
         return False
-
-
-def digest(submission: Submission) -> str | None:
-    """The SHA-256 that pins what was submitted: the command's or the prediction file's (an image names its own)."""
-    import hashlib
-
-    value = submission.command if submission.command is not None else submission.predictions
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if value is not None else None

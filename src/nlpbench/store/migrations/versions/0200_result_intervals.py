@@ -23,9 +23,11 @@ def upgrade() -> None:
         sa.Column("annotation_type", sa.String(40), nullable=False),
         sa.Column("metric", sa.String(60), nullable=False),
         sa.Column("field", sa.String(20), nullable=False),
+        sa.Column("ranked", sa.Boolean(), nullable=False),
+        sa.Column("value", sa.Float(), nullable=False),
         sa.Column("estimate", sa.Float(), nullable=False),
-        sa.Column("low", sa.Float(), nullable=False),
-        sa.Column("high", sa.Float(), nullable=False),
+        sa.Column("low", sa.Float(), nullable=True),
+        sa.Column("high", sa.Float(), nullable=True),
         sa.Column("confidence", sa.Float(), nullable=False),
         sa.Column("method", sa.String(20), nullable=False),
         sa.Column("resamples", sa.Integer(), nullable=False),
@@ -36,8 +38,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_result_intervals")),
     )
     op.create_index("ix_result_intervals_result", "result_intervals", ["result_id"])
+    op.create_index("ix_result_intervals_ranked", "result_intervals", ["ranked", "result_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_result_intervals_ranked", table_name="result_intervals")
     op.drop_index("ix_result_intervals_result", table_name="result_intervals")
     op.drop_table("result_intervals")
