@@ -1,5 +1,6 @@
-"""The demo's HTML report in headless Chromium: every leaderboard number leads to its breakdown."""
+"""The demo's static leaderboard in headless Chromium: home → task → submission through the written files."""
 
+import re
 import shutil
 
 import pytest
@@ -12,43 +13,39 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def site(tmp_path_factory):
     from typer.testing import CliRunner
 
     from nlpbench.cli import app
 
     out = tmp_path_factory.mktemp("demo")
-    result = CliRunner().invoke(app, ["demo", "--notes", "20", "--tools", "phi", "--out", str(out)])
+    result = CliRunner().invoke(app, ["demo", "--notes", "12", "--tools", "phi", "--out", str(out), "--no-serve"])
     assert result.exit_code == 0, result.stderr
-    return out / "report.html"
+    return out / "site" / "index.html"
 
 
 @pytest.fixture(scope="module")
-def page(report):
+def page(site):
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1200, "height": 800})
-        page.goto(report.as_uri())
+        requested = []
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(site.as_uri())
         yield page
+        assert requested and all(url.startswith("file://") for url in requested)  # pages and stylesheet, no network
         browser.close()
 
 
-def test_a_leaderboard_f1_links_to_its_breakdown(page):
-    link = page.locator("table.board").first.locator('a[href="#phi-location"]')
-    shown = link.inner_text()
-    link.click()
-    assert page.evaluate("location.hash") == "#phi-location"
-    heading = page.locator("#phi-location")
-    assert heading.is_visible() and heading.inner_text() == "phi · location"
-    token_row = page.locator("#phi-location + table tr", has_text="token")
-    assert f"{float(shown):.3f}" in token_row.inner_text()  # the same F1, from the breakdown table
-
-
-def test_subtypes_open_and_errors_show_their_context(page):
-    details = page.locator("#phi-location ~ details").first
-    assert not details.locator("table").is_visible()
-    details.locator("summary").click()
-    assert details.locator("table").is_visible()
-    assert details.locator("tr", has_text="city").count() >= 2  # strict, relaxed and token rows for city
+def test_home_leads_to_the_ranked_task_and_a_submission_with_errors_in_context(page, site):
+    page.locator("a", has_text="phi").first.click()
+    page.wait_for_url((site.parent / "tasks" / "phi.html").as_uri())
+    board = page.locator("table.board")
+    assert board.is_visible() and board.locator("span.rank").first.inner_text() == "#1"
+    assert re.fullmatch(r"\[[01]\.\d{3}, [01]\.\d{3}\]", board.locator("span.ci").first.inner_text())
+    assert page.evaluate("getComputedStyle(document.body).fontFamily")  # the local stylesheet applies
+    board.locator("td.num a").first.click()
+    page.wait_for_url((site.parent / "submissions" / "1.html").as_uri())
+    assert page.locator("h1").inner_text() == "Submission 1"
     marked = page.locator("li.context mark").first
-    assert marked.is_visible() and marked.inner_text().strip()
+    assert marked.is_visible() and marked.inner_text().strip()  # the synthetic dataset is public

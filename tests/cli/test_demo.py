@@ -1,31 +1,60 @@
-"""``nlpbench demo`` end to end on a few notes: real tool processes on localhost, a leaderboard, a report."""
+"""``nlpbench demo`` end to end on a few notes: a store, a queue, a worker, a ranked table, the leaderboard."""
 
 import json
 import re
+import subprocess
+import sys
 
-from nlpbench.tasks.sandbox import score_sandbox
+import httpx
+
+TYPES = ("contact", "date", "id", "location", "person_name")
 
 
-def test_demo_serves_annotates_scores_and_reports(cli, tmp_path):
-    result = cli("demo", "--notes", "12", "--tools", "phi", "--out", tmp_path)
+def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
+    result = cli("demo", "--notes", "8", "--tools", "phi", "--out", tmp_path, "--no-serve")
     assert result.exit_code == 0, result.stderr
-    assert "token F1 (standard)" in result.stdout and "instance_strict F1 (standard)" in result.stdout
-    assert (
-        "dataset: 12 notes of nlpbench's embedded synthetic set" in result.stderr
-        and "phi at http://127.0.0.1:" in result.stderr
-    )
-    row = next(line for line in result.stdout.splitlines() if line.strip().startswith("phi"))
-    printed_micro = float(row.split()[-1])
-    # the leaderboard's numbers are those score sandbox gives for the files the demo wrote
-    counts = [0, 0, 0]
-    for label in ("date", "person_name", "location", "id", "contact"):
-        strict = score_sandbox(tmp_path / "gold.json", tmp_path / "phi.json", label).score("token")
-        counts = [counts[0] + strict["tp"], counts[1] + strict["fp"], counts[2] + strict["fn"]]
-    assert abs(printed_micro - 2 * counts[0] / (2 * counts[0] + counts[1] + counts[2])) < 1e-4
-    page = (tmp_path / "report.html").read_text()
-    assert 'id="phi-person_name"' in page and 'href="#phi-person_name"' in page
-    assert re.search(r'<mark class="F[NP]">', page)
-    assert len(json.loads((tmp_path / "notes.json").read_text())["patient_bundles"]) == 12
+    assert "dataset synthetic: 8 notes of 8 patients" in result.stdout
+    assert re.search(r"submission 1: phi at http://127\.0\.0\.1:\d+", result.stderr)
+    assert "submission 1: SCORED" in result.stderr
+    assert "token F1 (standard), 95 % intervals, rank groups" in result.stdout
+    printed = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if fields and fields[0] in TYPES:
+            printed[fields[0]] = fields
+    assert sorted(printed) == list(TYPES)
+    # the store holds one scored submission of the tool, the one the table names
+    listed = cli("submissions", "list", "--db", f"sqlite:///{tmp_path / 'nlpbench.db'}", "--format", "json")
+    (submission,) = json.loads(listed.stdout)
+    assert (submission["id"], submission["status"], submission["team"]) == (1, "SCORED", "phi")
+    # the static site: its task table has the printed F1 and interval of every type, its links lead to files
+    (row,) = json.loads((tmp_path / "site" / "tasks" / "phi.json").read_text())
+    for name, (_, rank, team, _tool, f1, low, high, shown) in printed.items():
+        assert (rank, team, shown) == ("1", "phi", "1")
+        key = f"synthetic/{name}"
+        assert [float(f1), float(low), float(high)] == [round(row[key + s], 4) for s in ("", " ci_low", " ci_high")]
+        assert float(low) <= float(f1) <= float(high)
+    page = (tmp_path / "site" / "tasks" / "phi.html").read_text()
+    assert 'href="../submissions/1.html"' in page and 'href="../static/site.css"' in page
+    assert (tmp_path / "site" / "submissions" / "1.html").is_file() and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_demo_serves_the_leaderboard_at_the_url_it_prints(tmp_path):
+    command = [sys.executable, "-m", "nlpbench", "demo", "--notes", "5", "--tools", "phi", "--out", str(tmp_path)]
+    process = subprocess.Popen([*command, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stderr:
+            found = re.match(r"leaderboard at (http://127\.0\.0\.1:\d+/)", line)
+            if found:
+                break
+        else:
+            raise AssertionError(f"no leaderboard URL; exit status {process.wait()}")
+        page = httpx.get(found.group(1) + "tasks/phi", timeout=30)
+        assert page.status_code == 200 and "nlpbench-phi-annotator" in page.text
+        assert 'href="/submissions/1"' in page.text
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def test_unknown_tool_is_one_line(cli, tmp_path):

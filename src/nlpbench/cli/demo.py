@@ -1,7 +1,8 @@
-"""``nlpbench demo`` (the embedded benchmark, end to end, here) and ``nlpbench run`` (any tools, any data)."""
+"""``nlpbench demo`` (the embedded benchmark through the platform, here) and ``nlpbench run`` (any tools, any data)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
@@ -15,12 +16,15 @@ from nlpbench.report.leaderboard import leaderboard, leaderboard_html
 from nlpbench.report.render import table_text
 
 BASELINE = "phi"
+#: The demo's dataset in its store, the task its tools are submitted to, and their queue.
+DATASET, TASK, QUEUE = "synthetic", "phi", "demo"
+TITLE = "nlpbench demo leaderboard"
 
 
 @one_line_errors
 def demo(
     out: Path = typer.Option(
-        Path("nlpbench-demo"), "--out", "-o", help="Directory for the dataset, outputs and report."
+        Path("nlpbench-demo"), "--out", "-o", help="Directory for the store, the tools' logs and the static pages."
     ),
     notes: int = typer.Option(0, "--notes", "-n", min=0, help="Use only the first N notes (0: all 300)."),
     tools: str = typer.Option(
@@ -28,16 +32,25 @@ def demo(
     ),
     profile: str = typer.Option("standard", "--profile", help="Scoring profile of the span metrics."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
+    serve: bool = typer.Option(
+        True, "--serve/--no-serve", help="Serve the leaderboard, or write it as static pages to OUT/site and exit."
+    ),
+    port: int = typer.Option(0, "--port", "-p", min=0, max=65535, help="The leaderboard's port (0: any free port)."),
 ) -> None:
-    """Benchmark PHI annotators on the embedded synthetic dataset, through the NLP Sandbox tool API.
+    """Benchmark PHI annotators on the embedded synthetic dataset through the platform, then show the leaderboard.
 
-    Writes the 300-note dataset, starts each annotator as an HTTP service on
-    localhost, sends it every note, scores its dates, person names,
-    locations, ids and contacts with every span metric, prints a leaderboard
-    and writes an HTML report with per-type breakdowns and errors in context.
+    Creates a store (OUT/nlpbench.db, made anew each run), imports the 300
+    synthetic notes with their gold as a public dataset, starts each annotator
+    as an NLP Sandbox tool on localhost, submits it to a queue, runs a worker
+    until the queue is idle (validation, annotation, scoring into per-document
+    results), prints each PHI type's token F1 with its 95 % interval and rank
+    group, and serves the leaderboard (or writes it as static pages).
     """
     from nlpbench import annotators, synth  # the rules and Faker load only when the demo runs
-    from nlpbench.runner.benchmark import PHI_LABELS, RunSettings
+    from nlpbench.cli.dataset import import_documents, report
+    from nlpbench.cli.db import open_db
+    from nlpbench.platform.queue import Request, configure_queue, submit
+    from nlpbench.platform.worker import Worker, default_name
     from nlpbench.runner.services import local_tools
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
@@ -45,23 +58,112 @@ def demo(
     if unknown:
         raise fail(_unknown_tool(unknown[0]))
     dataset = synth.embedded()[: notes or None]
-    stderr().print(f"dataset: {len(dataset)} notes of nlpbench's embedded synthetic set", markup=False)
     out.mkdir(parents=True, exist_ok=True)
-    for note in dataset:
-        note.annotations = [a for a in note.annotations if a.label in PHI_LABELS]
-    formats.get("sandbox").write(dataset, out / "gold.json")
-    formats.get("sandbox-bundles").write(dataset, out / "notes.json")
-    with local_tools(names, out / "logs") as urls:
-        _benchmark(
-            urls,
+    database = out / "nlpbench.db"
+    database.unlink(missing_ok=True)  # the demo's store is rebuilt each run, like its other outputs
+    url = f"sqlite:///{database}"
+    store = open_db(url)
+    try:
+        imported = import_documents(
+            store,
+            DATASET,
             dataset,
-            (out / "gold.json", "sandbox"),
-            out,
-            profile,
-            RunSettings(concurrency=concurrency, restart=True),
-            f"{len(dataset)} notes of nlpbench's embedded synthetic set",
-            show_text=True,  # the embedded notes are synthetic and public
+            "synth",
+            description="the synthetic notes nlpbench ships",
+            public=True,  # synthetic: pages may show their text
+            subset=min(len(dataset), 5),
         )
+        report(DATASET, imported)
+        configure_queue(store, QUEUE, profile=profile, concurrency=concurrency)
+
+        def said(submission_id: int, status: str) -> None:
+            stderr().print(f"submission {submission_id}: {status}", markup=False)
+
+        with local_tools(names, out / "logs") as urls:
+            for name, tool_url in urls.items():
+                request = Request(team=name, task=TASK, dataset=DATASET, queue=QUEUE, tool_url=tool_url)
+                stderr().print(f"submission {submit(store, request)}: {name} at {tool_url}", markup=False)
+            Worker(store, QUEUE, default_name(), on_status=said).run(until_idle=True)
+        typer.echo(table_text(f"token F1 ({profile}), 95 % intervals, rank groups", _ranked(store)))
+        if not serve:
+            typer.echo(f"leaderboard: {_write_site(store, out / 'site')}")
+    finally:
+        store.close()
+    if serve:
+        from nlpbench.cli.leaderboard import serve as serve_leaderboard
+
+        serve_leaderboard(db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level="warning")
+
+
+def _ranked(store) -> list[dict]:
+    """A row per PHI type and tool of the demo's task table, by rank group, with the tool's interval."""
+    from nlpbench.web import board
+
+    with store.session() as session:
+        board.ensure_intervals(session, TASK)
+    with store.session(readonly=True) as session:
+        table = board.task_table(session, TASK)
+        rows = []
+        for column in table.columns:
+            cells = [(line.team, line.tool, line.cells[column]) for line in table.lines if column in line.cells]
+            for team, tool, cell in sorted(cells, key=lambda found: (found[2].rank, -found[2].value)):
+                rows.append(
+                    {"type": cell.annotation_type, "rank": cell.rank, "annotator": team, "tool": tool,
+                     "token F1": round(cell.value, 4),
+                     "95 % low": round(cell.low, 4), "95 % high": round(cell.high, 4),
+                     "submission": cell.submission.id}
+                )  # fmt: skip
+    return rows
+
+
+def _write_site(store, site: Path) -> Path:
+    """The leaderboard's pages (and their CSV and JSON twins) as files linked to each other; the home page's path.
+
+    Every page the home page leads to is requested from the site's app in
+    process; absolute links become relative ones to the written files.
+    """
+    import asyncio
+
+    return asyncio.run(_crawl(store, site))
+
+
+def _file_of(path: str) -> str:
+    """Where the page at ``path`` is written: ``/`` as index.html, a page without a suffix as PATH.html."""
+    path = path.strip("/")
+    return "index.html" if not path else path if posixpath.splitext(path)[1] else f"{path}.html"
+
+
+async def _crawl(store, site: Path) -> Path:
+    import httpx
+
+    from nlpbench.web.app import Settings, create_app
+
+    link = re.compile(r'((?:href|src)=")(/[^"?#]*)[^"]*(")')
+    app = create_app(store, Settings(title=TITLE))
+    seen, waiting = {"/"}, ["/"]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
+        while waiting:
+            path = waiting.pop()
+            answer = await client.get(path)
+            if answer.status_code != 200:
+                raise fail(f"leaderboard page {path}: status {answer.status_code}")
+            written = site / _file_of(path)
+            written.parent.mkdir(parents=True, exist_ok=True)
+            if not answer.headers["content-type"].startswith("text/html"):
+                written.write_bytes(answer.content)
+                continue
+            links = [found.group(2) for found in link.finditer(answer.text)]
+            waiting += [target for target in dict.fromkeys(links) if target not in seen]
+            seen.update(links)
+            here = posixpath.dirname(_file_of(path)) or "."
+            text = link.sub(lambda found, here=here: _relative(found, here), answer.text)
+            written.write_text(text, encoding="utf-8")
+    return site / "index.html"
+
+
+def _relative(found: re.Match, here: str) -> str:
+    """A link ``found`` on a page written in directory ``here``, pointing at the written file instead."""
+    return posixpath.relpath(_file_of(found.group(2)), here).join(found.group(1, 3))
 
 
 def _unknown_tool(name: str) -> str:
