@@ -12,6 +12,8 @@ from pathlib import Path
 import typer
 
 from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors
+from nlpbench.cli.db import DB_OPTION
+from nlpbench.errors import InputError
 from nlpbench.report import Report
 
 #: The options of `nlpbench score TASK` that name the gold and the system output, where they are not --gold/--pred.
@@ -26,10 +28,14 @@ class Test(StrEnum):
 @one_line_errors
 def compare(
     context: typer.Context,
-    a: Path = typer.Argument(..., help="System A's output."),
-    b: Path = typer.Argument(..., help="System B's output."),
-    task: str = typer.Option(..., "--task", "-T", help="The scoring task, as `nlpbench score TASK` names it."),
-    gold: Path = typer.Option(..., "--gold", "-g", help="The gold both systems are scored against."),
+    a: str = typer.Argument(..., help="System A's output, or submission:ID of a scored submission in --db."),
+    b: str = typer.Argument(..., help="System B's output, or submission:ID."),
+    task: str = typer.Option(None, "--task", "-T", help="The scoring task, as `nlpbench score TASK` names it."),
+    gold: Path = typer.Option(None, "--gold", "-g", help="The gold both systems are scored against."),
+    profile: str = typer.Option(
+        None, "--profile", help="With submission:ID: the stored result of this profile (default: the first)."
+    ),
+    db: str = DB_OPTION,
     metric: list[str] = typer.Option(None, "--metric", "-m", help="Compare only this metric (repeatable)."),
     test: Test = typer.Option(Test.randomization, "--test", help="The paired test that gives the p-value."),
     trials: int = typer.Option(10_000, "--trials", min=100, help="Randomization trials and bootstrap resamples."),
@@ -46,11 +52,22 @@ def compare(
     together, patients for timelines); the p-value is two-sided: approximate
     randomization (swapping the systems' outputs document by document) or the
     paired bootstrap. Both systems must be scored on the same documents.
+
+    Two stored submissions (submission:3 submission:5) are compared from the
+    per-document counts of their results, without scoring anything again.
     """
     from nlpbench.stats.compare import compare_reports
 
-    extra = list(context.args)
-    reports = [_score(task, gold, path, extra, name) for name, path in (("A", a), ("B", b))]
+    stored = [side.startswith(STORED) for side in (a, b)]
+    if any(stored) and not all(stored):
+        raise fail("compare two files or two submissions (submission:ID), not one of each")
+    if all(stored):
+        reports = _stored([a, b], db, profile)
+    elif task is None or gold is None:
+        raise fail("give --task and --gold to score two files (or compare submission:ID with submission:ID)")
+    else:
+        extra = list(context.args)
+        reports = [_score(task, gold, Path(path), extra, name) for name, path in (("A", a), ("B", b))]
     emit(
         compare_reports(
             *reports, metrics=metric or (), test=test.value, trials=trials, confidence=confidence, seed=seed
@@ -93,6 +110,58 @@ def _score(task: str, gold: Path, pred: Path, extra: list[str], name: str) -> Re
     data = json.loads(printed.getvalue())
     warnings = [f"{name}: {warning}" for warning in data["warnings"]]
     return Report(data["task"], data["profile"], data["inputs"], data["scores"], data["per_document"], warnings)
+
+
+STORED = "submission:"
+
+
+def _stored(references: list[str], db: str | None, profile: str | None) -> list[Report]:
+    """The stored results of two submissions on the same dataset, as reports with their per-document rows."""
+    from sqlalchemy import select
+
+    from nlpbench.cli.db import open_db
+    from nlpbench.platform.queue import PlatformError, get
+    from nlpbench.store.repository import StoreError
+    from nlpbench.store.submissions import Result
+    from nlpbench.web.board import result_report
+
+    numbers = []
+    for reference in references:
+        number = reference.removeprefix(STORED)
+        if not number.isdigit():
+            raise InputError(f"{reference}: a submission is submission:ID, ID a number")
+        numbers.append(int(number))
+    store = open_db(db)
+    reports, datasets = [], []
+    try:
+        with store.session(readonly=True) as session:
+            for number in numbers:
+                submission = get(session, number)
+                query = select(Result).where(Result.submission_id == number).order_by(Result.id)
+                result = next((r for r in session.scalars(query) if profile in (None, r.profile)), None)
+                if result is None:
+                    under = f" under profile {profile}" if profile else ""
+                    raise InputError(f"submission {number} has no result{under} ({submission.status})")
+                parts = {kind: result_report(session, submission, result, kind) for kind in result.scores}
+                reports.append(_joined(parts, {"submission": number, "team": submission.team}))
+                datasets.append(f"{submission.dataset}@{submission.dataset_version or 'latest'}")
+    except (StoreError, PlatformError) as error:
+        raise InputError(str(error)) from None
+    finally:
+        store.close()
+    if datasets[0] != datasets[1]:
+        raise InputError(f"the submissions were scored on different datasets: {datasets[0]} and {datasets[1]}")
+    return reports
+
+
+def _joined(parts: dict[str, Report], inputs: dict) -> Report:
+    """One report of a result's annotation types (PHI), each row labelled with its type; one type as it is."""
+    first = next(iter(parts.values()))
+    if len(parts) == 1:
+        return Report(first.task, first.profile, inputs, first.scores, first.per_document)
+    scores = [{"annotation_type": kind, **row} for kind, part in parts.items() for row in part.scores]
+    per_document = [{"annotation_type": kind, **row} for kind, part in parts.items() for row in part.per_document]
+    return Report(first.task, first.profile, inputs, scores, per_document)
 
 
 def add_commands(app: typer.Typer) -> None:
