@@ -6,14 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Property tests check what is computed, not how fast: a busy CI machine must not fail an
-# example for taking longer than Hypothesis's default 200 ms deadline.
-settings.register_profile("nlpbench", deadline=None)
+# example for taking longer than Hypothesis's default 200 ms deadline, nor for generating slowly.
+settings.register_profile("nlpbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("nlpbench")
 
 
