@@ -151,7 +151,7 @@ def test_a_bad_span_in_a_format_without_text_is_caught_by_the_import(nb, tmp_pat
     assert result.exit_code == 2
     assert result.stderr.strip() == (
         f"nlpbench: error: {path}: note n-1: annotation 0 (date) at 30-40: "
-        "its text (10 characters) differs from the note's at these offsets"
+        "its text (10 characters) differs from the note's (10 characters)"
     )
     records[1]["textDateAnnotations"][0]["start"] = 32
     path.write_text(json.dumps(records))

@@ -27,10 +27,9 @@ if TYPE_CHECKING:
 
 ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 SUBSET_SUFFIX = "-subset"
+
+
 #: A reader's span message quotes both texts; the import names the offsets only.
-_QUOTED = re.compile(r": text .* differs from the note's .*$")
-
-
 def check_id(value: str, what: str, source: str | Path | None = None, record: str | None = None) -> str:
     """``value`` if it is a data-node id (3–60 lower-case letters, digits, single hyphens), else InputError."""
     if not (3 <= len(value) <= 60 and ID_PATTERN.fullmatch(value)):
@@ -105,47 +104,23 @@ def _items(
     from nlpbench.formats.sandbox import BY_ARRAY, record_json
     from nlpbench.store import ImportItem
 
-    try:
-        for document in documents:
-            where = f"note {document.id}"
-            if document.text is None:
-                raise InputError("the note has no text (give --text-dir for formats without it)", source, where)
-            check_id(document.id, "note id", source, where)
-            patient = check_id(str(document.metadata.get("patientId") or document.id), "patient id", source, where)
-            problem = _span_problem(document)
-            if problem:
-                raise InputError(problem, source, where)
-            record = record_json(document, left_out)
-            arrays = {key: values for key, values in record.items() if key in BY_ARRAY}
-            item = ImportItem(document.id, patient, str(document.metadata.get("noteType", "")), document.text, arrays)
-            if len(first) < subset:
-                first.append(item)
-            if advance is not None:
-                advance()
-            yield item
-    except InputError as error:
-        raise InputError(_QUOTED.sub(": its text differs from the note's at these offsets", error.problem),
-                         error.path, error.record) from None  # fmt: skip
-
-
-def _span_problem(document: Document) -> str | None:
-    """The first annotation that does not fit the note, named by offsets and lengths (never by text)."""
-    text = document.text or ""
-    for index, annotation in enumerate(document.annotations):
-        if annotation.end > len(text):
-            return f"{_named(annotation, index)} ends beyond the text ({len(text)} characters)"
-        span = annotation.span
-        covered = text[span.start : span.end] if not span.fragments else span.covered_text(text)
-        if annotation.text is not None and annotation.text != covered:
-            return (
-                f"{_named(annotation, index)}: its text ({len(annotation.text)} characters) "
-                "differs from the note's at these offsets"
-            )
-    return None
-
-
-def _named(annotation, index: int) -> str:
-    return f"{annotation.id or f'annotation {index}'} ({annotation.label}) at {annotation.start}-{annotation.end}"
+    for document in documents:
+        where = f"note {document.id}"
+        if document.text is None:
+            raise InputError("the note has no text (give --text-dir for formats without it)", source, where)
+        check_id(document.id, "note id", source, where)
+        patient = check_id(str(document.metadata.get("patientId") or document.id), "patient id", source, where)
+        problem = document.span_problem()
+        if problem:
+            raise InputError(problem, source, where)
+        record = record_json(document, left_out)
+        arrays = {key: values for key, values in record.items() if key in BY_ARRAY}
+        item = ImportItem(document.id, patient, str(document.metadata.get("noteType", "")), document.text, arrays)
+        if len(first) < subset:
+            first.append(item)
+        if advance is not None:
+            advance()
+        yield item
 
 
 def report(name: str, imported: Imported) -> None:
