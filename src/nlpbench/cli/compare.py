@@ -121,9 +121,9 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
 
     from nlpbench.cli.db import open_db
     from nlpbench.platform.queue import PlatformError, get
+    from nlpbench.platform.scoring import result_report
     from nlpbench.store.repository import StoreError
     from nlpbench.store.submissions import Result
-    from nlpbench.web.board import result_report
 
     numbers = []
     for reference in references:

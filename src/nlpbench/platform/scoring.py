@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from nlpbench import __version__, formats
@@ -166,3 +166,14 @@ def rescore(store: Store, submission_id: int, profile: str) -> int:
         scored = score(session, submission, profile)
         store_result(session, submission, profile, scored)
         return len(scored.per_document)
+
+
+def result_report(session: Session, submission: Submission, result: Result, annotation_type: str) -> Report:
+    """The report of one annotation type of a stored result: its score rows and per-document rows."""
+    rows = session.scalars(
+        select(ResultDocument)
+        .where(ResultDocument.result_id == result.id, ResultDocument.annotation_type == annotation_type)
+        .order_by(ResultDocument.id)
+    )
+    per_document = [{"document": row.document, "metric": row.metric, **row.counts} for row in rows]
+    return Report(submission.task, result.profile, {}, result.scores[annotation_type], per_document)

@@ -22,11 +22,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import tasks
+from nlpbench.platform.scoring import result_report
 from nlpbench.report.model import Report, Row
 from nlpbench.stats import bootstrap_interval, paired_bootstrap, rank_groups
 from nlpbench.stats.report import Derivation, derivations, overall_rows
 from nlpbench.store.intervals import ResultInterval
-from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
+from nlpbench.store.submissions import SCORED, Result, Submission
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -48,17 +49,6 @@ def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
         if "f1" in row:
             return row["metric"], "f1"
     return None
-
-
-def result_report(session: Session, submission: Submission, result: Result, annotation_type: str) -> Report:
-    """The report of one annotation type of a stored result: its score rows and per-document rows."""
-    rows = session.scalars(
-        select(ResultDocument)
-        .where(ResultDocument.result_id == result.id, ResultDocument.annotation_type == annotation_type)
-        .order_by(ResultDocument.id)
-    )
-    per_document = [{"document": row.document, "metric": row.metric, **row.counts} for row in rows]
-    return Report(submission.task, result.profile, {}, result.scores[annotation_type], per_document)
 
 
 def intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
