@@ -158,12 +158,14 @@ def _reached(command: str | None, log: Path) -> Iterator:
     if command is None:
         yield None
         return
-    from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+    from nlpbench.runner.sandbox import Limits, SandboxError, SandboxUnavailable, start_tool
 
     with tempfile.TemporaryDirectory(prefix="nlpbench-tool-") as workdir:
         try:
             with start_tool(command, Limits(), Path(workdir), log) as sandboxed:
                 yield sandboxed
+        except SandboxUnavailable as error:  # nothing started, nothing logged
+            raise fail(f"--command: {error}") from None
         except SandboxError as error:
             raise fail(f"--command: {error} (its output is in {log})") from None
 

@@ -3,11 +3,12 @@
 ``with start_tool(command, limits, workdir, log_path) as tool:`` runs ``command``
 (an ordinary NLP Sandbox tool listening on TCP, on ``port``, also given to it as
 ``PORT``) in fresh network and PID namespaces (``unshare --net --pid`` as root,
-``unshare --map-root-user …`` otherwise; refused with one line when neither
-works). The namespace has only its own loopback, so the tool cannot open a
-connection to anything outside, the host's 127.0.0.1 included;
-:mod:`nlpbench.runner.relay`, its first process, forwards a Unix socket in a
-private directory to the tool's port. ``tool.url`` and ``tool.transport()``
+``unshare --map-root-user …`` otherwise, in a user namespace where the tool is
+root of nothing outside; refused with one line when neither works), with a
+``/proc`` of its own where one can be mounted. The namespace has only its own
+loopback, so the tool cannot open a connection to anything outside, the host's
+127.0.0.1 included; :mod:`nlpbench.runner.relay`, its first process, forwards
+a Unix socket in a private directory to the tool's port. ``tool.url`` and ``tool.transport()``
 (a new ``httpx.AsyncHTTPTransport`` on that socket) are what a client needs.
 
 Limits: ``RLIMIT_CPU`` per process (the kernel sends ``SIGXCPU``), ``RLIMIT_DATA``
@@ -30,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -57,6 +59,10 @@ READ_CHUNK = 64 * 1024
 
 class SandboxError(Exception):
     """A tool that cannot be started in the sandbox or does not become ready; one line."""
+
+
+class SandboxUnavailable(SandboxError):
+    """No sandbox can be made on this machine (whatever the tool); one line."""
 
 
 @dataclass(frozen=True)
@@ -103,18 +109,41 @@ def size(count: int) -> str:
 
 @functools.cache
 def namespace_command(network: bool) -> tuple[str, ...]:
-    """The ``unshare`` invocation that works here: as root, or in a user namespace; else a :class:`SandboxError`."""
-    mapped = ("--map-root-user",) if os.geteuid() != 0 else ()
-    command = ("unshare", *mapped, *(() if network else ("--net",)), "--pid", "--fork", "--kill-child")
-    try:
-        if subprocess.run([*command, "true"], capture_output=True, timeout=30).returncode == 0:
+    """The ``unshare`` invocation that works here: as root, or in a user namespace; else :class:`SandboxUnavailable`.
+
+    Tried once per process with ``true`` as the command: first with a mount
+    namespace and a ``/proc`` of the new PID namespace (the tool sees its own
+    processes only, by the numbers it knows them by), then, where ``/proc``
+    cannot be mounted (a container's masked ``/proc`` refuses a user
+    namespace), without. The refusal names what failed and ``unshare``'s last
+    line (its own words, never a tool's).
+    """
+    root = os.geteuid() == 0
+    mapped = () if root else ("--map-root-user",)
+    start = ("unshare", *mapped, *(() if network else ("--net",)), "--pid")
+    for command in ((*start, "--mount-proc", "--fork", "--kill-child"), (*start, "--fork", "--kill-child")):
+        if (why := _failure(command)) is None:
             return command
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    raise SandboxError(
-        "cannot start a sandbox here: `unshare --net --pid` needs root and user namespaces "
-        "(`unshare --map-root-user`) are not permitted"
+    if root:
+        raise SandboxUnavailable(f"cannot start a sandbox here: `{shlex.join(command)}` failed as root: {why}")
+    raise SandboxUnavailable(
+        f"cannot start a sandbox here: not root, and user namespaces are not permitted "
+        f"(`{shlex.join(command)}` failed: {why})"
     )
+
+
+def _failure(command: tuple[str, ...]) -> str | None:
+    """None if ``command true`` succeeds, else why not in a few words."""
+    try:
+        tried = subprocess.run([*command, "true"], capture_output=True, timeout=30)
+    except FileNotFoundError:
+        return "there is no unshare command"
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unshare did not run: {type(error).__name__}"
+    if tried.returncode == 0:
+        return None
+    said = tried.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1][:200] if said else f"unshare exited with status {tried.returncode}"
 
 
 class SandboxedTool:
