@@ -94,3 +94,22 @@ def test_results_stored_before_intervals_get_the_same_intervals_from_the_site(nb
         store.close()
     # computed from the stored per-document rows: the same as the worker computed from the scores it stored
     assert shown(nb, submission)["results"][0]["intervals"] == result["intervals"]
+
+
+def test_db_upgrade_computes_the_intervals_of_results_stored_without_them(nb, dataset, tool, db_url):
+    submission = submit(nb, "--task", "date", "--dataset", "notes", "--tool", tool.url)
+    run_worker(nb)
+    (result,) = shown(nb, submission)["results"]
+    upgraded = nb("db", "upgrade")
+    assert upgraded.exit_code == 0 and "intervals" not in upgraded.stdout  # nothing missing: nothing said
+    store = open_store(db_url)
+    try:
+        with store.session() as session:
+            session.execute(delete(ResultInterval))
+    finally:
+        store.close()
+    upgraded = nb("db", "upgrade")
+    assert upgraded.exit_code == 0, upgraded.stderr
+    said = upgraded.stdout.splitlines()[-1]
+    assert said.endswith(": intervals of results stored without them: 1 computed and stored")
+    assert shown(nb, submission)["results"][0]["intervals"] == result["intervals"]
