@@ -48,12 +48,18 @@ def store_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @store_errors
 def upgrade(db: str = DB_OPTION) -> None:
-    """Create the tables of an empty database, or bring an older one up to this version's schema."""
+    """Create the tables of an empty database, or bring an older one up to this version's schema.
+
+    Results scored by an older version, stored without their intervals, get them computed and stored too.
+    """
+    from nlpbench.platform.scoring import ensure_intervals
     from nlpbench.store import describe, resolve_url
 
     store = open_db(db, upgrade=False)
     try:
         before, after = store.upgrade()
+        with store.session() as session:
+            filled = ensure_intervals(session)
     finally:
         store.close()
     where = describe(resolve_url(db))
@@ -61,6 +67,8 @@ def upgrade(db: str = DB_OPTION) -> None:
         typer.echo(f"{where}: already at revision {after}")
     else:
         typer.echo(f"{where}: upgraded from {before or 'an empty database'} to revision {after}")
+    if filled:
+        typer.echo(f"{where}: intervals of results stored without them: {filled} computed and stored")
 
 
 @store_errors

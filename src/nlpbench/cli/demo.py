@@ -99,8 +99,6 @@ def _ranked(store) -> list[dict]:
     """A row per PHI type and tool of the demo's task table, by rank group, with the tool's interval."""
     from nlpbench.web import board
 
-    with store.session() as session:
-        board.ensure_intervals(session, TASK)
     with store.session(readonly=True) as session:
         table = board.task_table(session, TASK)
         rows = []

@@ -7,7 +7,9 @@ a file-scored task writes its registered gold files and the submitted file and
 calls its task's scoring function. Either way the Report's ``per_document``
 rows — the counts of each document under each metric — are stored, one row
 per document, metric and annotation type, so that leaderboards, intervals
-and re-scoring derive from them. Each result records what makes it
+and re-scoring derive from them; the result's bootstrap intervals
+(:mod:`nlpbench.platform.intervals`) are computed from the same rows and
+stored in the same transaction. Each result records what makes it
 reproducible (:func:`reproducibility`).
 """
 
@@ -24,10 +26,11 @@ from sqlalchemy.orm import Session
 
 from nlpbench import __version__, formats
 from nlpbench.errors import collected_warnings
-from nlpbench.platform import tasks
+from nlpbench.platform import intervals, tasks
 from nlpbench.platform.queue import Conflict, find_gold, get, write_submitted
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
+from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
 
 #: The per-document fields that name the row rather than count.
@@ -131,7 +134,10 @@ def _sha256(value: str | None) -> str | None:
 
 
 def store_result(session: Session, submission: Submission, profile: str, scored: Scored) -> Result:
-    """Replace the submission's result under ``profile`` with ``scored``, per-document rows included."""
+    """Replace the submission's result under ``profile`` with ``scored``, per-document rows and intervals included.
+
+    The replaced result's per-document rows and intervals go with it (their foreign keys cascade).
+    """
     session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
     result = Result(
         submission_id=submission.id,
@@ -154,6 +160,11 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
+    for annotation_type, score_rows in scored.scores.items():
+        typed = [row for row in rows if row["annotation_type"] == annotation_type]
+        report = _report(submission.task, profile, score_rows, typed)
+        session.add_all(intervals.compute(result.id, annotation_type, report))
+    session.flush()
     return result
 
 
@@ -175,5 +186,39 @@ def result_report(session: Session, submission: Submission, result: Result, anno
         .where(ResultDocument.result_id == result.id, ResultDocument.annotation_type == annotation_type)
         .order_by(ResultDocument.id)
     )
-    per_document = [{"document": row.document, "metric": row.metric, **row.counts} for row in rows]
-    return Report(submission.task, result.profile, {}, result.scores[annotation_type], per_document)
+    stored = [{"document": row.document, "metric": row.metric, "counts": row.counts} for row in rows]
+    return _report(submission.task, result.profile, result.scores[annotation_type], stored)
+
+
+def _report(task: str, profile: str, scores: list[Row], rows: list[dict[str, Any]]) -> Report:
+    """One annotation type's Report from its score rows and per-document rows as stored: document, metric, counts."""
+    per_document = [{"document": row["document"], "metric": row["metric"], **row["counts"]} for row in rows]
+    return Report(task, profile, {}, scores, per_document)
+
+
+def result_intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
+    """The result's stored intervals; a result stored before intervals were gets them computed and stored now."""
+    found = intervals.stored(session, result.id)
+    if not found:
+        for annotation_type in result.scores:
+            report = result_report(session, submission, result, annotation_type)
+            found.extend(intervals.compute(result.id, annotation_type, report))
+        session.add_all(found)
+        session.flush()
+    return found
+
+
+def ensure_intervals(session: Session, task: str | None = None) -> int:
+    """Compute and store the intervals of every scored result (of ``task``) stored without them; how many results."""
+    query = (
+        select(Submission, Result)
+        .join(Result, Result.submission_id == Submission.id)
+        .where(Submission.status == SCORED, ~Result.id.in_(select(ResultInterval.result_id)))
+    )
+    if task is not None:
+        query = query.where(Submission.task == task)
+    done = 0
+    for submission, result in session.execute(query).all():
+        result_intervals(session, submission, result)
+        done += 1
+    return done

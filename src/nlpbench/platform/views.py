@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from nlpbench.platform import intervals
 from nlpbench.platform import queue as queues
+from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
 
 
@@ -17,7 +19,7 @@ def _moment(value: datetime | None) -> str | None:
 
 
 def submission_json(session: Session, submission: Submission, *, details: bool = False) -> dict[str, Any]:
-    """A submission's fields; with ``details``, its events and results (score rows and reproducibility)."""
+    """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility)."""
     data: dict[str, Any] = {
         "id": submission.id,
         "queue": submission.queue,
@@ -59,12 +61,32 @@ def _results(session: Session, submission_id: int) -> list[Result]:
 def _result_json(session: Session, result: Result) -> dict[str, Any]:
     documents = session.execute(select(func.count()).where(ResultDocument.result_id == result.id)).scalar_one()
     return {
+        "id": result.id,
         "profile": result.profile,
         "createdAt": _moment(result.created_at),
         "scores": result.scores,
         "reproducibility": result.reproducibility,
         "warnings": result.warnings,
         "perDocumentRows": documents,
+        "intervals": [_interval_json(interval) for interval in intervals.stored(session, result.id)],
+    }
+
+
+def _interval_json(interval: ResultInterval) -> dict[str, Any]:
+    """A stored interval: which value of which type, the value, its bounds and how they were computed."""
+    return {
+        "type": interval.annotation_type,
+        "metric": interval.metric,
+        "field": interval.field,
+        "ranked": interval.ranked,
+        "value": interval.value,
+        "estimate": interval.estimate,
+        "low": interval.low,
+        "high": interval.high,
+        "confidence": interval.confidence,
+        "method": interval.method,
+        "resamples": interval.resamples,
+        "documents": interval.documents,
     }
 
 

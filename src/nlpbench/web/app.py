@@ -22,8 +22,10 @@ from sqlalchemy import select
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nlpbench import __version__
-from nlpbench.platform import tasks
+from nlpbench.platform import scoring, tasks
 from nlpbench.platform.views import submission_json
+from nlpbench.report.model import Report
+from nlpbench.stats.report import overall_rows
 from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, Submission
@@ -101,7 +103,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         if pick not in board.PICKS:
             raise HTTPException(404, f"no setting pick={pick}; known: {', '.join(board.PICKS)}")
         with store.session() as session:
-            board.ensure_intervals(session, task)
+            scoring.ensure_intervals(session, task)  # results stored before their intervals were
         with store.session(readonly=True) as session:
             found = board.task_table(session, task, pick, cache)
             shown = [line.shown.result_id for line in found.lines]
@@ -238,7 +240,7 @@ def _metric_name(task: str) -> str:
 def _result_view(session, submission: Submission, result: Result) -> dict[str, Any]:
     """A result's score rows with their stored intervals, per type; its plots; errors in context if public."""
     stored = {
-        (i.annotation_type, i.metric, i.field): i for i in board.intervals(session, submission, result)
+        (i.annotation_type, i.metric, i.field): i for i in scoring.result_intervals(session, submission, result)
     }  # fmt: skip
     rows: list[dict[str, Any]] = []
     types: dict[str, dict[str, Any]] = {}
@@ -253,7 +255,7 @@ def _result_view(session, submission: Submission, result: Result) -> dict[str, A
                     out[f"{value_field}_ci_low"], out[f"{value_field}_ci_high"] = interval.low, interval.high
             rows.append(out)
             (sliced if row.get("label") is not None or row.get("average") is not None else overall).append(out)
-            if row in board.overall_rows(board.Report(submission.task, "", {}, score_rows)):
+            if row in overall_rows(Report(submission.task, "", {}, score_rows)):
                 value_field = "f1" if "f1" in row else "value"
                 if isinstance(row.get(value_field), int | float):
                     points.append((row["metric"], float(row[value_field]), out.get(f"{value_field}_ci_low"),

@@ -1,13 +1,12 @@
 """What the leaderboard shows, read from the store: stored intervals, task tables, rank groups, best over time.
 
-A result's intervals are computed once, from its per-document counts
-(:func:`nlpbench.stats.report.derivations` and
-:func:`nlpbench.stats.bootstrap_interval`), and stored as
-:class:`~nlpbench.store.intervals.ResultInterval` rows, so a page reads them
-instead of resampling. A task's table has a row per tool (a team's tool by
-its name, or its prediction file) and a column per dataset and annotation
-type; each cell is the tool's best or latest scored submission there, by the
-task's primary value (:func:`primary`). Rank groups per column come from
+A result's intervals are computed once, when the result is stored
+(:mod:`nlpbench.platform.intervals`), so a page reads them instead of
+resampling. A task's table has a row per tool (a team's tool by its name, or
+its prediction file) and a column per dataset and annotation type; each cell
+is the tool's best or latest scored submission there, by the task's primary
+value (:func:`nlpbench.platform.intervals.primary`, the ``ranked`` interval
+row). Rank groups per column come from
 paired bootstrap tests of each group's best against the others, Holm-corrected
 (:func:`nlpbench.stats.rank_groups`).
 """
@@ -23,98 +22,15 @@ from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import tasks
 from nlpbench.platform.scoring import result_report
-from nlpbench.report.model import Report, Row
-from nlpbench.stats import bootstrap_interval, paired_bootstrap, rank_groups
-from nlpbench.stats.report import Derivation, derivations, overall_rows
+from nlpbench.report.model import Row
+from nlpbench.stats import paired_bootstrap, rank_groups
+from nlpbench.stats.report import Derivation, derivations
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import SCORED, Result, Submission
 
-CONFIDENCE = 0.95
-RESAMPLES = 2000
 #: Paired bootstrap resamples behind a rank group.
 TEST_RESAMPLES = 1000
 PICKS = ("best", "latest")
-#: The primary metric of each file-scored task (PHI types: ``token``); a task not here takes its first F1.
-PRIMARY_METRIC = {"timelines": "official", "coref": "conll", "ner": "strict", "codiesp": "map"}
-
-
-def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
-    """``(metric, field)`` of the task's primary value among a result's overall rows (for one annotation type)."""
-    overall = overall_rows(Report(task, "", {}, rows))
-    wanted = "token" if tasks.is_phi(task) else PRIMARY_METRIC.get(task)
-    for row in overall:
-        if row["metric"] == wanted:
-            return row["metric"], "f1" if "f1" in row else "value"
-    for row in overall:
-        if "f1" in row:
-            return row["metric"], "f1"
-    return None
-
-
-def intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
-    """The result's stored intervals, computed and stored first if it has none yet."""
-    stored = list(session.scalars(select(ResultInterval).where(ResultInterval.result_id == result.id)))
-    if stored:
-        return stored
-    for annotation_type, rows in result.scores.items():
-        chosen = primary(submission.task, rows)
-        report = result_report(session, submission, result, annotation_type)
-        for found in derivations(report):
-            interval = bootstrap_interval(found.counts, found.statistic, confidence=CONFIDENCE, resamples=RESAMPLES)
-            stored.append(
-                ResultInterval(
-                    result_id=result.id,
-                    annotation_type=annotation_type,
-                    metric=found.metric,
-                    field=found.field,
-                    ranked=(found.metric, found.field) == chosen,
-                    value=found.reported if isinstance(found.reported, int | float) else interval.estimate,
-                    estimate=interval.estimate,
-                    low=interval.low,
-                    high=interval.high,
-                    confidence=interval.confidence,
-                    method=interval.method,
-                    resamples=interval.resamples,
-                    documents=len(found.documents),
-                )
-            )
-        if chosen is not None and not any(i.ranked and i.annotation_type == annotation_type for i in stored):
-            (row,) = [r for r in overall_rows(report) if r["metric"] == chosen[0]]
-            value = float(row[chosen[1]] or 0.0)
-            stored.append(
-                ResultInterval(
-                    result_id=result.id,
-                    annotation_type=annotation_type,
-                    metric=chosen[0],
-                    field=chosen[1],
-                    ranked=True,
-                    value=value,
-                    estimate=value,
-                    confidence=CONFIDENCE,
-                    method="none",
-                    resamples=0,
-                    documents=0,
-                )
-            )
-    session.add_all(stored)
-    session.flush()
-    return stored
-
-
-def ensure_intervals(session: Session, task: str | None = None) -> int:
-    """Compute and store the intervals of every scored result (of ``task``) that has none; how many results."""
-    query = (
-        select(Submission, Result)
-        .join(Result, Result.submission_id == Submission.id)
-        .where(Submission.status == SCORED, ~Result.id.in_(select(ResultInterval.result_id)))
-    )
-    if task is not None:
-        query = query.where(Submission.task == task)
-    done = 0
-    for submission, result in session.execute(query).all():
-        intervals(session, submission, result)
-        done += 1
-    return done
 
 
 def tool_name(submission: Any) -> str:
