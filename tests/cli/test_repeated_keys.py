@@ -99,6 +99,7 @@ JSONL_NER = (
     '{"id": "d1", "text": "Chloe Price", "entities": [{"start": 0, "end": 5, "end": 11, "label": "PER"}]}\n'
 )
 JSONL_LINKS = '{"id": "d1", "entities": [{"mention": "LANDING", "qid": "Q1", "qid": "Q2"}]}\n'
+JSONL_COREF = '{"doc_key": "d1", "sentences": [["a", "b"]], "clusters": [[[0, 0], [1, 1]]], "clusters": []}\n'
 JSONL_TRIPLES = (
     '{"id": "d1", "triples": [{"head": "John", "head_type": "PER", "label": "x", "label": "y", "tail": "P"}]}\n'
 )
@@ -117,19 +118,25 @@ JSONL_TRIPLES = (
          "line 1", "qid"),
         ("triples.jsonl", JSONL_TRIPLES,
          [("score", "relations", "-g", "{path}", "-p", "{path}", "--gold-format", "jsonl-triples")], "line 1", "label"),
+        ("coref.jsonl", JSONL_COREF,
+         [("score", "coref", "-k", "{path}", "-r", "{path}", "--key-format", "jsonl")], "line 1", "clusters"),
+        ("ontology.json", '{"total": 2, "nodes": {"Q1": {"count": 2, "count": 1}}}',
+         [("score", "linking", "-g", "{links}", "-p", "{links}", "--gold-format", "jsonl", "--ontology", "{path}")],
+         "nodes.Q1", "count"),
         ("timelines.json", '{"p1": [["taxol", "contains-1", "2013-01-02"]], "p1": []}',
          [("validate", "--format", "timelines", "{path}"),
           ("score", "timelines", "-g", "{path}", "-p", "{path}", "--all-ids", "{ids}", "-m", "strict")],
          "top level", "p1"),
     ],
-    ids=["jsonl", "jsonl-spaced-escaped", "jsonl-links", "jsonl-triples", "timelines"],
+    ids=["jsonl", "jsonl-spaced-escaped", "jsonl-links", "jsonl-triples", "coref-jsonl", "ontology", "timelines"],
 )  # fmt: skip
-def test_json_lines_and_timelines(cli, tmp_path, name, content, commands, where, key):
-    path, ids = tmp_path / name, tmp_path / "ids.txt"
+def test_json_lines_timelines_and_ontology(cli, tmp_path, name, content, commands, where, key):
+    path, ids, links = tmp_path / name, tmp_path / "ids.txt", tmp_path / "plain-links.jsonl"
     path.write_text(content)
     ids.write_text("p1\n")
+    links.write_text(JSONL_LINKS.replace(', "qid": "Q2"', ""))
     for command in commands:
-        args = [str(arg).format(path=path, ids=ids) for arg in command]
+        args = [str(arg).format(path=path, ids=ids, links=links) for arg in command]
         assert one_line_error(cli(*args)) == f"{path}: {where}: an object repeats the key {key!r}"
 
 
