@@ -141,6 +141,42 @@ def test_show_text_is_the_local_opt_in_that_quotes_the_tool(cli, tool, tmp_path)
     assert CANARY in one_line_error(shown)
 
 
+@pytest.fixture(scope="module")
+def dask_options():
+    """``annotate``'s options that send the notes from the workers of a Dask cluster on 127.0.0.1."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        yield ("--executor", "dask", "--scheduler", cluster.scheduler_address, "--batch-size", "2")
+
+
+@pytest.mark.parametrize(
+    ("fault", "failing", "shown"),
+    [("huge", "note-2", False), ("html", "note-1", True), ("html", "note-1", False)],
+    ids=["over-max-response-bytes", "show-text", "hidden-text"],
+)
+def test_a_dask_worker_asks_the_tool_with_the_same_options(cli, tool, tmp_path, dask_options, fault, failing, shown):
+    """--max-response-bytes, --show-text, --timeout and --retries hold on a Dask worker as they do locally."""
+    notes = notes_file(tmp_path)
+    said = {}
+    for executor, options in {"local": (), "dask": dask_options}.items():
+        tool.settle()
+        tool.reset(fault, notes={failing}, huge_bytes=2**17)  # over the cap, yet all in the socket buffers
+        failed = cli("annotate", "--tool", tool.url, "--notes", notes, "--out", tmp_path / f"{executor}.json",
+                     *OPTIONS, *(("--show-text",) if shown else ()), *options)  # fmt: skip
+        message = one_line_error(failed)
+        said[executor] = message[: message.rindex(" (finished")]
+        if not shown:
+            no_canary(failed, tmp_path, notes=notes)
+    assert said["dask"] == said["local"]
+    assert said["local"].startswith(f"{tool.url}/api/v1: POST /text")
+    if shown:
+        assert CANARY in said["local"]
+    else:
+        assert re.search(REPORTED[fault].replace("note-2", failing), said["local"])
+
+
 def test_text_that_disagrees_with_the_note_is_counted_not_quoted(cli, tool, tmp_path, clean):
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     tool.reset("mismatch")

@@ -175,3 +175,14 @@ def test_the_api_key_comes_from_the_environment_only(monkeypatch):
     with client(handler) as node:
         node.get("/healthCheck")
     assert seen == [None, "nbk-secret"]
+
+
+def test_an_answer_that_repeats_a_key_is_refused_naming_the_key_and_where():
+    page = '{"annotations": [{"name": "a", "textDateAnnotations": [{"start": 0, "start": 5}]}], "links": {}}'
+    answer = httpx.Response(200, content=page.encode(), headers={"content-type": "application/json"})
+    with client(lambda r: answer) as node, pytest.raises(DataNodeError) as e:
+        node.get("/datasets/d/annotationStores/s/annotations")
+    assert str(e.value).endswith(
+        "/datasets/d/annotationStores/s/annotations: annotations[0].textDateAnnotations[0]: "
+        "GET: an object repeats the key 'start'"
+    )

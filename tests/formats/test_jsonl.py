@@ -134,5 +134,5 @@ def test_triples_and_links(tmp_path):
 def test_a_key_written_twice_is_an_error_not_a_lost_list(tmp_path):
     path = tmp_path / "twice.jsonl"
     path.write_text('{"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1, "label": "X"}], "entities": []}\n')
-    with pytest.raises(InputError, match="line 1: an object repeats a key \\(4 members, 3 distinct keys\\)"):
+    with pytest.raises(InputError, match=r"line 1: an object repeats the key 'entities'$"):
         list(formats.get("jsonl").read(path))

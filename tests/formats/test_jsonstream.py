@@ -68,8 +68,8 @@ def test_lines_that_stop_being_whole_items_continue_with_ijson():
 
 
 def reference_structure(text: bytes) -> tuple[int, int]:
-    """The deepest nesting and the top-level commas of a JSON text, a byte at a time."""
-    depth = deepest = commas = 0
+    """The deepest nesting and the colons outside strings (every object's members) of a JSON text, a byte at a time."""
+    depth = deepest = colons = 0
     inside = escaped = False
     for byte in text:
         if inside:
@@ -86,15 +86,15 @@ def reference_structure(text: bytes) -> tuple[int, int]:
             deepest = max(deepest, depth)
         elif byte in b"]}":
             depth -= 1
-        elif byte == ord(",") and depth == 1:
-            commas += 1
-    return deepest, commas
+        elif byte == ord(":"):
+            colons += 1
+    return deepest, colons
 
 
 json_texts = st.recursive(
-    st.text(alphabet='ab"\\[]{},', max_size=6),
+    st.text(alphabet='ab"\\[]{},:', max_size=6),
     lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='k"\\[{', max_size=3), inner, max_size=3)
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='k"\\[{:', max_size=3), inner, max_size=3)
     ),
     max_leaves=40,
 ).map(lambda value: json.dumps(value).encode())
@@ -107,13 +107,14 @@ deep_texts = st.integers(jsonstream.MAX_DEPTH - 2, jsonstream.MAX_DEPTH + 2).fla
 
 @given(json_texts | deep_texts, st.lists(st.integers(1, 40), max_size=6))
 @settings(max_examples=200, deadline=None)
-def test_the_structure_scan_finds_depth_and_top_level_commas_however_the_text_is_cut(text, cuts):
-    deepest, commas = reference_structure(text)
+def test_the_structure_scan_finds_depth_and_members_however_the_text_is_cut(text, cuts):
+    deepest, colons = reference_structure(text)
     if deepest > jsonstream.MAX_DEPTH:
         with pytest.raises(InputError, match="nested deeper"):
             jsonstream.check(text)
     else:
-        assert jsonstream.check(text) == commas
+        jsonstream.check(text)
+        assert jsonstream.members(text) == colons
     structure, position = jsonstream._Structure(), 0
     for size in [*cuts, len(text)]:
         try:
@@ -122,7 +123,7 @@ def test_the_structure_scan_finds_depth_and_top_level_commas_however_the_text_is
             assert deepest > jsonstream.MAX_DEPTH
             return
         position += size
-    assert deepest <= jsonstream.MAX_DEPTH and (structure.depth, structure.commas) == (0, commas)
+    assert deepest <= jsonstream.MAX_DEPTH and (structure.depth, structure.colons) == (0, colons)
 
 
 def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
@@ -134,3 +135,40 @@ def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
     path.write_text(f"[[{ok}]]")  # one level more
     with open(path, "rb") as handle, pytest.raises(InputError, match="record 0: JSON nested deeper than 128 levels"):
         list(jsonstream.items(handle, path))
+
+
+def _has_repeat(text: bytes) -> bool:
+    def pairs(items):
+        keys = [key for key, _ in items]
+        if len(set(keys)) < len(keys):
+            raise KeyError
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except KeyError:
+        return True
+    return False
+
+
+_strings = st.text(alphabet='k:"\\ {\u00e9', max_size=3).map(lambda s: json.dumps(s, ensure_ascii=False))
+repeating_texts = st.recursive(
+    _strings | st.sampled_from(["1", "null", "[]", '":"']),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda items: "[" + ", ".join(items) + "]")
+        | st.lists(st.tuples(st.sampled_from(['"a"', '"b"', '":"', '"\\u0061"']), st.sampled_from([":", " : "]), inner),
+                   max_size=4).map(lambda members: "{" + ", ".join(k + c + v for k, c, v in members) + "}")
+    ),
+    max_leaves=12,
+).map(str.encode)  # fmt: skip
+
+
+@given(repeating_texts)
+@settings(max_examples=300, deadline=None)
+def test_a_repeated_key_is_found_at_any_depth_and_only_then(text):
+    """Escaped keys (``"\\u0061"`` is ``"a"``), colons inside strings and blanks before colons included."""
+    if _has_repeat(text):
+        with pytest.raises(InputError, match="an object repeats the key "):
+            jsonstream.decode(text, "f.json")
+    else:
+        assert jsonstream.decode(text, "f.json") == json.loads(text)

@@ -1,5 +1,10 @@
 """RFC 7807 problem objects, and the guard every tool app runs behind.
 
+:func:`problem` builds the ``application/problem+json`` answer every app (the
+tool, the data node, the platform) gives for an error, and
+:func:`describe_errors` puts a request's validation errors in its ``detail``
+without the values refused.
+
 :class:`Guard` is a pure ASGI middleware (no body buffering) that bounds the
 request body and keeps failures from leaking a note. A ``Content-Length`` over
 ``max_body_bytes`` is answered 413 before a byte of the body is read; a body
@@ -17,8 +22,10 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Sequence
 from http import HTTPStatus
 from pathlib import Path
+from typing import Any
 
 from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
@@ -39,6 +46,26 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
     """An RFC 7807 problem object; the title defaults to the status phrase."""
     body = schemas.Problem(title=title or HTTPStatus(status).phrase, status=status, detail=detail, type="about:blank")
     return ProblemResponse(schemas.dump(body), status_code=status)
+
+
+def describe_errors(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:
+    """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``.
+
+    Only where (the field path) and Pydantic's message for the kind of error
+    are named, never the value (``input``) that was refused: it may be a note.
+    """
+    parts = []
+    for error in errors[:limit]:
+        where = ".".join(_field(part) for part in error.get("loc", ()))
+        parts.append(f"{where}: {error.get('msg', 'invalid')}" if where else error.get("msg", "invalid"))
+    more = len(errors) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _field(part: Any) -> str:
+    """A location part as given when it is an index or a field-like name, else ``?``."""
+    text = str(part)
+    return text if isinstance(part, int) or (text.isidentifier() and len(text) <= 40) else "?"
 
 
 def too_large(max_body_bytes: int) -> ProblemResponse:

@@ -25,7 +25,6 @@ import hashlib
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +46,7 @@ from nlpbench.api.problems import (
     AnnotatorError,
     Guard,
     ProblemResponse,
+    describe_errors,
     problem,
     too_large,
 )
@@ -372,7 +372,7 @@ def _add_docs(app: FastAPI) -> None:
 def _add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
-        return problem(400, _describe(error.errors()))
+        return problem(400, describe_errors(error.errors()))
 
     @app.exception_handler(StepError)
     async def invalid_step(_request: Request, error: StepError) -> ProblemResponse:
@@ -386,23 +386,3 @@ def _add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
         response = problem(error.status_code, detail)
         response.headers.update(error.headers or {})
         return response
-
-
-def _describe(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:
-    """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``.
-
-    Only where (the field path) and Pydantic's message for the kind of error
-    are named, never the value (``input``) that was refused: it may be a note.
-    """
-    parts = []
-    for error in errors[:limit]:
-        where = ".".join(_field(part) for part in error.get("loc", ()))
-        parts.append(f"{where}: {error.get('msg', 'invalid')}" if where else error.get("msg", "invalid"))
-    more = len(errors) - limit
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
-
-
-def _field(part: Any) -> str:
-    """A location part as given when it is an index or a field-like name, else ``?``."""
-    text = str(part)
-    return text if isinstance(part, int) or (text.isidentifier() and len(text) <= 40) else "?"

@@ -28,7 +28,7 @@ def read(path: Path) -> Iterator[Document]:
     try:
         if path.suffix.lower() == ".json":
             data = path.read_bytes()
-            jsonstream.decode(data, path, everywhere=True)  # bounded, UTF-8, no lone surrogate, no repeated key
+            jsonstream.decode(data, path)  # bounded, UTF-8, no lone surrogate, no repeated key
             collection = biocjson.loads(data.decode("utf-8-sig"))
         else:
             with open(path, "rb") as handle:  # the XML parser reads the encoding and a byte order mark itself

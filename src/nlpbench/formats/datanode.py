@@ -38,7 +38,7 @@ import msgspec
 
 from nlpbench import formats
 from nlpbench.errors import InputError
-from nlpbench.formats import sandbox
+from nlpbench.formats import jsonstream, sandbox
 from nlpbench.model import Annotation, Document
 
 if TYPE_CHECKING:
@@ -228,13 +228,21 @@ def _read(response: httpx.Response, where: str) -> bytes:
 
 
 def _decoded(body: bytes, response: httpx.Response, method: str, where: str) -> Any:
+    """The answer's JSON; not JSON is a :class:`DataNodeError`, and so is a JSON object anywhere in it that
+    repeats a key (its path in the answer named), as in a file."""
     try:
-        return msgspec.json.decode(body)
+        value = msgspec.json.decode(body)
     except msgspec.DecodeError:
         kind = response.headers.get("content-type", "no content type")
         raise DataNodeError(
             f"{method}: HTTP {response.status_code}: the response is not JSON ({len(body)} bytes, {kind})", where
         ) from None
+    try:
+        jsonstream.check(body)
+        jsonstream.no_repeated_key(body, where, value=value)
+    except InputError as error:
+        raise DataNodeError(f"{method}: {error.problem}", where, error.record) from None
+    return value
 
 
 def _page(page: Any, key: str, where: str) -> tuple[list, int | None, bool]:

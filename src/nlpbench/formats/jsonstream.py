@@ -11,15 +11,21 @@ same files.
 Every path is bounded: nesting deeper than :data:`MAX_DEPTH` is refused
 before a parser sees it (a file of 100,000 ``[`` once grew ijson's prefixes
 quadratically, to 24 GB), a UTF-8 byte order mark is skipped, bytes that are
-not UTF-8 and lone surrogates (``"\\ud800"``) are refused, and an object that
-repeats a key at its top level is refused instead of keeping its last value.
+not UTF-8 and lone surrogates (``"\\ud800"``) are refused.
+
+An object that repeats a key — at any depth: ``{"start": 1, "start": 2}`` in
+an annotation would silently score the last — is refused with one line naming
+the file, the record (``record N`` of an array, ``line N`` of JSON Lines, the
+object's path in a whole document) and the key, whatever the layout.
+:func:`no_repeated_key` settles it in C: the members written (colons outside
+strings) against the members kept (those of the decoded value encoded again);
+only a text that repeats a key is walked again to name it.
 """
 
 from __future__ import annotations
 
-import functools
+import io
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -48,16 +54,15 @@ class _Structure:
     Every step is a bytes method or a numpy operation over the piece, not a
     Python loop: a quote is a string's edge unless an odd run of backslashes
     precedes it, a byte is inside a string when an odd number of edges precede
-    it, and the depth is the running sum of the brackets outside strings. ``commas``
-    counts the commas of the top-level container (its members less one), to
-    tell whether an object repeats a key.
+    it, and the depth is the running sum of the brackets outside strings. ``colons``
+    counts the colons outside strings: the members of all objects (:func:`members`).
     """
 
     def __init__(self) -> None:
         self.depth = 0
         self.in_string = 0
         self.backslashes = 0  # the run of backslashes the last piece ended on
-        self.commas = 0
+        self.colons = 0
 
     def feed(self, piece: bytes) -> None:
         """Account for the next piece; :class:`ValueError` when it nests too deep."""
@@ -67,7 +72,7 @@ class _Structure:
             self._feed_escaped(piece)
             return
         # No backslash: every quote is a string's edge, and what lies between strings is every other
-        # part of the piece cut at its quotes. Joined and reduced to brackets and commas (all in C), it
+        # part of the piece cut at its quotes. Joined and reduced to brackets and colons (all in C), it
         # is short, so numpy has little left to do.
         parts = piece.split(b'"')
         outside = b"".join(parts[self.in_string :: 2]).translate(None, _NOT_STRUCTURE)
@@ -98,51 +103,42 @@ class _Structure:
         depths = np.cumsum(steps) + self.depth
         if int(depths.max()) > MAX_DEPTH:
             raise ValueError(too_deep())
-        self.commas += int(np.count_nonzero((codes == _COMMA) & outside & (depths == 1)))
+        self.colons += int(np.count_nonzero((codes == _COLON) & outside))
         self.depth = int(depths[-1])
 
 
-_QUOTE, _BACKSLASH, _COMMA = ord('"'), ord("\\"), ord(",")
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
-_INNERMOST = re.compile(rb"\[,*\]|\{,*\}")
+_QUOTE, _BACKSLASH, _COLON = ord('"'), ord("\\"), ord(":")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}:")
 
 
-def check(data: bytes, path: Path | str | None = None, where: str | None = None) -> int:
-    """Refuse ``data`` (one whole JSON text) when it nests deeper than :data:`MAX_DEPTH`; its top-level commas.
+def check(data: bytes, path: Path | str | None = None, where: str | None = None) -> None:
+    """Refuse ``data`` (one whole JSON text) when it nests deeper than :data:`MAX_DEPTH`.
 
-    A text without backslashes and with few brackets (most lines of a record file) is settled in C: its
-    brackets and commas outside strings are too few to nest too deep, and removing the innermost
-    containers until one is left leaves the top level's commas.
+    A text without backslashes and with few brackets outside strings (most lines of a record file)
+    cannot nest too deep, which is settled in C; any other is followed byte by byte.
     """
     if b"\\" not in data:
-        marks = b"".join(data.split(b'"')[::2]).translate(None, _NOT_STRUCTURE)
-        if marks.count(b"[") + marks.count(b"{") <= MAX_DEPTH:
-            while (inner := _INNERMOST.sub(b"", marks)) and inner != marks:
-                marks = inner
-            return marks.count(b",")
-    structure = _Structure()
+        outside = b"".join(data.split(b'"')[::2])
+        if outside.count(b"[") + outside.count(b"{") <= MAX_DEPTH:
+            return
     try:
-        structure.feed(data)
+        _Structure().feed(data)
     except ValueError as error:
         raise InputError(str(error), path, where) from None
-    return structure.commas
 
 
-def decode(
-    data: bytes, path: Path | str, where: str | None = None, type: Any = Any, *, everywhere: bool = False
-) -> Any:
+def decode(data: bytes, path: Path | str, where: str | None = None, type: Any = Any) -> Any:
     """One JSON text decoded by msgspec into ``type``, bounded and checked.
 
     A byte order mark is skipped; nesting deeper than :data:`MAX_DEPTH`,
-    malformed JSON, bytes that are not UTF-8 and lone surrogates are an
-    :class:`InputError`; so is a top-level object that repeats a key — or any
-    object, when ``everywhere`` (a second pass, for small files).
+    malformed JSON, bytes that are not UTF-8, lone surrogates and an object
+    that repeats a key (:func:`no_repeated_key`) are an :class:`InputError`.
     :class:`msgspec.ValidationError` (JSON, but not of ``type``) is left to
     the caller, who knows what to say.
     """
     if data.startswith(BOM):
         data = data[len(BOM) :]
-    commas = check(data, path, where)
+    check(data, path, where)
     try:
         value = msgspec.json.decode(data, type=type)
     except msgspec.ValidationError:
@@ -151,32 +147,114 @@ def decode(
         raise InputError(f"malformed JSON: {error}", path, where) from None
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path, where) from None
-    if isinstance(value, dict):
-        repeated(value, commas, path, where)
-    if everywhere:
-        try:
-            json.loads(data, object_pairs_hook=_unique_pairs)
-        except _RepeatedKey as error:
-            raise InputError(f"an object repeats the key {error}", path, where) from None
+    no_repeated_key(data, path, where, value if type is Any else _UNDECODED)
     return value
 
 
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> None:
+_UNDECODED = object()
+_PLAIN = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+
+
+def no_repeated_key(text: bytes, path: Path | str, where: str | None = None, value: Any = _UNDECODED) -> None:
+    """Refuse ``text`` (one JSON text within :data:`MAX_DEPTH`) when an object in it, at any depth, repeats a key.
+
+    Decoding keeps one member per key, so the text encoded again from its value has fewer members
+    (:func:`members`, the colons outside strings) exactly when a key is repeated. Without a backslash
+    in ``text`` every colon inside a string is written again as it was, so counting all colons on
+    both sides gives the same answer in C. ``value`` is ``text`` already decoded as plain JSON, when
+    the caller has it. A difference, or a text msgspec cannot decode as plain JSON (a lone surrogate
+    inside a value read as :class:`msgspec.Raw`), is settled by :func:`_first_repeat`, which names
+    the key and, when ``where`` does not, the object's path.
+    """
+    try:
+        encoded = _ENCODER.encode(_PLAIN.decode(text) if value is _UNDECODED else value)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        encoded = None
+    if encoded is not None:
+        if b"\\" not in text:
+            if encoded.count(b":") >= text.count(b":"):
+                return
+        elif members(encoded) >= members(text):
+            return
+    found = _first_repeat(text)
+    if found is not None:
+        place, key = found
+        raise InputError(f"an object repeats the key {excerpt(key)}", path, where or place)
+
+
+def members(text: bytes) -> int:
+    """The members of all objects in ``text`` (one JSON text within :data:`MAX_DEPTH`): its colons outside strings.
+
+    Without a backslash a string holds no quote, so the parts between quotes are alternately outside
+    and inside strings, and the colons of the outer ones are counted in C; otherwise the text is
+    followed byte by byte.
+    """
+    if b"\\" not in text:
+        return b"".join(text.split(b'"')[::2]).count(b":")
+    structure = _Structure()
+    structure.feed(text)
+    return structure.colons
+
+
+#: Parse events that start a value (an array's next item).
+_VALUES = frozenset({"start_map", "start_array", "string", "number", "boolean", "null"})
+
+
+def _first_repeat(text: bytes) -> tuple[str, str] | None:
+    """The first object in ``text`` that repeats a key: its path (``top level``, ``a[0].b``) and the key."""
+    frames: list[list] = []  # [keys so far, last key] for an object, [index] for an array
+    try:
+        for _, event, value in ijson.parse(io.BytesIO(text), use_float=True):
+            if frames and len(frames[-1]) == 1 and event in _VALUES:
+                frames[-1][0] += 1
+            if event == "map_key":
+                if value in frames[-1][0]:
+                    return _place(frames[:-1]), value
+                frames[-1][0].add(value)
+                frames[-1][1] = value
+            elif event == "start_map":
+                frames.append([set(), None])
+            elif event == "start_array":
+                frames.append([-1])
+            elif event in ("end_map", "end_array"):
+                frames.pop()
+    except (ijson.JSONError, UnicodeDecodeError):  # a lone surrogate: name the key, not where it is
+        try:
+            json.loads(text, object_pairs_hook=_unique_pairs)
+        except _RepeatedKey as error:
+            return "", error.args[0]
+    return None
+
+
+def _place(frames: list[list]) -> str:
+    """``patient_bundles[0].note_bundles[1]``: the path the frames of the containers around an object spell."""
+    place = ""
+    for frame in frames:
+        if len(frame) == 1:
+            place += f"[{frame[0]}]"
+        else:
+            key = frame[1]
+            name = key if key.isidentifier() and len(key) <= 40 else excerpt(key)
+            place += f".{name}" if place else name
+    return place or "top level"
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = set()
     for key, _ in pairs:
         if key in keys:
-            raise _RepeatedKey(excerpt(key))
+            raise _RepeatedKey(key)
         keys.add(key)
+    return dict(pairs)
 
 
-def repeated(value: dict, commas: int, path: Path | str, where: str | None) -> None:
-    """Refuse an object decoded from a text with ``commas`` top-level commas that has fewer keys than members."""
-    if value and len(value) <= commas:
-        raise InputError(f"an object repeats a key ({commas + 1} members, {len(value)} distinct keys)", path, where)
+def items(handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: bool = True) -> Iterator[Any]:
+    """Yield each item of the JSON array in ``handle`` (positioned at the start of the file).
 
-
-def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
-    """Yield each item of the JSON array in ``handle`` (positioned at the start of the file)."""
+    ``keys_checked=False`` leaves out :func:`no_repeated_key` on the lines decoded by msgspec, for a
+    pass that only counts what a checked pass reads again.
+    """
     first = handle.readline()
     if first.startswith(BOM):
         first = first[len(BOM) :]
@@ -203,15 +281,13 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
         text = stripped[:-1] if followed else stripped
         plain = b"\\" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH  # cannot nest too deep
         try:
-            commas = None if plain else check(text)
+            if not plain:
+                check(text)
             item = decoder.decode(text)
         except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             break  # ijson, behind its own depth limit, says what is wrong
-        if isinstance(item, dict):
-            if commas is None and not _keys_once(text, item):
-                commas = check(text)
-            if commas is not None:
-                repeated(item, commas, path, f"record {count}")
+        if keys_checked:
+            no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
         offset += len(line)
         comma = followed
         count += 1
@@ -224,36 +300,16 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any) -> Iterator[Any]:
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
 
 
-def _keys_once(text: bytes, item: dict) -> bool:
-    """Whether no key of the object decoded from ``text`` (a line without backslashes) was written twice.
-
-    Without backslashes a quoted key can only occur in the text as that string: once as the key itself,
-    and as often as it occurs inside the (undecoded) values. A second member of the same key adds one
-    more. False also when a value is decoded (then :func:`check` counts the members exactly).
-    """
-    if not all(isinstance(value, msgspec.Raw) for value in item.values()):
-        return False
-    values = b"".join(bytes(value) for value in item.values())
-    for key in item:
-        quoted = _quoted(key)
-        if text.count(quoted) != 1 + values.count(quoted):
-            return False
-    return True
-
-
-_quoted = functools.lru_cache(maxsize=256)(msgspec.json.encode)
-
-
 def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
     index = before
-    repeated: list[str] = []
+    repeated: dict[int, str] = {}  # id of an object that repeats a key: the key
 
     class UniqueKeys(dict):
         """The objects ijson builds, noting a repeated key (raising inside ijson's C code would not reach here)."""
 
         def __setitem__(self, key: str, value: Any) -> None:
             if key in self:
-                repeated.append(key)
+                repeated.setdefault(id(self), key)
             super().__setitem__(key, value)
 
     try:
@@ -261,8 +317,10 @@ def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool
         if skip_first:
             next(stream, None)
         for item in stream:
-            if repeated:
-                raise InputError(f"an object repeats the key {excerpt(repeated[0])}", path, f"record {index}")
+            # ijson may build the next items before it yields this one: name the key only if it is this item's
+            key = _repeated_within(item, repeated) if repeated else None
+            if key is not None:
+                raise InputError(f"an object repeats the key {excerpt(key)}", path, f"record {index}")
             yield item
             index += 1
     except ijson.JSONError as error:
@@ -271,6 +329,20 @@ def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool
         raise InputError(str(error), path, f"record {index}") from None
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text or a lone surrogate ({error.reason})", path, f"record {index}") from None
+
+
+def _repeated_within(value: Any, repeated: dict[int, str]) -> str | None:
+    """The key repeated by the first object of ``repeated`` (ids) found in ``value``, if any."""
+    pending = [value]
+    while pending:
+        container = pending.pop()
+        if isinstance(container, dict):
+            if id(container) in repeated:
+                return repeated[id(container)]
+            pending.extend(reversed(container.values()))
+        elif isinstance(container, list):
+            pending.extend(reversed(container))
+    return None
 
 
 class _TooDeep(Exception):

@@ -34,7 +34,7 @@ def _positive(value: object) -> bool:
 
 def read(path: Path) -> Ontology:
     path = Path(path)
-    data = jsonstream.decode(path.read_bytes(), path, everywhere=True)
+    data = jsonstream.decode(path.read_bytes(), path)
     if not isinstance(data, dict) or not _positive(data.get("total")) or not isinstance(data.get("nodes"), dict):
         raise InputError("an ontology is an object with a positive integer total and an object of nodes", path)
     nodes = {}

@@ -74,7 +74,7 @@ def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document
             records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
             yield from _merged(_records(records, path, oddities), count_notes(path), oddities)
         else:
-            data = jsonstream.decode(handle.read(), path, everywhere=True)
+            data = jsonstream.decode(handle.read(), path)
             yield from _object(data, path, oddities)
     oddities.report()
 
@@ -91,7 +91,7 @@ def count_notes(path: Path) -> Counter[str]:
     counts: Counter[str] = Counter()
     with open(path, "rb") as handle:
         try:
-            for record in jsonstream.items(handle, path, _Named):
+            for record in jsonstream.items(handle, path, _Named, keys_checked=False):
                 source = record.annotationSource if isinstance(record, _Named) else record.get("annotationSource")
                 name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
                 if isinstance(name, str):

@@ -3,7 +3,7 @@
 - ``timelines``: ``{"patient": [["chemo", "label", "date"], …], …}``, the
   format ``eval_timeline.py`` scores. Every tuple must be three strings — an
   error otherwise, even in patients the official script never looks into.
-  A patient written twice keeps its last timeline, as ``json.load`` does.
+  A patient written twice is an error (``json.load`` would keep its last timeline).
 - id files: one patient id per line. :func:`read_ids` reads them as
   ``eval_timeline.py`` does: each line without its line break, so a blank line
   is the id ``""``.

@@ -72,6 +72,35 @@ class RetryPolicy:
         return min(self.backoff * 2**attempt, self.max_backoff)
 
 
+@dataclass(frozen=True)
+class ClientOptions:
+    """How a tool is asked — every option of a :class:`ToolClient` but its transport.
+
+    The one place a run's client is built from its options: the local executor
+    and each Dask worker (:mod:`nlpbench.runner.dask`, which is sent these
+    options with every batch) call :meth:`client`, so an option set on the
+    command line applies wherever the requests are sent from.
+    """
+
+    concurrency: int = 8
+    timeout: float = 30.0
+    retry: RetryPolicy = RetryPolicy()
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    show_text: bool = False
+
+    def client(self, url: str, transport: httpx.AsyncBaseTransport | None = None) -> ToolClient:
+        """A :class:`ToolClient` of the tool at ``url`` asking it as these options say."""
+        return ToolClient(
+            url,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            retry=self.retry,
+            max_response_bytes=self.max_response_bytes,
+            show_text=self.show_text,
+            transport=transport,
+        )
+
+
 @dataclass
 class ClientStats:
     requests: int = 0

@@ -2,9 +2,11 @@
 
 The driver (the machine running ``nlpbench annotate``) validates the tool,
 reads the notes, keeps the checkpoint and writes the output; it cuts the notes
-into batches and submits each as a task. A worker sends its batch's notes to
-the tool with the same :class:`~nlpbench.runner.client.ToolClient` — bounded
-concurrency, timeouts, retries — and returns their annotations. Every worker
+into batches and submits each as a task, with the run's
+:class:`~nlpbench.runner.client.ClientOptions`. A worker sends its batch's
+notes to the tool with the client those options build — the same bounded
+concurrency, timeouts, retries, response cap and ``--show-text`` as the local
+executor — and returns their annotations. Every worker
 needs nlpbench installed and must reach the tool's URL.
 
 Lost work is bounded in time. A batch whose worker dies is run again on
@@ -27,28 +29,33 @@ import time
 from typing import Any
 
 from nlpbench.model import Document
-from nlpbench.runner.client import ClientStats, RetryPolicy, ToolClient, ToolError
+from nlpbench.runner.client import ClientOptions, ClientStats, ToolError
 
 #: How often the driver asks the scheduler whether any worker is left.
 POLL_SECONDS = 0.5
 
 
 def annotate_batch(
-    url: str,
-    notes: list[Document],
-    labels: tuple[str, ...],
-    concurrency: int,
-    timeout: float,
-    retry: RetryPolicy,
+    url: str, notes: list[Document], labels: tuple[str, ...], options: ClientOptions
 ) -> tuple[list[Document], ClientStats]:
-    """Runs on a worker: the annotations of each note of the batch, in order, and the client's counts."""
+    """Runs on a worker: the annotations of each note of the batch, in order, and the client's counts.
+
+    The client is the one the local executor would use (:meth:`ClientOptions.client`): the same
+    concurrency, timeout, retries, response cap and ``show_text``. A failure goes back to the driver
+    as a :class:`ToolError` of the same one line, without the exceptions it was raised among (their
+    chain may hold the error itself, which Dask cannot send and would replace by its ``repr``).
+    """
 
     async def send() -> tuple[list[Document], ClientStats]:
-        async with ToolClient(url, concurrency=concurrency, timeout=timeout, retry=retry) as client:
+        async with options.client(url) as client:
             documents = await asyncio.gather(*(client.annotate(note, labels) for note in notes))
             return list(documents), client.stats
 
-    return asyncio.run(send())
+    try:
+        return asyncio.run(send())
+    except ToolError as error:
+        failure = ToolError(str(error))
+    raise failure  # outside the handler, so that it carries no context
 
 
 async def connect(address: str, timeout: float) -> DaskCluster:

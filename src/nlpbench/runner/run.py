@@ -33,6 +33,7 @@ from nlpbench.model import Document
 from nlpbench.runner.checkpoint import Checkpoint, Entry, header
 from nlpbench.runner.client import (
     MAX_RESPONSE_BYTES,
+    ClientOptions,
     ClientStats,
     RetryPolicy,
     ToolCheck,
@@ -90,11 +91,8 @@ class AnnotationRun:
     ):
         self.url = url
         self.labels = labels
-        self.concurrency = concurrency
-        self.timeout = timeout
-        self.retry = retry
-        self.max_response_bytes = max_response_bytes
-        self.show_text = show_text
+        #: How the tool is asked, from this process or from a Dask worker alike.
+        self.options = ClientOptions(concurrency, timeout, retry, max_response_bytes, show_text)
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         self.restart = restart
         self.on_progress = on_progress or (lambda _note_id, _resumed: None)
@@ -106,23 +104,14 @@ class AnnotationRun:
 
     async def stream(self, notes: Iterable[Document]) -> AsyncIterator[Document]:
         """Each note's annotations, in the order of ``notes``."""
-        client = ToolClient(
-            self.url,
-            concurrency=self.concurrency,
-            timeout=self.timeout,
-            retry=self.retry,
-            max_response_bytes=self.max_response_bytes,
-            show_text=self.show_text,
-            transport=self.transport,
-        )
-        async with client:
+        async with self.options.client(self.url, self.transport) as client:
             self.check = await validate_tool(client, self.labels)
             self.stats.warnings.extend(self.check.warnings)
             client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
             self._open_checkpoint(client.url)
-            dask = await connect(self.scheduler, self.timeout) if self.scheduler else None
+            dask = await connect(self.scheduler, self.options.timeout) if self.scheduler else None
             window: deque[asyncio.Future[list[Document | Stored]]] = deque()
-            slots = self.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
+            slots = self.options.concurrency if dask is None else max(1, len(dask.scheduler_info()["workers"]))
             limit = WINDOW_PER_SLOT * slots
             try:
                 for work in self._work(notes, batched=dask is not None):
@@ -222,9 +211,8 @@ class AnnotationRun:
         return [self._finished(note, await client.annotate(note, self.check.labels))]
 
     async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
-        arguments = (self.url, batch, self.check.labels, self.concurrency, self.timeout, self.retry)
         try:
-            documents, stats = await dask.submit(annotate_batch, *arguments, pure=False)
+            documents, stats = await dask.submit(annotate_batch, self.url, batch, self.check.labels, self.options)
         except ToolError:
             raise
         except Exception as error:  # a worker that died, a scheduler that went away

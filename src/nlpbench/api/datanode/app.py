@@ -37,8 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nlpbench import __version__
 from nlpbench.api.datanode import schemas
+from nlpbench.api.problems import PROBLEM_MEDIA_TYPE, ProblemResponse, describe_errors, problem
 from nlpbench.api.schemas import RESOURCE_ID_PATTERN
-from nlpbench.api.tool import PROBLEM_MEDIA_TYPE, ProblemResponse, _describe, problem
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
 from nlpbench.store.keys import key_scope
@@ -649,7 +649,7 @@ def _methods(app: FastAPI, request: Request) -> set[str]:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
-        return problem(400, _describe(error.errors()))
+        return problem(400, describe_errors(error.errors()))
 
     @app.exception_handler(StoreError)
     async def refused(_request: Request, error: StoreError) -> ProblemResponse:

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException
 
 from nlpbench import __version__
 from nlpbench.api.datanode.app import BodyLimit, _add_error_handlers
-from nlpbench.api.tool import ProblemResponse, problem
+from nlpbench.api.problems import ProblemResponse, problem
 from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
 from nlpbench.platform.keys import Caller, caller
