@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import batch_counts
+from nlpbench.metrics.span_batch import TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_tokens
 from nlpbench.model import Annotation, Span, SpanColumns
 from nlpbench.profiles.spans import legacy_whitespace_tokens, treebank_search_tokens
@@ -137,3 +137,17 @@ def test_a_token_before_the_text_start_matches_nothing_in_another_note():
     batch = batch_counts(columns([([far], []), ([], [quoted])]), rules, ["token"])
     assert batch.document("token", 0) == PRF(0, 0, 1)
     assert batch.document("token", 1) == PRF(0, 3, 0)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(annotations(), annotations()), min_size=1, max_size=4), st.integers(1, 8))
+def test_a_token_table_kept_across_batches_counts_as_a_fresh_one(pairs, kept):
+    # texts numbered in earlier batches (and forgotten past KEPT) give each batch the same tokens
+    rules = SpanRules(tokenize=treebank_search_tokens, type_attribute="locationType", distinct_tokens=True)
+    texts = TokenTable(rules.tokenize)
+    texts.KEPT = kept
+    for pair in columns(pairs):
+        shared = batch_counts([pair], rules, ["token"], slice_label, texts)
+        fresh = batch_counts([pair], rules, ["token"], slice_label)
+        assert shared.document("token", 0) == fresh.document("token", 0)
+        assert shared.labels == fresh.labels

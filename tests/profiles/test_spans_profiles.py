@@ -75,7 +75,23 @@ TREEBANK_PIECES = [
     *"ab Z9/\n\t\"'`.,:;-()?$@!&%#[]{}<>",
     *("n't", "'s", "...", "--", "cannot", "Gonna", "wanna ", "more'n", "'tis"),
 ]
-TREEBANK_ALPHABET = st.sampled_from([*TREEBANK_PIECES, " 'Twas", "d'ye", "(617) 555-1234", "a.b@c.org", "x²", "é"])
+#: and what the fast paths cut: phone numbers, e-mails, other whitespace, letter pairs of contractions
+TREEBANK_ALPHABET = st.sampled_from(
+    [
+        *TREEBANK_PIECES,
+        " 'Twas",
+        "d'ye",
+        "(617) 555-1234",
+        "a.b@c.org",
+        "x²",
+        "é",
+        "\xa0",
+        "\x1c",
+        "GoNNa",
+        "gımme",
+        "Tch",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

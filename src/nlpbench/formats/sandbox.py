@@ -273,15 +273,16 @@ def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> Span
     a check fails, so that the general path can say exactly what is wrong. Only the subtype is kept."""
     if not isinstance(raw, msgspec.Raw):
         return None
+    decoder, subtype_of, allowed = _array_reader(phi.name)
     try:
-        items = _decoder(phi).decode(raw)
+        items = decoder.decode(raw)
     except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
     found = SpanColumns(
         [item.start for item in items],
         [item.length for item in items],
         [item.text for item in items],
-        list(map(attrgetter(phi.type_attribute), items)),
+        list(map(subtype_of, items)),
         [item.confidence for item in items],
     )
     confidences = [c for c in found.confidence if c is not None]
@@ -291,25 +292,22 @@ def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> Span
         for index, (text, length) in enumerate(zip(found.text, found.length, strict=True)):
             if len(text) != length:
                 odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text of {len(text)} characters")
-    allowed = _allowed(phi)
-    if allowed and not set(found.subtype) <= allowed | {MISSING}:
-        attribute = phi.type_attribute
+    if allowed is not None and not allowed.issuperset(found.subtype):
         for index, subtype in enumerate(found.subtype):
-            if subtype is not MISSING and subtype not in allowed:
+            if subtype not in allowed:
                 odd.note(
-                    f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {excerpt(subtype)}"
+                    f"{phi.type_attribute} values outside the 1.2.0 schema",
+                    f"{_where((where, key, index))}: {excerpt(subtype)}",
                 )
     return found
 
 
 @cache
-def _allowed(phi: PhiType) -> frozenset[str]:
-    return frozenset(phi.subtypes)
-
-
-@cache
-def _decoder(phi: PhiType) -> msgspec.json.Decoder:
-    """Decodes an annotation array, refusing what the general path refuses (bools, floats, negatives)."""
+def _array_reader(name: str) -> tuple[msgspec.json.Decoder, Callable[[Any], Any], frozenset | None]:
+    """For the arrays of a type: a decoder refusing what the general path refuses (bools, floats,
+    negatives), the getter of the subtype, and the subtypes the schema allows (:data:`MISSING` too;
+    None when it lists none)."""
+    phi = PHI_TYPES[name]
     offset = Annotated[int, msgspec.Meta(ge=0)]
     fields = [
         ("start", offset),
@@ -318,7 +316,9 @@ def _decoder(phi: PhiType) -> msgspec.json.Decoder:
         ("confidence", int | float | None, None),
         (phi.type_attribute, str, MISSING),  # another value goes the general path, which keeps any
     ]
-    return msgspec.json.Decoder(list[msgspec.defstruct(f"Text{phi.name}", fields, kw_only=True, gc=False)])
+    decoder = msgspec.json.Decoder(list[msgspec.defstruct(f"Text{name}", fields, kw_only=True, gc=False)])
+    allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
+    return decoder, attrgetter(phi.type_attribute), allowed
 
 
 def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:

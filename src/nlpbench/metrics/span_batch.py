@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules
+from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit
 from nlpbench.model import MISSING, Annotation, SpanColumns
 
 Pair = tuple[SpanColumns, SpanColumns]
@@ -50,6 +50,67 @@ class BatchCounts:
         return PRF(tp, fp, fn)
 
 
+class TokenTable(dict):
+    """The tokens of each distinct annotation text, cut once and kept as numpy rows.
+
+    ``table[key]`` numbers a text (the key is the text, or ``(text, length)`` when
+    the annotation's length is not its text's) and cuts it with ``tokenize`` the
+    first time; text ``i``'s tokens are rows ``first[i]`` to ``first[i] + count[i]``
+    of ``offset`` and ``length``. Past ``KEPT`` texts it forgets them all before a
+    batch, so that memory stays flat.
+    """
+
+    KEPT = 1 << 17
+
+    def __init__(self, tokenize: Tokenizer):
+        super().__init__()
+        self.tokenize = tokenize
+        self.cut: list[Sequence[Unit]] = []  # tokens of the texts numbered since the arrays were extended
+        self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+
+    def __missing__(self, key: str | tuple[str | None, int] | None) -> int:
+        number = self[key] = len(self)
+        text, length = key if key.__class__ is tuple else (key, len(key))
+        self.cut.append(self.tokenize(text, length))
+        return number
+
+    def rows(self, texts: list[str | None], lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each token of each annotation as a row: the annotation's position, the token's offset from its
+        start and its length."""
+        if len(self) > self.KEPT:
+            self.clear()
+            self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+        keys: list = texts
+        if None in texts:
+            keys = list(zip(texts, lengths.tolist(), strict=True))
+        else:
+            misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
+            if misfits:
+                keys = list(texts)
+                for index in misfits:
+                    keys[index] = (texts[index], int(lengths[index]))
+        text_of = np.fromiter(map(self.__getitem__, keys), np.int64, len(keys))
+        self._extend()
+        per_annotation = self.count[text_of]
+        owner = np.repeat(np.arange(len(keys)), per_annotation)
+        # a token's row: where its text's tokens begin, plus its place among them
+        place = np.arange(len(owner)) - np.repeat(np.cumsum(per_annotation) - per_annotation, per_annotation)
+        row = np.repeat(self.first[text_of], per_annotation) + place
+        return owner, self.offset[row], self.length[row]
+
+    def _extend(self) -> None:
+        """Add the tokens of the texts numbered since the last call to the arrays."""
+        if not self.cut:
+            return
+        count = np.fromiter(map(len, self.cut), np.int64, len(self.cut))
+        units = np.fromiter(chain.from_iterable(chain.from_iterable(self.cut)), np.int64).reshape(-1, 2)
+        self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
+        self.count = np.concatenate([self.count, count])
+        self.offset = np.concatenate([self.offset, units[:, 0]])
+        self.length = np.concatenate([self.length, units[:, 1]])
+        self.cut.clear()
+
+
 class _Codes(dict):
     """Small integer codes for hashable values, shared by both sides of a batch: ``codes[value]``."""
 
@@ -63,10 +124,12 @@ def batch_counts(
     rules: SpanRules,
     metrics: Sequence[str],
     label: Callable[[Any], str] | None = None,
+    texts: TokenTable | None = None,
 ) -> BatchCounts:
     """Counts of each metric for each ``(gold, pred)`` pair of one document's columns, and per label.
 
-    ``label`` gives the slice label of a subtype value. Per label, ``instance_strict``,
+    ``label`` gives the slice label of a subtype value; ``texts`` keeps the tokens of the texts
+    met (of earlier batches too), cut with ``rules.tokenize``. Per label, ``instance_strict``,
     ``instance_relax`` and ``token`` are matched as for the whole (labels play no part in
     matching), then sliced: true positives and false negatives by the gold
     annotation's label, false positives by the predicted one's. The slices of a
@@ -76,9 +139,10 @@ def batch_counts(
     properties = {m: rules.compared(m) for m in metrics if m in _EXACT_PROPERTIES}
     if "date_format" in properties and rules.type_attribute != "dateFormat":
         raise ValueError("date_format compares the subtype of dates: rules whose type attribute is dateFormat")
-    want_tokens = "token" in metrics or label is not None
-    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, want_tokens)
-    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, want_tokens)
+    if texts is None and ("token" in metrics or label is not None):
+        texts = TokenTable(rules.tokenize)
+    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, texts)
+    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, texts)
     n_docs, n_labels = len(pairs), len(labels)
     counts = BatchCounts(collapsed=gold_left_out + pred_left_out)
     wanted = list(metrics) + [m for m in SLICED if label is not None and m not in metrics]
@@ -130,13 +194,12 @@ def span_counts(
     return counts
 
 
-def _columns(documents, rules, properties, label, values, labels, want_tokens) -> tuple[dict[str, np.ndarray], int]:
+def _columns(documents, rules, properties, label, values, labels, texts) -> tuple[dict[str, np.ndarray], int]:
     """One side of a batch as numpy columns, and how many of its annotations collapsing left out.
 
     A row per instance: ``doc``, ``start``, ``end``, ``label`` and the code of each
     compared property; a row per token: ``token_doc``, ``token_start``,
-    ``token_length``, ``token_label``. Tokens are cut once per distinct text
-    (:func:`_token_rows`).
+    ``token_length``, ``token_label`` (when ``texts`` is given: :class:`TokenTable`).
     """
     sizes = [len(found.start) for found in documents]
     n = sum(sizes)
@@ -148,9 +211,8 @@ def _columns(documents, rules, properties, label, values, labels, want_tokens) -
     columns = {"doc": doc, "start": start, "end": start + length, "label": code}
     for name, compared in properties.items():
         columns[name] = np.fromiter([values[compared(v)] for v in subtypes], np.int64, n)
-    if want_tokens:
-        texts = list(chain.from_iterable(found.text for found in documents))
-        owner, offset, token_length = _token_rows(texts, length, rules)
+    if texts is not None:
+        owner, offset, token_length = texts.rows(list(chain.from_iterable(found.text for found in documents)), length)
         columns["token_doc"] = doc[owner]
         columns["token_start"] = start[owner] + offset
         columns["token_length"] = token_length
@@ -172,24 +234,6 @@ def _labelled(subtypes: list[Any], label: Callable[[Any], str], labels: _Codes) 
         return np.fromiter([labels[label(subtype)] for subtype in subtypes], np.int64, len(subtypes))
     code_of = {subtype: labels[label(subtype)] for subtype in set(subtypes)}
     return np.fromiter(map(code_of.__getitem__, subtypes), np.int64, len(subtypes))
-
-
-def _token_rows(texts: list[str | None], lengths: np.ndarray, rules: SpanRules) -> tuple[np.ndarray, ...]:
-    """Each token of each annotation as a row: the annotation's row, the token's offset from its start
-    and its length. A contiguous annotation's tokens depend on its text and length alone, so each
-    distinct pair is cut once and its tokens are placed with numpy."""
-    keys = list(zip(texts, lengths.tolist(), strict=True))
-    number = {key: index for index, key in enumerate(dict.fromkeys(keys))}
-    text_of = np.fromiter(map(number.__getitem__, keys), np.int64, len(keys))
-    tokens = [rules.tokenize(text, length) for text, length in number]
-    per_text = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    units = np.fromiter(chain.from_iterable(chain.from_iterable(tokens)), np.int64).reshape(-1, 2)
-    per_annotation = per_text[text_of]
-    owner = np.repeat(np.arange(len(keys)), per_annotation)
-    # a token's row in ``units``: where its text's tokens begin, plus its place among them
-    first = np.cumsum(per_annotation) - per_annotation
-    row = np.arange(len(owner)) + np.repeat(np.cumsum(per_text)[text_of] - per_text[text_of] - first, per_annotation)
-    return owner, units[row, 0], units[row, 1]
 
 
 def _distinct_rows(side: dict[str, np.ndarray], columns: Sequence[str]) -> dict[str, np.ndarray]:

@@ -27,7 +27,7 @@ from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import SLICED, batch_counts
+from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
 from nlpbench.model import Document, PhiType, SpanColumns, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
@@ -224,6 +224,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         self.subtype = None if self.phi.name == "date" else _slice_label
+        self.texts = TokenTable(self.rules.tokenize)
 
     def add(self, doc_id: str, gold: SpanColumns | None, pred: SpanColumns | None) -> None:
         gold = SpanColumns() if gold is None else gold
@@ -239,7 +240,8 @@ class _Run:
 
     def flush(self) -> None:
         """Score the pending notes together and add their counts to the sums."""
-        batch = batch_counts([(g, p) for _, g, p in self.pending], self.rules, self.metrics, self.subtype)
+        pairs = [(g, p) for _, g, p in self.pending]
+        batch = batch_counts(pairs, self.rules, self.metrics, self.subtype, self.texts)
         for metric in self.metrics:
             table = batch.documents[metric]
             tp, fp, fn = (int(n) for n in table.sum(axis=0))
