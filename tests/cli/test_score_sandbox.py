@@ -59,6 +59,19 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
     assert result.stderr.startswith(f"nlpbench: error: {bad}: record 0, textDateAnnotations[0]: missing required field")
 
 
+def test_a_discontinuous_span_is_refused_naming_offsets_only(cli, tmp_path):
+    # NLP Sandbox spans are contiguous; brat can give another kind, which the columns cannot hold
+    (tmp_path / "n1.txt").write_text("Boston and Seattle\n")
+    (tmp_path / "n1.ann").write_text("T1\tlocation 0 6;11 18\tBoston Seattle\n")
+    result = cli("score", "sandbox", "--gold", tmp_path, "--gold-format", "brat", "--pred", tmp_path,
+                 "--pred-format", "brat", "-t", "location")  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"nlpbench: error: {tmp_path}: note n1, annotation at 0-18: "
+        "a discontinuous span: NLP Sandbox annotations are contiguous\n"
+    )
+
+
 def test_missing_file_and_unknown_profile(cli, tmp_path):
     missing = cli("score", "sandbox", "--gold", tmp_path / "nope.json", "--pred", tmp_path / "nope.json")
     assert missing.exit_code == 2 and "nope.json: no such file" in missing.stderr
