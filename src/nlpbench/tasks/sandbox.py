@@ -18,6 +18,7 @@ the ``date_format`` metric scores it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
-from nlpbench.model import Document, PhiType, SpanColumns, pair_documents, phi_type
+from nlpbench.model import Document, PhiType, Span, SpanColumns, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
@@ -70,13 +71,14 @@ def score_sandbox(
     only_gold: list[str] = []
     only_pred: list[str] = []
     misfits: list[str] = []
+    stretched: list[str] = []
     failure = _OfficialFailure(chosen)
     with collected_warnings() as warnings, collector_paused():
         gold_docs = datanode.documents(gold, gold_format, labels=labels, columns=True)
         pred_docs = datanode.documents(pred, pred_format, labels=labels, columns=True)
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             failure.check(gold_doc, pred_doc)
-            gold_by, pred_by = _by_label(gold_doc, gold), _by_label(pred_doc, pred)
+            gold_by, pred_by = _by_label(gold_doc, stretched), _by_label(pred_doc, stretched)
             if gold_doc is None:
                 only_pred.append(doc_id)
             elif pred_doc is None:
@@ -89,7 +91,7 @@ def score_sandbox(
                 on_document(doc_id)
         for run in runs:
             run.flush()
-    messages = _side_warnings(only_gold, only_pred, misfits) + failure.warnings(gold, pred)
+    messages = _side_warnings(only_gold, only_pred, misfits, stretched) + failure.warnings(gold, pred)
     for run in runs:
         if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
             run.drop("type")
@@ -116,19 +118,23 @@ def score_sandbox(
     )
 
 
-def _by_label(document: Document | None, source: Path | str) -> dict[str, SpanColumns]:
+def _by_label(document: Document | None, stretched: list[str]) -> dict[str, SpanColumns]:
     """A document's annotations as columns per label: those the reader gave as columns, then the objects'.
 
-    The NLP Sandbox's annotations are contiguous; a discontinuous span (another format's) is refused.
+    The NLP Sandbox's annotations are contiguous: a discontinuous span (brat's fragments) is scored as
+    its extent, from the start of its first fragment to the end of its last, covering the note's text
+    there; each is named (note, offsets) in ``stretched`` for one warning.
     """
     if document is None:
         return {}
     grouped = dict(document.columns)
     objects: dict[str, list] = {}
     for annotation in document.annotations:
-        if annotation.span.fragments:
-            where = f"note {document.id}, annotation at {annotation.start}-{annotation.end}"
-            raise InputError("a discontinuous span: NLP Sandbox annotations are contiguous", source, where)
+        span = annotation.span
+        if span.fragments:
+            stretched.append(f"note {document.id}, annotation at {span.start}-{span.end}")
+            text = document.text[span.start : span.end] if document.text is not None else None
+            annotation = dataclasses.replace(annotation, span=Span(span.start, span.end), text=text)
         objects.setdefault(annotation.label, []).append(annotation)
     for label, found in objects.items():
         grouped.setdefault(label, SpanColumns()).extend(SpanColumns.of(found, phi_type(label).type_attribute))
@@ -151,8 +157,13 @@ def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path 
     return found
 
 
-def _side_warnings(only_gold: list[str], only_pred: list[str], misfits: list[str]) -> list[str]:
+def _side_warnings(only_gold: list[str], only_pred: list[str], misfits: list[str], stretched: list[str]) -> list[str]:
     messages = []
+    if stretched:
+        messages.append(
+            f"{len(stretched)} discontinuous annotations scored as their extent, first fragment to last "
+            f"(NLP Sandbox spans are contiguous; first: {stretched[0]})"
+        )
     for side, ids in (("gold", only_gold), ("prediction", only_pred)):
         if ids:
             messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {listed(ids)}")
