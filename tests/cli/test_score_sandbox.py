@@ -59,6 +59,27 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
     assert result.stderr.startswith(f"nlpbench: error: {bad}: record 0, textDateAnnotations[0]: missing required field")
 
 
+def test_a_discontinuous_span_is_scored_as_its_extent_with_a_warning(cli, tmp_path):
+    # NLP Sandbox spans are contiguous; brat can give another kind: it is scored from its first fragment's
+    # start to its last fragment's end, over the note's text there, and named by offsets only
+    gold, pred = tmp_path / "gold", tmp_path / "pred"
+    for side, ann in (
+        (gold, "T1\tlocation 0 6;11 18\tBoston Seattle\n"),
+        (pred, "T1\tlocation 0 18\tBoston and Seattle\n"),
+    ):
+        side.mkdir()
+        (side / "n1.txt").write_text("Boston and Seattle\n")
+        (side / "n1.ann").write_text(ann)
+    result = cli("score", "sandbox", "--gold", gold, "--gold-format", "brat", "--pred", pred,
+                 "--pred-format", "brat", "-t", "location", "-f", "json", "--no-per-document")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    scores = {row["metric"]: row for row in json.loads(result.stdout)["scores"] if "subtype" not in row}
+    assert scores["instance_strict"]["f1"] == 1.0 and scores["token"]["f1"] == 1.0
+    assert result.stderr.count("\n") == 1
+    assert "1 discontinuous annotations scored as their extent" in result.stderr
+    assert "note n1, annotation at 0-18" in result.stderr and "Boston" not in result.stderr
+
+
 def test_missing_file_and_unknown_profile(cli, tmp_path):
     missing = cli("score", "sandbox", "--gold", tmp_path / "nope.json", "--pred", tmp_path / "nope.json")
     assert missing.exit_code == 2 and "nope.json: no such file" in missing.stderr

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import batch_counts
+from nlpbench.metrics.span_batch import TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_tokens
-from nlpbench.model import Annotation, Span
-from nlpbench.profiles.spans import treebank_search_tokens
+from nlpbench.model import Annotation, Span, SpanColumns
+from nlpbench.profiles.spans import legacy_whitespace_tokens, treebank_search_tokens
 
 SUBTYPES = st.sampled_from(["city", "state", "zip", None])
 
@@ -20,7 +20,7 @@ def annotations(draw):
     for _ in range(draw(st.integers(0, 6))):
         start, length = draw(st.integers(0, 12)), draw(st.integers(1, 6))
         words = draw(st.lists(st.sampled_from(["a", "bb", "c"]), min_size=1, max_size=3))
-        text = " ".join(words)[:length].ljust(length, "x")
+        text = " ".join(words)[:length].ljust(length, "x") + draw(st.sampled_from(["", " d", "'s"]))  # misfits too
         subtype = draw(SUBTYPES)
         attributes = {} if subtype is None else {"locationType": subtype}
         found.append(Annotation("d", Span.of(start, length), "location", text, attributes))
@@ -29,6 +29,14 @@ def annotations(draw):
 
 def label_of(annotation):
     return annotation.attributes.get("locationType") or "(none)"
+
+
+def slice_label(subtype):
+    return subtype if isinstance(subtype, str) and subtype else "(none)"
+
+
+def columns(pairs):
+    return [(SpanColumns.of(gold, "locationType"), SpanColumns.of(pred, "locationType")) for gold, pred in pairs]
 
 
 def oracle(gold, pred, rules, metric):
@@ -50,10 +58,11 @@ def oracle(gold, pred, rules, metric):
     st.booleans(),
     st.booleans(),
     st.integers(0, 3),
+    st.sampled_from([whitespace_tokens, treebank_search_tokens, legacy_whitespace_tokens]),
 )
-def test_batch_equals_the_definitions(pairs, collapse, distinct, untyped_never_equal, tolerance):
+def test_batch_equals_the_definitions(pairs, collapse, distinct, untyped_never_equal, tolerance, tokenize):
     rules = SpanRules(
-        tokenize=whitespace_tokens,
+        tokenize=tokenize,
         type_attribute="locationType",
         collapse_by_start=collapse,
         distinct_tokens=distinct,
@@ -61,7 +70,7 @@ def test_batch_equals_the_definitions(pairs, collapse, distinct, untyped_never_e
         tolerance=tolerance,
     )
     metrics = ["instance_strict", "instance_relax", "token", "type", "hipaa"]
-    batch = batch_counts(pairs, rules, metrics, label_of)
+    batch = batch_counts(columns(pairs), rules, metrics, slice_label)
     for index, (gold, pred) in enumerate(pairs):
         for metric in metrics:
             assert batch.document(metric, index) == oracle(gold, pred, rules, metric), (metric, index)
@@ -115,7 +124,7 @@ def vars_of(rules: SpanRules) -> dict:
 
 def test_an_empty_batch_scores_zero():
     rules = SpanRules(tokenize=whitespace_tokens, type_attribute="t")
-    batch = batch_counts([([], [])], rules, ["instance_strict", "token"])
+    batch = batch_counts(columns([([], [])]), rules, ["instance_strict", "token"])
     assert batch.document("instance_strict", 0) == PRF() == batch.document("token", 0)
 
 
@@ -125,6 +134,20 @@ def test_a_token_before_the_text_start_matches_nothing_in_another_note():
     rules = SpanRules(tokenize=treebank_search_tokens, type_attribute="t", distinct_tokens=True)
     quoted = Annotation("b", Span.of(0, 5), "x", '"Bob"')  # tokens (-1, 2) (1, 3) (3, 2)
     far = Annotation("a", Span.of(7, 2), "x", "Al")
-    batch = batch_counts([([far], []), ([], [quoted])], rules, ["token"])
+    batch = batch_counts(columns([([far], []), ([], [quoted])]), rules, ["token"])
     assert batch.document("token", 0) == PRF(0, 0, 1)
     assert batch.document("token", 1) == PRF(0, 3, 0)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(annotations(), annotations()), min_size=1, max_size=4), st.integers(1, 8))
+def test_a_token_table_kept_across_batches_counts_as_a_fresh_one(pairs, kept):
+    # texts numbered in earlier batches (and forgotten past KEPT) give each batch the same tokens
+    rules = SpanRules(tokenize=treebank_search_tokens, type_attribute="locationType", distinct_tokens=True)
+    texts = TokenTable(rules.tokenize)
+    texts.KEPT = kept
+    for pair in columns(pairs):
+        shared = batch_counts([pair], rules, ["token"], slice_label, texts)
+        fresh = batch_counts([pair], rules, ["token"], slice_label)
+        assert shared.document("token", 0) == fresh.document("token", 0)
+        assert shared.labels == fresh.labels

@@ -32,6 +32,8 @@ class Format:
     whose label is in ``labels`` when it is given; ``write(docs, path)``
     stores documents. ``keeps`` names what the writer stores besides
     annotations (``relations``, ``links``): ``convert`` reports the rest as left out.
+    A reader that can give annotations as columns (``Document.columns``) for
+    scoring takes ``columns=True`` too (``columns``).
     """
 
     name: str
@@ -39,17 +41,25 @@ class Format:
     read: Reader
     write: Callable[[Iterable[Document], Path], None]
     keeps: frozenset[str] = frozenset()
+    columns: bool = False
 
 
 REGISTRY: Registry[Format] = Registry("format")
 
 
 def register(
-    name: str, summary: str, read: Reader, write, *, reads_labels: bool = False, keeps: Collection[str] = ()
+    name: str,
+    summary: str,
+    read: Reader,
+    write,
+    *,
+    reads_labels: bool = False,
+    keeps: Collection[str] = (),
+    columns: bool = False,
 ) -> Format:
     """Register a format; a reader that cannot skip labels itself (``reads_labels``) is filtered after reading."""
     reader = read if reads_labels else _filtered(read)
-    return REGISTRY.register(name, Format(name, summary, reader, write, frozenset(keeps)))
+    return REGISTRY.register(name, Format(name, summary, reader, write, frozenset(keeps), columns))
 
 
 def _filtered(read: Reader) -> Reader:

@@ -274,15 +274,18 @@ def read_notes(url: StoreURL, node: DataNodeClient) -> Iterator[Document]:
         yield Document(note["identifier"], note["text"], metadata=metadata)
 
 
-def read_annotations(url: StoreURL, node: DataNodeClient, labels: Collection[str] | None = None) -> Iterator[Document]:
+def read_annotations(
+    url: StoreURL, node: DataNodeClient, labels: Collection[str] | None = None, columns: bool = False
+) -> Iterator[Document]:
     """The annotation records of an annotation store, one document per note, checked and merged as a file's
-    records are (the store is paged through twice: once to count each note's records, once to read them)."""
+    records are (the store is paged through twice: once to count each note's records, once to read them);
+    ``columns`` as :func:`nlpbench.formats.sandbox.read` takes it."""
     node.get(url.path)  # a missing store is a 404 here rather than an empty list
 
     def records() -> Iterator[Any]:
         return (record for _, record in node.pages(url.path + "/annotations", "annotations"))
 
-    return sandbox.read_records(records, url.url, labels)
+    return sandbox.read_records(records, url.url, labels, columns)
 
 
 def read_dataset(url: StoreURL, node: DataNodeClient, gold: str = GOLDSTANDARD) -> Iterator[Document]:
@@ -373,16 +376,19 @@ def _key(annotation: Annotation) -> tuple:
 
 
 def documents(
-    source: Any, fmt: str, labels: Collection[str] | None = None, *, timeout: float = 30.0
+    source: Any, fmt: str, labels: Collection[str] | None = None, *, timeout: float = 30.0, columns: bool = False
 ) -> Iterator[Document]:
     """Annotated documents to score: a file of ``fmt``, an annotation store of a data node, or an object whose
-    ``read(labels)`` yields them (an annotation store of nlpbench's store, as the command line opens it)."""
+    ``read(labels)`` yields them (an annotation store of nlpbench's store, as the command line opens it).
+
+    ``columns`` asks the readers that can for annotations as columns (``Document.columns``)."""
     if not isinstance(source, (str, Path)):
         yield from source.read(labels)
         return
     if not is_data_node(source):
-        yield from formats.get(fmt).read(Path(source), labels=labels)
+        chosen = formats.get(fmt)
+        yield from chosen.read(Path(source), labels=labels, **({"columns": True} if columns and chosen.columns else {}))
         return
     url = StoreURL.parse(source, ANNOTATIONS)
     with DataNodeClient(url.api, timeout=timeout) as node:
-        yield from read_annotations(url, node, labels)
+        yield from read_annotations(url, node, labels, columns)

@@ -25,6 +25,10 @@ reported once per file. A list is counted first (each record's resource name
 alone, ``count_notes``) so that only the notes with several records wait for
 their last one.
 
+Reading for scoring (``labels``) with ``columns``, the annotations of a list
+of records come as columns (``Document.columns``, :class:`~nlpbench.model.SpanColumns`):
+each wanted array is decoded straight into them, with no object per annotation.
+
 Two facts nlpsandbox-client cannot cope with are kept in a document's
 metadata for the scoring task: ``absentArrays`` (the arrays of the read labels
 a record lacks, which the 1.2.0 schema allows) and ``container`` (``page``,
@@ -37,7 +41,8 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
-from functools import cache, lru_cache
+from functools import cache
+from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,7 +50,7 @@ import msgspec
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.formats import jsonstream, register
-from nlpbench.model import PHI_TYPES, Annotation, Document, PhiType, Span
+from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns
 
 BY_ARRAY: dict[str, PhiType] = {t.array: t for t in PHI_TYPES.values()}
 #: The arrays a record always carries when written (the 1.2.0 annotation types).
@@ -55,18 +60,19 @@ _MISFIT = "annotations whose length is not that of their text"
 _CORE_KEYS = ("start", "length", "text", "confidence", "noteId")
 
 
-def read(path: Path, labels: Collection[str] | None = None) -> Iterator[Document]:
+def read(path: Path, labels: Collection[str] | None = None, *, columns: bool = False) -> Iterator[Document]:
     """Read any of the three shapes, checking every record.
 
     ``labels`` reads for scoring: the arrays of other types are skipped
-    unread, and each annotation keeps only its subtype attribute.
+    unread, and each annotation keeps only its subtype attribute; with
+    ``columns``, a list's annotations come as columns.
 
     Odd but valid annotations (a ``length`` that is not the length of
     ``text``, a subtype outside the schema's list) are read as they are and
     reported once per file, with a count and the first example.
     """
     path = Path(path)
-    oddities = _Oddities(path, labels)
+    oddities = _Oddities(path, labels, columns)
     with open(path, "rb") as handle:
         first = _first_byte(handle, path)
         handle.seek(0)
@@ -107,12 +113,12 @@ def _note_of(name: str) -> str:
 
 
 def read_records(
-    records: Callable[[], Iterable[Any]], source: str, labels: Collection[str] | None = None
+    records: Callable[[], Iterable[Any]], source: str, labels: Collection[str] | None = None, columns: bool = False
 ) -> Iterator[Document]:
     """Annotation records already decoded (a data node's pages, a store's rows), checked and merged as
     :func:`read` checks and merges a file's list. ``records()`` is called twice, to count each note's
     records and to read them, so that memory stays flat; ``source`` names them in messages."""
-    oddities = _Oddities(source, labels)
+    oddities = _Oddities(source, labels, columns)
     names = (_name_of(record) for record in records())
     counts = Counter(_note_of(name) for name in names if isinstance(name, str))
     yield from _merged(_records(records(), source, oddities), counts, oddities)
@@ -120,11 +126,13 @@ def read_records(
 
 
 class _Oddities:
-    """The reading context: which labels are wanted; odd annotations counted per kind with a first example."""
+    """The reading context: which labels are wanted, whether as columns; odd annotations counted per kind
+    with a first example."""
 
-    def __init__(self, path: Path | str, labels: Collection[str] | None = None):
+    def __init__(self, path: Path | str, labels: Collection[str] | None = None, columns: bool = False):
         self.path = path
         self.labels = labels
+        self.columns = columns
         self.found: dict[str, list] = {}
 
     def note(self, kind: str, example: str) -> None:
@@ -173,7 +181,7 @@ def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Doc
         if not isinstance(record, dict):
             raise InputError("an annotation record must be an object", path, where)
         name = _dig(record, ("annotationSource", "resourceSource", "name"), path, where)
-        document = _document(_note_of(name), record, path, where, odd)
+        document = _document(_note_of(name), record, path, where, odd, odd.columns)
         if odd.labels is not None:
             arrays = (PHI_TYPES[label].array for label in sorted(odd.labels))
             absent = tuple(array for array in arrays if array not in record)
@@ -230,7 +238,10 @@ def _note_id(note: dict, record: dict, path: Path, where: str) -> str:
     return ids.pop()
 
 
-def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: _Oddities) -> Document:
+def _document(
+    doc_id: str, record: dict[str, Any], path: Path, where: str, odd: _Oddities, columns: bool = False
+) -> Document:
+    """A record's document; with ``columns``, its annotations as columns."""
     document = Document(doc_id)
     for key, values in record.items():
         phi = BY_ARRAY.get(key)
@@ -240,69 +251,74 @@ def _document(doc_id: str, record: dict[str, Any], path: Path, where: str, odd: 
             continue
         if odd.labels is not None and phi.name not in odd.labels:
             continue
-        if odd.labels is not None and isinstance(values, msgspec.Raw):
-            typed = _typed(values, phi, doc_id, odd, where, key)
-            if typed is not None:
-                document.annotations.extend(typed)
+        found = _typed(values, phi, odd, where, key) if odd.labels is not None else None
+        if found is None:
+            values = _decoded(values, path, where)
+            if not isinstance(values, list):
+                raise InputError(f"{key} must be a list", path, where)
+            objects = [_annotation(value, phi, doc_id, odd, (where, key, index)) for index, value in enumerate(values)]
+            if not columns:
+                document.annotations.extend(objects)
                 continue
-        values = _decoded(values, path, where)
-        if not isinstance(values, list):
-            raise InputError(f"{key} must be a list", path, where)
-        for index, value in enumerate(values):
-            document.annotations.append(_annotation(value, phi, doc_id, odd, (where, key, index)))
+            found = SpanColumns.of(objects, phi.type_attribute)
+        if columns:
+            document.columns[phi.name] = found
+        else:
+            document.annotations.extend(found.annotations(doc_id, phi.name, phi.type_attribute))
     return document
 
 
-def _typed(
-    raw: msgspec.Raw, phi: PhiType, doc_id: str, odd: _Oddities, where: str, key: str
-) -> list[Annotation] | None:
-    """A wanted array decoded straight into checked fields; None when a check fails, so that the
-    general path can say exactly what is wrong. Only the subtype attribute is kept."""
+def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> SpanColumns | None:
+    """A wanted array, undecoded, decoded straight into checked columns; None when it is decoded already or
+    a check fails, so that the general path can say exactly what is wrong. Only the subtype is kept."""
+    if not isinstance(raw, msgspec.Raw):
+        return None
+    decoder, subtype_of, allowed = _array_reader(phi.name)
     try:
-        items = _decoder(phi).decode(raw)
+        items = decoder.decode(raw)
     except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
-    attribute, label, allowed, found = phi.type_attribute, phi.name, _allowed(phi), []
-    for index, item in enumerate(items):
-        start, length, text, confidence = item.start, item.length, item.text, item.confidence
-        if confidence is not None and not 0 <= confidence <= 100:
-            return None
-        if len(text) != length:
-            odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text of {len(text)} characters")
-        subtype = getattr(item, attribute)
-        if subtype is msgspec.UNSET:
-            attributes = {}
-        else:
-            attributes = {attribute: subtype}
-            if allowed and subtype not in allowed:
+    found = SpanColumns(
+        [item.start for item in items],
+        [item.length for item in items],
+        [item.text for item in items],
+        list(map(subtype_of, items)),
+        [item.confidence for item in items],
+    )
+    confidences = [c for c in found.confidence if c is not None]
+    if confidences and not 0 <= min(confidences) <= max(confidences) <= 100:
+        return None
+    if list(map(len, found.text)) != found.length:
+        for index, (text, length) in enumerate(zip(found.text, found.length, strict=True)):
+            if len(text) != length:
+                odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text of {len(text)} characters")
+    if allowed is not None and not allowed.issuperset(found.subtype):
+        for index, subtype in enumerate(found.subtype):
+            if subtype not in allowed:
                 odd.note(
-                    f"{attribute} values outside the 1.2.0 schema", f"{_where((where, key, index))}: {excerpt(subtype)}"
+                    f"{phi.type_attribute} values outside the 1.2.0 schema",
+                    f"{_where((where, key, index))}: {excerpt(subtype)}",
                 )
-        found.append(Annotation(doc_id, _span(start, start + length), label, text, attributes, confidence))
     return found
 
 
-#: Spans are values and the same offsets recur from note to note: one object serves them all.
-_span = lru_cache(maxsize=1 << 16)(Span)
-
-
 @cache
-def _allowed(phi: PhiType) -> frozenset[str]:
-    return frozenset(phi.subtypes)
-
-
-@cache
-def _decoder(phi: PhiType) -> msgspec.json.Decoder:
-    """Decodes an annotation array, refusing what the general path refuses (bools, floats, negatives)."""
+def _array_reader(name: str) -> tuple[msgspec.json.Decoder, Callable[[Any], Any], frozenset | None]:
+    """For the arrays of a type: a decoder refusing what the general path refuses (bools, floats,
+    negatives), the getter of the subtype, and the subtypes the schema allows (:data:`MISSING` too;
+    None when it lists none)."""
+    phi = PHI_TYPES[name]
     offset = Annotated[int, msgspec.Meta(ge=0)]
     fields = [
         ("start", offset),
         ("length", offset),
         ("text", str),
         ("confidence", int | float | None, None),
-        (phi.type_attribute, Any, msgspec.UNSET),
+        (phi.type_attribute, str, MISSING),  # another value goes the general path, which keeps any
     ]
-    return msgspec.json.Decoder(list[msgspec.defstruct(f"Text{phi.name}", fields, kw_only=True)])
+    decoder = msgspec.json.Decoder(list[msgspec.defstruct(f"Text{name}", fields, kw_only=True, gc=False)])
+    allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
+    return decoder, attrgetter(phi.type_attribute), allowed
 
 
 def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:
@@ -403,6 +419,8 @@ def _merged(documents: Iterable[Document], counts: Counter[str], odd: _Oddities)
             odd.note("notes split over several annotation records, merged in the order read", f"note {document.id}")
         else:
             merged.annotations.extend(document.annotations)
+            for label, found in document.columns.items():
+                merged.columns.setdefault(label, SpanColumns()).extend(found)
             absent = merged.metadata.get("absentArrays", ()) + document.metadata.get("absentArrays", ())
             if absent:
                 merged.metadata["absentArrays"] = tuple(dict.fromkeys(absent))
@@ -538,14 +556,34 @@ def write_response(documents: Iterable[Document], path: Path) -> None:
 
 
 register(
-    "sandbox", "NLP Sandbox annotation records (a JSON list); reads every sandbox shape", read, write, reads_labels=True
+    "sandbox",
+    "NLP Sandbox annotation records (a JSON list); reads every sandbox shape",
+    read,
+    write,
+    reads_labels=True,
+    columns=True,
 )
-register("sandbox-bundles", "NLP Sandbox patient bundles with note texts", read, write_bundles, reads_labels=True)
+register(
+    "sandbox-bundles",
+    "NLP Sandbox patient bundles with note texts",
+    read,
+    write_bundles,
+    reads_labels=True,
+    columns=True,
+)
 register(
     "sandbox-seed",
     "NLP Sandbox patient bundles for its seeding script (push_dataset.py): confidence 100 where none",
     read,
     write_seed,
     reads_labels=True,
+    columns=True,
 )
-register("sandbox-response", "one NLP Sandbox tool response (one note)", read, write_response, reads_labels=True)
+register(
+    "sandbox-response",
+    "one NLP Sandbox tool response (one note)",
+    read,
+    write_response,
+    reads_labels=True,
+    columns=True,
+)

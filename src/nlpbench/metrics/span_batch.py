@@ -1,8 +1,9 @@
 """The span metrics of :mod:`nlpbench.metrics.spans`, computed for many documents at once.
 
-Each side of a batch becomes columns — document, start, end, the codes of
-the compared properties and of the slice label — and every metric is a
-count over rows, done with numpy:
+Each document's annotations of one type come as
+:class:`~nlpbench.model.SpanColumns`; each side of a batch becomes numpy
+columns — document, start, end, the codes of the compared properties and
+of the slice label — and every metric is a count over rows:
 
 - exact matches (``instance_strict``, ``type``, ``date_format``, ``hipaa``,
   ``token``): rows with equal keys pair off, so a key found ``g`` times in gold
@@ -22,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules
-from nlpbench.model import Annotation
+from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit
+from nlpbench.model import MISSING, Annotation, SpanColumns
 
-Pair = tuple[Sequence[Annotation], Sequence[Annotation]]
+Pair = tuple[SpanColumns, SpanColumns]
 _EXACT_PROPERTIES = ("type", "date_format", "hipaa")
 
 
@@ -48,6 +50,67 @@ class BatchCounts:
         return PRF(tp, fp, fn)
 
 
+class TokenTable(dict):
+    """The tokens of each distinct annotation text, cut once and kept as numpy rows.
+
+    ``table[key]`` numbers a text (the key is the text, or ``(text, length)`` when
+    the annotation's length is not its text's) and cuts it with ``tokenize`` the
+    first time; text ``i``'s tokens are rows ``first[i]`` to ``first[i] + count[i]``
+    of ``offset`` and ``length``. Past ``KEPT`` texts it forgets them all before a
+    batch, so that memory stays flat.
+    """
+
+    KEPT = 1 << 17
+
+    def __init__(self, tokenize: Tokenizer):
+        super().__init__()
+        self.tokenize = tokenize
+        self.cut: list[Sequence[Unit]] = []  # tokens of the texts numbered since the arrays were extended
+        self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+
+    def __missing__(self, key: str | tuple[str | None, int] | None) -> int:
+        number = self[key] = len(self)
+        text, length = key if key.__class__ is tuple else (key, len(key))
+        self.cut.append(self.tokenize(text, length))
+        return number
+
+    def rows(self, texts: list[str | None], lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each token of each annotation as a row: the annotation's position, the token's offset from its
+        start and its length."""
+        if len(self) > self.KEPT:
+            self.clear()
+            self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+        keys: list = texts
+        if None in texts:
+            keys = list(zip(texts, lengths.tolist(), strict=True))
+        else:
+            misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
+            if misfits:
+                keys = list(texts)
+                for index in misfits:
+                    keys[index] = (texts[index], int(lengths[index]))
+        text_of = np.fromiter(map(self.__getitem__, keys), np.int64, len(keys))
+        self._extend()
+        per_annotation = self.count[text_of]
+        owner = np.repeat(np.arange(len(keys)), per_annotation)
+        # a token's row: where its text's tokens begin, plus its place among them
+        place = np.arange(len(owner)) - np.repeat(np.cumsum(per_annotation) - per_annotation, per_annotation)
+        row = np.repeat(self.first[text_of], per_annotation) + place
+        return owner, self.offset[row], self.length[row]
+
+    def _extend(self) -> None:
+        """Add the tokens of the texts numbered since the last call to the arrays."""
+        if not self.cut:
+            return
+        count = np.fromiter(map(len, self.cut), np.int64, len(self.cut))
+        units = np.fromiter(chain.from_iterable(chain.from_iterable(self.cut)), np.int64).reshape(-1, 2)
+        self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
+        self.count = np.concatenate([self.count, count])
+        self.offset = np.concatenate([self.offset, units[:, 0]])
+        self.length = np.concatenate([self.length, units[:, 1]])
+        self.cut.clear()
+
+
 class _Codes(dict):
     """Small integer codes for hashable values, shared by both sides of a batch: ``codes[value]``."""
 
@@ -60,20 +123,26 @@ def batch_counts(
     pairs: Sequence[Pair],
     rules: SpanRules,
     metrics: Sequence[str],
-    label: Callable[[Annotation], str] | None = None,
+    label: Callable[[Any], str] | None = None,
+    texts: TokenTable | None = None,
 ) -> BatchCounts:
-    """Counts of each metric for each ``(gold, pred)`` pair of annotation lists, and per label.
+    """Counts of each metric for each ``(gold, pred)`` pair of one document's columns, and per label.
 
-    Per label, ``instance_strict``, ``instance_relax`` and ``token`` are matched as
-    for the whole (labels play no part in matching), then sliced: true positives
-    and false negatives by the gold annotation's label, false positives by the
-    predicted one's. The slices of a metric add up to its total.
+    ``label`` gives the slice label of a subtype value; ``texts`` keeps the tokens of the texts
+    met (of earlier batches too), cut with ``rules.tokenize``. Per label, ``instance_strict``,
+    ``instance_relax`` and ``token`` are matched as for the whole (labels play no part in
+    matching), then sliced: true positives and false negatives by the gold
+    annotation's label, false positives by the predicted one's. The slices of a
+    metric add up to its total.
     """
     values, labels = _Codes(), _Codes()
-    properties = {m: rules.property_of(m) for m in metrics if m in _EXACT_PROPERTIES}
-    want_tokens = "token" in metrics or label is not None
-    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, want_tokens)
-    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, want_tokens)
+    properties = {m: rules.compared(m) for m in metrics if m in _EXACT_PROPERTIES}
+    if "date_format" in properties and rules.type_attribute != "dateFormat":
+        raise ValueError("date_format compares the subtype of dates: rules whose type attribute is dateFormat")
+    if texts is None and ("token" in metrics or label is not None):
+        texts = TokenTable(rules.tokenize)
+    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, texts)
+    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, texts)
     n_docs, n_labels = len(pairs), len(labels)
     counts = BatchCounts(collapsed=gold_left_out + pred_left_out)
     wanted = list(metrics) + [m for m in SLICED if label is not None and m not in metrics]
@@ -113,42 +182,41 @@ def span_counts(
     rules: SpanRules,
     metrics: Sequence[str],
     *,
-    label: Callable[[Annotation], str] | None = None,
+    label: Callable[[Any], str] | None = None,
 ) -> dict[tuple[str, str | None], PRF]:
-    """The counts of each metric for one document: keys ``(metric, None)``, and with ``label``
-    ``(metric, name)`` for ``instance_strict``, ``instance_relax`` and ``token`` sliced by label."""
-    batch = batch_counts([(gold, pred)], rules, metrics, label)
+    """The counts of each metric for one document's annotation objects: keys ``(metric, None)``, and with
+    ``label`` (the slice label of a subtype value) ``(metric, name)`` for ``instance_strict``,
+    ``instance_relax`` and ``token`` sliced by label."""
+    columns = [SpanColumns.of(side, rules.type_attribute) for side in (gold, pred)]
+    batch = batch_counts([(columns[0], columns[1])], rules, metrics, label)
     counts: dict[tuple[str, str | None], PRF] = {(metric, None): batch.document(metric, 0) for metric in metrics}
     counts.update(batch.labels)
     return counts
 
 
-def _columns(documents, rules, properties, label, values, labels, want_tokens) -> tuple[dict[str, np.ndarray], int]:
-    """One side of a batch as columns, and how many of its annotations collapsing left out.
+def _columns(documents, rules, properties, label, values, labels, texts) -> tuple[dict[str, np.ndarray], int]:
+    """One side of a batch as numpy columns, and how many of its annotations collapsing left out.
 
     A row per instance: ``doc``, ``start``, ``end``, ``label`` and the code of each
     compared property; a row per token: ``token_doc``, ``token_start``,
-    ``token_length``, ``token_label``. Each column is one list comprehension over
-    all the side's annotations, then numpy.
+    ``token_length``, ``token_label`` (when ``texts`` is given: :class:`TokenTable`).
     """
-    annotations = [a for found in documents for a in found]
-    n = len(annotations)
-    doc = np.repeat(np.arange(len(documents), dtype=np.int64), [len(found) for found in documents])
-    spans = [a.span for a in annotations]
-    start = np.fromiter([span.start for span in spans], np.int64, n)
-    end = np.fromiter([span.end for span in spans], np.int64, n)
-    code = np.fromiter([labels[label(a)] for a in annotations], np.int64, n) if label else np.zeros(n, np.int64)
-    columns = {"doc": doc, "start": start, "end": end, "label": code}
+    sizes = [len(found.start) for found in documents]
+    n = sum(sizes)
+    doc = np.repeat(np.arange(len(documents), dtype=np.int64), sizes)
+    start = np.fromiter(chain.from_iterable(found.start for found in documents), np.int64, n)
+    length = np.fromiter(chain.from_iterable(found.length for found in documents), np.int64, n)
+    subtypes = list(chain.from_iterable(found.subtype for found in documents))
+    code = _labelled(subtypes, label, labels) if label else np.zeros(n, np.int64)
+    columns = {"doc": doc, "start": start, "end": start + length, "label": code}
     for name, compared in properties.items():
-        columns[name] = np.fromiter([values[compared(a)] for a in annotations], np.int64, n)
-    if want_tokens:
-        tokens = [rules.tokenize(a) for a in annotations]
-        per_annotation = np.fromiter(map(len, tokens), np.int64, n)
-        units = np.fromiter(chain.from_iterable(chain.from_iterable(tokens)), np.int64).reshape(-1, 2)
-        columns["token_doc"] = np.repeat(doc, per_annotation)
-        columns["token_start"] = np.repeat(start, per_annotation) + units[:, 0]
-        columns["token_length"] = units[:, 1]
-        columns["token_label"] = np.repeat(code, per_annotation)
+        columns[name] = np.fromiter([values[compared(v)] for v in subtypes], np.int64, n)
+    if texts is not None:
+        owner, offset, token_length = texts.rows(list(chain.from_iterable(found.text for found in documents)), length)
+        columns["token_doc"] = doc[owner]
+        columns["token_start"] = start[owner] + offset
+        columns["token_length"] = token_length
+        columns["token_label"] = code[owner]
     if not rules.collapse_by_start:
         return columns, 0
     # the last annotation read of each (document, start): the first one met walking backwards
@@ -157,6 +225,15 @@ def _columns(documents, rules, properties, label, values, labels, want_tokens) -
     for name in ("doc", "start", "end", "label", *properties):
         columns[name] = columns[name][kept]
     return columns, n - len(kept)
+
+
+def _labelled(subtypes: list[Any], label: Callable[[Any], str], labels: _Codes) -> np.ndarray:
+    """The code of each subtype's slice label, ``label`` called once per distinct subtype when all are
+    strings (or missing: other JSON values may be unhashable, or equal across types, as 1 and true)."""
+    if not set(map(type, subtypes)) <= {str, type(MISSING)}:
+        return np.fromiter([labels[label(subtype)] for subtype in subtypes], np.int64, len(subtypes))
+    code_of = {subtype: labels[label(subtype)] for subtype in set(subtypes)}
+    return np.fromiter(map(code_of.__getitem__, subtypes), np.int64, len(subtypes))
 
 
 def _distinct_rows(side: dict[str, np.ndarray], columns: Sequence[str]) -> dict[str, np.ndarray]:

@@ -32,14 +32,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.model import HIPAA_LOCATION, Annotation
+from nlpbench.model import HIPAA_LOCATION, MISSING, Annotation
 
 #: A token or an instance reduced to what the metrics compare: (start, length).
 Unit = tuple[int, int]
-#: Cuts an annotation into tokens: (offset from the annotation's start, length) each.
-Tokenizer = Callable[[Annotation], Sequence[Unit]]
+#: Cuts an annotation, given its text (None when unknown) and its length, into tokens: (offset from
+#: the annotation's start, length) each. Spans scored by tokens are contiguous.
+Tokenizer = Callable[[str | None, int], Sequence[Unit]]
 
 #: The metrics of this module, in the order reports list them.
 SPAN_METRICS = ("instance_strict", "instance_relax", "token", "type", "date_format", "hipaa")
@@ -133,27 +135,15 @@ def _match_lengths(gold: list[Annotation], pred: list[Annotation], tolerance: in
     into.spurious.extend(pred[j:])
 
 
-def whitespace_tokens(annotation: Annotation) -> list[Unit]:
-    """The whitespace-separated pieces of the annotation's text, at their true offsets from its start.
-
-    A discontinuous annotation's text is its fragments joined by one space
-    (:meth:`Span.covered_text`); each fragment is cut separately.
-    """
-    text = _annotation_text(annotation)
-    tokens: list[Unit] = []
-    position = 0
-    for start, end in annotation.span.parts:
-        piece = text[position : position + end - start]
-        offset = start - annotation.span.start
-        tokens.extend((offset + m.start(), m.end() - m.start()) for m in re.finditer(r"\S+", piece))
-        position += end - start + 1
-    return tokens
+def whitespace_tokens(text: str | None, length: int) -> list[Unit]:
+    """The whitespace-separated pieces of the annotation's text (its first ``length`` characters), at their
+    true offsets from its start."""
+    if text is None:
+        raise ValueError("an annotation has no text to cut into tokens")
+    return [(m.start(), m.end() - m.start()) for m in _NON_SPACE.finditer(text, 0, length)]
 
 
-def _annotation_text(annotation: Annotation) -> str:
-    if annotation.text is None:
-        raise ValueError(f"annotation at {annotation.start} has no text to cut into tokens")
-    return annotation.text
+_NON_SPACE = re.compile(r"\S+")
 
 
 def hipaa_flag(location_type: object) -> bool | None:
@@ -192,34 +182,43 @@ class SpanRules:
     tolerance: int = 2
 
     def tokens(self, annotation: Annotation) -> list[Unit]:
-        """The annotation's tokens as ``(start, length)`` in the text."""
-        start = annotation.span.start
-        return [(start + offset, length) for offset, length in self.tokenize(annotation)]
+        """The tokens of a contiguous annotation as ``(start, length)`` in the text."""
+        span = annotation.span
+        if span.fragments:
+            raise ValueError(f"annotation at {span.start} is discontinuous: tokens are cut from contiguous spans")
+        return [(span.start + offset, length) for offset, length in self.tokenize(annotation.text, span.length)]
 
-    def subtype(self, annotation: Annotation) -> Hashable:
-        if self.type_attribute in annotation.attributes:
-            return annotation.attributes[self.type_attribute]
-        return _Untyped() if self.untyped_never_equal else None
+    def compared(self, metric: str) -> Callable[[Any], Hashable]:
+        """What ``type``, ``date_format`` or ``hipaa`` compares, from the value of the attribute it reads
+        (:meth:`attribute_of`; :data:`~nlpbench.model.MISSING` when the annotation has none): the value,
+        a missing one being None or, under ``untyped_never_equal``, a new value equal to no other; for
+        ``hipaa`` the HIPAA flag of the location type."""
+        if metric == "hipaa":
+            return hipaa_flag
+        if self.untyped_never_equal:
+            return lambda value: _Untyped() if value is MISSING else value
+        return lambda value: None if value is MISSING else value
+
+    def attribute_of(self, metric: str) -> str:
+        """The attribute a property metric reads: ``dateFormat`` for ``date_format``, else the type attribute."""
+        return "dateFormat" if metric == "date_format" else self.type_attribute
 
     def property_of(self, metric: str) -> Callable[[Annotation], Hashable]:
-        """The property that ``type``, ``date_format`` or ``hipaa`` compares."""
-        if metric == "hipaa":
-            return lambda a: hipaa_flag(a.attributes.get(self.type_attribute))
-        if metric == "date_format":
-            return lambda a: a.attributes.get("dateFormat", _Untyped() if self.untyped_never_equal else None)
-        return self.subtype
+        """The property of an annotation that ``type``, ``date_format`` or ``hipaa`` compares."""
+        compared, attribute = self.compared(metric), self.attribute_of(metric)
+        return lambda a: compared(a.attributes.get(attribute, MISSING))
 
     def instances(self, annotations: Sequence[Annotation]) -> Sequence[Annotation]:
         """The annotations instance metrics compare: one per start when collapsing."""
         if not self.collapse_by_start:
             return annotations
-        return [annotations[i] for i in self.instance_indexes(annotations)]
+        return [annotations[i] for i in self.instance_rows([a.span.start for a in annotations])]
 
-    def instance_indexes(self, annotations: Sequence[Annotation]) -> Sequence[int]:
-        """Where the compared annotations sit in ``annotations``: all, or the last of each start."""
+    def instance_rows(self, starts: Sequence[int]) -> Sequence[int]:
+        """Which of annotations with these starts the instance metrics compare: all, or the last of each start."""
         if not self.collapse_by_start:
-            return range(len(annotations))
-        return list({a.span.start: i for i, a in enumerate(annotations)}.values())
+            return range(len(starts))
+        return list({start: i for i, start in enumerate(starts)}.values())
 
 
 def instance_matching(

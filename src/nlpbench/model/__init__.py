@@ -2,6 +2,7 @@
 
 from nlpbench.model.align import pair_documents
 from nlpbench.model.coding import CodeReference, RankedCodes
+from nlpbench.model.columns import MISSING, SpanColumns
 from nlpbench.model.coref import Cluster, CorefDocument, CorefMention, mention_problem, span_of
 from nlpbench.model.document import Annotation, Document, Link, Relation
 from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
@@ -16,6 +17,7 @@ __all__ = [
     "CONTAINS",
     "ENDS_ON",
     "HIPAA_LOCATION",
+    "MISSING",
     "PHI_TYPES",
     "TIMELINE_LABELS",
     "Annotation",
@@ -35,6 +37,7 @@ __all__ = [
     "RankedCodes",
     "Relation",
     "Span",
+    "SpanColumns",
     "Timeline",
     "TimelineTuple",
     "Triple",

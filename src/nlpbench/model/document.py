@@ -8,9 +8,12 @@ documents; every metric takes the annotations of one document at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nlpbench.model.span import Span
+
+if TYPE_CHECKING:
+    from nlpbench.model.columns import SpanColumns
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -70,7 +73,11 @@ class Link:
 
 @dataclass(slots=True)
 class Document:
-    """One document, its text when known, and its annotations."""
+    """One document, its text when known, and its annotations.
+
+    ``columns`` holds the annotations of a label as columns instead of objects,
+    when a reader was asked for them (see :mod:`nlpbench.model.columns`).
+    """
 
     id: str
     text: str | None = None
@@ -78,6 +85,7 @@ class Document:
     relations: list[Relation] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, SpanColumns] = field(default_factory=dict)
 
     def of_label(self, label: str) -> list[Annotation]:
         return [a for a in self.annotations if a.label == label]

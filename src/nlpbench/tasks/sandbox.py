@@ -18,6 +18,7 @@ the ``date_format`` metric scores it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +28,9 @@ from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import SLICED, batch_counts
+from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching
-from nlpbench.model import Annotation, Document, PhiType, pair_documents, phi_type
+from nlpbench.model import Document, PhiType, Span, SpanColumns, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
@@ -70,26 +71,27 @@ def score_sandbox(
     only_gold: list[str] = []
     only_pred: list[str] = []
     misfits: list[str] = []
+    stretched: list[str] = []
     failure = _OfficialFailure(chosen)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = datanode.documents(gold, gold_format, labels=labels)
-        pred_docs = datanode.documents(pred, pred_format, labels=labels)
+        gold_docs = datanode.documents(gold, gold_format, labels=labels, columns=True)
+        pred_docs = datanode.documents(pred, pred_format, labels=labels, columns=True)
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             failure.check(gold_doc, pred_doc)
+            gold_by, pred_by = _by_label(gold_doc, stretched), _by_label(pred_doc, stretched)
             if gold_doc is None:
                 only_pred.append(doc_id)
             elif pred_doc is None:
                 only_gold.append(doc_id)
             elif gold_doc.text is not None:
-                misfits += _misfits(gold_doc.text, pred_doc.annotations, pred)
-            gold_by, pred_by = _by_label(gold_doc), _by_label(pred_doc)
+                misfits += _misfits(gold_doc.text, doc_id, pred_by, pred)
             for run in runs:
-                run.add(doc_id, gold_by and gold_by.get(run.phi.name, []), pred_by and pred_by.get(run.phi.name, []))
+                run.add(doc_id, gold_by.get(run.phi.name), pred_by.get(run.phi.name))
             if on_document:
                 on_document(doc_id)
         for run in runs:
             run.flush()
-    messages = _side_warnings(only_gold, only_pred, misfits) + failure.warnings(gold, pred)
+    messages = _side_warnings(only_gold, only_pred, misfits, stretched) + failure.warnings(gold, pred)
     for run in runs:
         if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
             run.drop("type")
@@ -116,32 +118,52 @@ def score_sandbox(
     )
 
 
-def _by_label(document: Document | None) -> dict[str, list[Annotation]] | None:
+def _by_label(document: Document | None, stretched: list[str]) -> dict[str, SpanColumns]:
+    """A document's annotations as columns per label: those the reader gave as columns, then the objects'.
+
+    The NLP Sandbox's annotations are contiguous: a discontinuous span (brat's fragments) is scored as
+    its extent, from the start of its first fragment to the end of its last, covering the note's text
+    there; each is named (note, offsets) in ``stretched`` for one warning.
+    """
     if document is None:
-        return None
-    grouped: dict[str, list[Annotation]] = {}
+        return {}
+    grouped = dict(document.columns)
+    objects: dict[str, list] = {}
     for annotation in document.annotations:
-        grouped.setdefault(annotation.label, []).append(annotation)
+        span = annotation.span
+        if span.fragments:
+            stretched.append(f"note {document.id}, annotation at {span.start}-{span.end}")
+            text = document.text[span.start : span.end] if document.text is not None else None
+            annotation = dataclasses.replace(annotation, span=Span(span.start, span.end), text=text)
+        objects.setdefault(annotation.label, []).append(annotation)
+    for label, found in objects.items():
+        grouped.setdefault(label, SpanColumns()).extend(SpanColumns.of(found, phi_type(label).type_attribute))
     return grouped
 
 
-def _misfits(text: str, pred: list[Annotation], source: Path | str) -> list[str]:
+def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path | str) -> list[str]:
     """Refuse a prediction past the end of the gold note's text; name those whose text differs from it.
 
     Messages name the note, offsets and lengths, never the text (it is PHI).
     """
     found = []
-    for annotation in pred:
-        where = f"note {annotation.doc_id}, annotation at {annotation.start}-{annotation.end}"
-        if annotation.end > len(text):
-            raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", source, where)
-        if annotation.text is not None and annotation.text != annotation.span.covered_text(text):
-            found.append(f"{where} ({len(annotation.text)} characters)")
+    for columns in pred.values():
+        for start, length, covered in zip(columns.start, columns.length, columns.text, strict=True):
+            where = f"note {doc_id}, annotation at {start}-{start + length}"
+            if start + length > len(text):
+                raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", source, where)
+            if covered is not None and covered != text[start : start + length]:
+                found.append(f"{where} ({len(covered)} characters)")
     return found
 
 
-def _side_warnings(only_gold: list[str], only_pred: list[str], misfits: list[str]) -> list[str]:
+def _side_warnings(only_gold: list[str], only_pred: list[str], misfits: list[str], stretched: list[str]) -> list[str]:
     messages = []
+    if stretched:
+        messages.append(
+            f"{len(stretched)} discontinuous annotations scored as their extent, first fragment to last "
+            f"(NLP Sandbox spans are contiguous; first: {stretched[0]})"
+        )
     for side, ids in (("gold", only_gold), ("prediction", only_pred)):
         if ids:
             messages.append(f"{len(ids)} notes only in the {side}, scored against nothing: {listed(ids)}")
@@ -209,25 +231,28 @@ class _Run:
     errors: list[Row] = field(default_factory=list)
     collapsed: int = 0
     predicted_typed: bool = False
-    pending: list[tuple[str, list[Annotation], list[Annotation]]] = field(default_factory=list)
+    pending: list[tuple[str, SpanColumns, SpanColumns]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.subtype = None if self.phi.name == "date" else _subtype_of(self.phi.type_attribute)
+        self.subtype = None if self.phi.name == "date" else _slice_label
+        self.texts = TokenTable(self.rules.tokenize)
 
-    def add(self, doc_id: str, gold: list[Annotation] | None, pred: list[Annotation] | None) -> None:
-        gold, pred = gold or [], pred or []
-        self.predicted_typed = self.predicted_typed or any(
-            isinstance(v := a.attributes.get(self.phi.type_attribute), str) and v for a in self.rules.instances(pred)
-        )
+    def add(self, doc_id: str, gold: SpanColumns | None, pred: SpanColumns | None) -> None:
+        gold = SpanColumns() if gold is None else gold
+        pred = SpanColumns() if pred is None else pred
+        if not self.predicted_typed:
+            subtypes = [pred.subtype[i] for i in self.rules.instance_rows(pred.start)]
+            self.predicted_typed = any(isinstance(v, str) and v for v in subtypes)
         if len(self.errors) < 2 * self.error_limit:
-            self._collect_errors(gold, pred)
+            self._collect_errors(doc_id, gold, pred)
         self.pending.append((doc_id, gold, pred))
         if len(self.pending) >= BATCH:
             self.flush()
 
     def flush(self) -> None:
         """Score the pending notes together and add their counts to the sums."""
-        batch = batch_counts([(g, p) for _, g, p in self.pending], self.rules, self.metrics, self.subtype)
+        pairs = [(g, p) for _, g, p in self.pending]
+        batch = batch_counts(pairs, self.rules, self.metrics, self.subtype, self.texts)
         for metric in self.metrics:
             table = batch.documents[metric]
             tp, fp, fn = (int(n) for n in table.sum(axis=0))
@@ -246,8 +271,9 @@ class _Run:
         self.metrics.remove(metric)
         self.per_document = [row for row in self.per_document if row["metric"] != metric]
 
-    def _collect_errors(self, gold: list[Annotation], pred: list[Annotation]) -> None:
-        rules = self.rules
+    def _collect_errors(self, doc_id: str, gold_columns: SpanColumns, pred_columns: SpanColumns) -> None:
+        rules, phi = self.rules, self.phi
+        gold, pred = (c.annotations(doc_id, phi.name, phi.type_attribute) for c in (gold_columns, pred_columns))
         matching = instance_matching(rules.instances(gold), rules.instances(pred), rules, "instance_strict")
         have = {"FP": sum(e["kind"] == "FP" for e in self.errors)}
         have["FN"] = len(self.errors) - have["FP"]
@@ -291,14 +317,9 @@ class _Run:
         return [{"annotation_type": self.phi.name, **row} for row in rows] if several else rows
 
 
-def _subtype_of(attribute: str) -> Callable[[Annotation], str]:
+def _slice_label(subtype: object) -> str:
     """The slice label of an annotation: its subtype, or ``(none)`` when it has no subtype string."""
-
-    def subtype(annotation: Annotation) -> str:
-        value = annotation.attributes.get(attribute)
-        return value if value.__class__ is str and value else NO_SUBTYPE
-
-    return subtype
+    return subtype if subtype.__class__ is str and subtype else NO_SUBTYPE
 
 
 def _count_fields(prf: PRF, values: tuple[float, float, float] | None = None) -> Row:
