@@ -1,7 +1,7 @@
 """The store and the data node at scale, on SQLite and PostgreSQL: import, paging, concurrent reads, memory.
 
     python benchmarks/datanode_bench.py [--notes 100000] [--backends sqlite,postgresql] [--clients 50]
-                                        [--workers 1] [--seconds 20]
+                                        [--workers 1,2] [--seconds 20]
 
 Needs ``wrk`` (Debian: ``apt-get install -y --no-install-recommends wrk``) for the read phase.
 
@@ -160,7 +160,8 @@ def served(url: str, workers: int) -> Iterator[tuple[str, int]]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "nlpbench", "datanode", "serve", "--db", url, "--port", str(port)]
-    command += ["--workers", str(workers)]
+    if workers > 1:  # so that the bench also runs a data node from before the option
+        command += ["--workers", str(workers)]
     server = subprocess.Popen([*command, "--log-level", "warning"])
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
@@ -259,12 +260,15 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=500, help="distinct synthetic notes to repeat")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=1, help="server processes (datanode serve --workers)")
+    parser.add_argument(
+        "--workers", default="1", help="server processes (datanode serve --workers); several, e.g. 1,2, serve in turn"
+    )
     parser.add_argument("--seconds", type=int, default=20, help="how long wrk reads")
     parser.add_argument("--reads", type=int, default=40, help="notes each httpx client reads (0: no httpx run)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk not found: apt-get install -y --no-install-recommends wrk")
+    worker_counts = [int(n) for n in args.workers.split(",")]
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"load average at start: {load()}")
@@ -276,34 +280,37 @@ def main() -> None:
             print(f"{backend}: imported {imported['notes']} notes, {imported['annotations']} annotations "
                   f"in {imported['seconds']:.1f} s; RSS MiB by notes: "
                   + ", ".join(f"{n}: {mib:.0f}" for n, mib in imported["rss"]), flush=True)  # fmt: skip
-            with served(url, args.workers) as (base, pid):
-                before = tree_rss_mib(pid)
-                paging = bench_paging(base, args.notes)
-                print(f"{backend}: paged {paging['pages']} pages in {paging['seconds']:.1f} s", flush=True)
-                fast = bench_wrk(base, pid, args.notes, args.clients, args.seconds)
-                print(f"{backend}: wrk, {args.clients} connections, {args.workers} workers: {fast['requests']} reads, "
-                      f"{fast['per_second']:.0f}/s, p50 {fast['p50']:.1f} ms, p95 {fast['p95']:.1f} ms, "
-                      f"p99 {fast['p99']:.1f} ms; CPU per read: server {fast['server_us']:.0f} µs, "
-                      f"wrk {fast['wrk_us']:.0f} µs; load average {load()}", flush=True)  # fmt: skip
-                concurrent = bench_concurrent(base, args.notes, args.clients, args.reads) if args.reads else None
-                after = tree_rss_mib(pid)
-            if concurrent:
-                print(f"{backend}: httpx, {concurrent['requests']} reads by {args.clients} clients, "
-                      f"{concurrent['per_second']:.0f}/s, p50 {concurrent['p50']:.1f} ms, "
-                      f"p95 {concurrent['p95']:.1f} ms, p99 {concurrent['p99']:.1f} ms", flush=True)  # fmt: skip
-            print(f"{backend}: server RSS {before:.0f} → {after:.0f} MiB", flush=True)
-            rows.append((backend, imported, paging, fast, concurrent, before, after))
+            paging = None
+            for workers in worker_counts:
+                with served(url, workers) as (base, pid):
+                    before = tree_rss_mib(pid)
+                    if paging is None:  # one client: more workers do not make it faster
+                        paging = bench_paging(base, args.notes)
+                        print(f"{backend}: paged {paging['pages']} pages in {paging['seconds']:.1f} s", flush=True)
+                    fast = bench_wrk(base, pid, args.notes, args.clients, args.seconds)
+                    print(f"{backend}: wrk, {args.clients} connections, {workers} workers: {fast['requests']} reads, "
+                          f"{fast['per_second']:.0f}/s, p50 {fast['p50']:.1f} ms, p95 {fast['p95']:.1f} ms, "
+                          f"p99 {fast['p99']:.1f} ms; CPU per read: server {fast['server_us']:.0f} µs, "
+                          f"wrk {fast['wrk_us']:.0f} µs; load average {load()}", flush=True)  # fmt: skip
+                    concurrent = bench_concurrent(base, args.notes, args.clients, args.reads) if args.reads else None
+                    after = tree_rss_mib(pid)
+                if concurrent:
+                    print(f"{backend}: httpx, {concurrent['requests']} reads by {args.clients} clients, "
+                          f"{concurrent['per_second']:.0f}/s, p50 {concurrent['p50']:.1f} ms, "
+                          f"p95 {concurrent['p95']:.1f} ms, p99 {concurrent['p99']:.1f} ms", flush=True)  # fmt: skip
+                print(f"{backend}: server RSS ({workers} workers) {before:.0f} → {after:.0f} MiB", flush=True)
+                rows.append((backend, imported, paging, workers, fast, concurrent, before, after))
     print(f"load average at end: {load()}")
     print()
     print("| backend | import s | import RSS MiB (10 % → 100 %) | paging s | workers | wrk reads/s | p50 ms | p95 ms "
           "| p99 ms | server µs/read | httpx reads/s | httpx p95 ms | server MiB |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for backend, imported, paging, fast, concurrent, before, after in rows:
+    for backend, imported, paging, workers, fast, concurrent, before, after in rows:
         first, last = imported["rss"][0][1], imported["rss"][-1][1]
         httpx_cells = f"{concurrent['per_second']:.0f} | {concurrent['p95']:.1f}" if concurrent else "– | –"
         print(
             f"| {backend} | {imported['seconds']:.1f} | {first:.0f} → {last:.0f} | {paging['seconds']:.1f} | "
-            f"{args.workers} | {fast['per_second']:.0f} | {fast['p50']:.1f} | {fast['p95']:.1f} | {fast['p99']:.1f} | "
+            f"{workers} | {fast['per_second']:.0f} | {fast['p50']:.1f} | {fast['p95']:.1f} | {fast['p99']:.1f} | "
             f"{fast['server_us']:.0f} | {httpx_cells} | {before:.0f} → {after:.0f} |"
         )
 

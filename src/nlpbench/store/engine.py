@@ -119,7 +119,8 @@ class Store:
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._readers = sessionmaker(self.engine.execution_options(**{_READONLY: True}), expire_on_commit=False)
+        self._reader_engine = self.engine.execution_options(**{_READONLY: True})
+        self._readers = sessionmaker(self._reader_engine, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -134,6 +135,16 @@ class Store:
         """
         with (self._readers if readonly else self._sessions).begin() as session:
             yield session
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A read-only transaction for Core statements, without the bookkeeping of an ORM session.
+
+        It reads the same snapshot as ``session(readonly=True)`` and is rolled back when the block ends;
+        the data node reads notes through it, the hottest path it has.
+        """
+        with self._reader_engine.connect() as connection:
+            yield connection
 
     def revision(self) -> str | None:
         with self.engine.connect() as connection:

@@ -158,7 +158,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return {"status": "pass"}
 
     _dataset_routes(router, reading, writing)
-    _fhir_routes(router, reading, writing)
+    _fhir_routes(router, reading, writing, store.connection)
     _annotation_routes(router, reading, writing)
     app.include_router(router)
     return app
@@ -311,7 +311,7 @@ def _dataset_routes(router: APIRouter, reading, writing) -> None:
 _META = ("version", "description", "license", "visibility")
 
 
-def _fhir_routes(router: APIRouter, reading, writing) -> None:
+def _fhir_routes(router: APIRouter, reading, writing, connection) -> None:
     stores = "/datasets/{datasetId}/fhirStores"
     store_path = stores + "/{fhirStoreId}"
     patients, notes = store_path + "/fhir/Patient", store_path + "/fhir/Note"
@@ -494,8 +494,8 @@ def _fhir_routes(router: APIRouter, reading, writing) -> None:
     async def get_note(datasetId: DatasetId, fhirStoreId: FhirStoreId, noteId: NoteId) -> Response:
         # On the event loop, not in the thread pool: one lookup by unique index takes less time than handing
         # the call to a thread and back (which, with the GIL, cost more CPU than the whole query under load).
-        with reading() as session:
-            return StoredJSON(note_json(repo.get_note(session, datasetId, fhirStoreId, noteId)))
+        with connection() as db:
+            return StoredJSON(note_json(repo.get_note(db, datasetId, fhirStoreId, noteId)))
 
     @router.delete(
         notes + "/{noteId}",
