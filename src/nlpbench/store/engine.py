@@ -119,8 +119,9 @@ class Store:
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._reader_engine = self.engine.execution_options(**{_READONLY: True})
-        self._readers = sessionmaker(self._reader_engine, expire_on_commit=False)
+        self._readers = sessionmaker(self.engine.execution_options(**{_READONLY: True}), expire_on_commit=False)
+        autocommit = {"isolation_level": "AUTOCOMMIT"} if self.dialect == "postgresql" else {}
+        self._statements = self.engine.execution_options(**{_READONLY: True}, **autocommit)
 
     @property
     def dialect(self) -> str:
@@ -138,12 +139,14 @@ class Store:
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:
-        """A read-only transaction for Core statements, without the bookkeeping of an ORM session.
+        """A connection for reads of one Core statement, without the bookkeeping of an ORM session.
 
-        It reads the same snapshot as ``session(readonly=True)`` and is rolled back when the block ends;
-        the data node reads notes through it, the hottest path it has.
+        Each statement reads a snapshot of its own: on PostgreSQL it runs in autocommit mode (no
+        ``BEGIN`` and ``ROLLBACK`` round trips); on SQLite in a read transaction, as
+        ``session(readonly=True)``, rolled back when the block ends. The data node reads notes
+        through it, the hottest path it has.
         """
-        with self._reader_engine.connect() as connection:
+        with self._statements.connect() as connection:
             yield connection
 
     def revision(self) -> str | None:
