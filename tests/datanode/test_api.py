@@ -193,7 +193,9 @@ def test_conflicts_missing_parents_and_missing_resources(node):
     problem = node("post", NOTES, 400, params={"noteId": "n-2"}, body={"text": SECRET, "type": "", "patientId": "p-9"})
     assert "patient 'p-9'" in problem["detail"]
     node("get", DATASET, 404, ids=missing)
-    node("get", NOTE, 404, ids={"noteId": "n-9"})
+    assert "note 'n-9' in d-one/evaluation not found" in node("get", NOTE, 404, ids={"noteId": "n-9"})["detail"]
+    assert "FHIR store d-one/nope not found" in node("get", NOTE, 404, ids={"fhirStoreId": "nope"})["detail"]
+    assert "dataset 'nope' not found" in node("get", NOTE, 404, ids=missing)["detail"]
     node("delete", NOTE, 404, ids={"noteId": "n-9"})
     node("get", PATIENT, 404, ids={"patientId": "p-9"})
     node("get", ONE_RECORD, 404, ids={"annotationId": "n-9"})

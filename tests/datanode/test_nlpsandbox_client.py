@@ -11,28 +11,18 @@ process against the server.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 
 from nlpbench.cli.dataset import import_documents
 from nlpbench.store import open_store
 from nlpbench.synth import generate
+from tests.datanode.server import served
 
 nlpsandbox = pytest.importorskip("nlpsandbox", reason="nlpsandbox-client 4.3.1 with its API package's dependencies")
 client_utils = pytest.importorskip("nlpsandboxclient.utils")
 
 pytestmark = pytest.mark.reference
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -43,27 +33,8 @@ def datanode(db_url, tmp_path):
         import_documents(store, "synth-a", generate(23, 0), "synth")
     finally:
         store.close()
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 (closed below)
-    command = [sys.executable, "-m", "nlpbench", "datanode", "serve", "--db", db_url, "--port", str(port)]
-    server = subprocess.Popen([*command, "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/api/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthCheck", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "the data node did not start within 60 s"
-            time.sleep(0.2)
+    with served(db_url, tmp_path / "serve.log") as (url, _server):
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        log.close()
 
 
 def nlp_cli(*args: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 
 import typer
 
@@ -28,39 +29,54 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; beyond localhost only with API keys."),
     port: int = typer.Option(8080, "--port", "-p", min=0, max=65535, help="Port to listen on."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        "-w",
+        min=1,
+        help="Server processes sharing the port (uvicorn's multi-process mode); about one per CPU core "
+        "serves the most reads. Each opens the store itself.",
+    ),
 ) -> None:
     """Serve the store as an NLP Sandbox 1.2.0 data node under http://HOST:PORT/api/v1 (docs at /api/v1/ui).
 
     When API keys exist (`nlpbench datanode keys create`) every request but the health check needs one,
     in the X-API-Key header; without any, the node listens on localhost only. Whether keys are required
     is decided when the server starts; a revoked key stops working at once.
+
+    With --workers N, N processes accept requests on the same port, so reads use N cores; on SQLite they
+    share the file (write-ahead log: readers never wait for the writer, writers queue for the write lock).
     """
     import uvicorn
 
-    from nlpbench.api.datanode import Settings, create_app
+    from nlpbench.api.datanode.app import REQUIRE_KEYS_VARIABLE
     from nlpbench.store import describe
+    from nlpbench.store.engine import ENV_VARIABLE
     from nlpbench.store.keys import count_keys
 
     store = open_db(db)
-    with store.session(readonly=True) as session:
-        keys = count_keys(session)
-    if not keys and not is_loopback(host):
+    try:
+        with store.session(readonly=True) as session:
+            keys = count_keys(session)
+    finally:
         store.close()
+    if not keys and not is_loopback(host):
         raise fail(
             f"--host {host}: without an API key the data node only listens on localhost; "
             "create one with `nlpbench datanode keys create`"
         )
-    app = create_app(store, Settings(require_keys=keys > 0))
     access = f"{keys} API keys required" if keys else "no API key (localhost only)"
+    processes = f", {workers} worker processes" if workers > 1 else ""
     stderr().print(
-        f"data node at http://{host}:{port}/api/v1 on {describe(store.url)} — {access}; Ctrl+C to stop",
+        f"data node at http://{host}:{port}/api/v1 on {describe(store.url)} — {access}{processes}; Ctrl+C to stop",
         markup=False,
         soft_wrap=True,
     )
-    try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
-    finally:
-        store.close()
+    # every worker builds the app itself, from the store this command opened and migrated
+    os.environ[ENV_VARIABLE] = store.url
+    os.environ[REQUIRE_KEYS_VARIABLE] = "1" if keys else "0"
+    factory = "nlpbench.api.datanode.app:app_from_environment"
+    uvicorn.run(factory, factory=True, host=host, port=port, log_level=log_level, workers=workers)
 
 
 @store_errors

@@ -120,6 +120,8 @@ class Store:
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._readers = sessionmaker(self.engine.execution_options(**{_READONLY: True}), expire_on_commit=False)
+        autocommit = {"isolation_level": "AUTOCOMMIT"} if self.dialect == "postgresql" else {}
+        self._statements = self.engine.execution_options(**{_READONLY: True}, **autocommit)
 
     @property
     def dialect(self) -> str:
@@ -134,6 +136,18 @@ class Store:
         """
         with (self._readers if readonly else self._sessions).begin() as session:
             yield session
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A connection for reads of one Core statement, without the bookkeeping of an ORM session.
+
+        Each statement reads a snapshot of its own: on PostgreSQL it runs in autocommit mode (no
+        ``BEGIN`` and ``ROLLBACK`` round trips); on SQLite in a read transaction, as
+        ``session(readonly=True)``, rolled back when the block ends. The data node reads notes
+        through it, the hottest path it has.
+        """
+        with self._statements.connect() as connection:
+            yield connection
 
     def revision(self) -> str | None:
         with self.engine.connect() as connection:
