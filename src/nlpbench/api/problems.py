@@ -48,6 +48,15 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
     return ProblemResponse(schemas.dump(body), status_code=status)
 
 
+def problem_doc(description: str) -> dict[str, Any]:
+    """An OpenAPI ``responses`` entry: a problem object, in ``application/problem+json``, with ``description``."""
+    return {
+        "model": schemas.Problem,
+        "description": description,
+        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
 def describe_errors(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:
     """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``.
 

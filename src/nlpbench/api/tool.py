@@ -42,12 +42,12 @@ from nlpbench.api import schemas
 from nlpbench.api.deidentify import StepError, deidentify
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import (
-    PROBLEM_MEDIA_TYPE,
     AnnotatorError,
     Guard,
     ProblemResponse,
     describe_errors,
     problem,
+    problem_doc,
     too_large,
 )
 from nlpbench.model import PHI_TYPES, Annotation, Document
@@ -59,19 +59,10 @@ PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
 ENTRY_BYTES = 256
 
 
-def _problem_doc(description: str) -> dict[str, Any]:
-    schema = {"$ref": "#/components/schemas/Problem"}
-    return {
-        "model": schemas.Problem,
-        "description": description,
-        "content": {PROBLEM_MEDIA_TYPE: {"schema": schema}},
-    }
-
-
 ERRORS = {
-    400: _problem_doc("Invalid request"),
-    413: _problem_doc("Request body too large"),
-    500: _problem_doc("The tool failed"),
+    400: problem_doc("Invalid request"),
+    413: problem_doc("Request body too large"),
+    500: problem_doc("The tool failed"),
 }
 
 
@@ -312,10 +303,10 @@ def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool], max_body_byt
         redoc_url=None,
     )
     app.add_middleware(Guard, max_body_bytes=max_body_bytes)
-    _add_error_handlers(app, max_body_bytes)
+    add_error_handlers(app, max_body_bytes)
     _add_docs(app)
     router = APIRouter(prefix=BASE_PATH)
-    common = {"responses": {404: _problem_doc("Not found"), 500: ERRORS[500]}, "tags": ["Tool"]}
+    common = {"responses": {404: problem_doc("Not found"), 500: ERRORS[500]}, "tags": ["Tool"]}
 
     @router.get("/tool", operation_id="getTool", response_model=schemas.Tool, summary="Get tool information", **common)
     def get_tool() -> schemas.Tool:
@@ -369,7 +360,7 @@ def _add_docs(app: FastAPI) -> None:
         )
 
 
-def _add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
+def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
         return problem(400, describe_errors(error.errors()))

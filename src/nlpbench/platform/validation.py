@@ -26,8 +26,8 @@ import httpx
 
 from nlpbench.api import schemas
 from nlpbench.model import Document
-from nlpbench.runner import AnnotationRun, RetryPolicy, ToolClient, ToolError, validate_tool
-from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES
+from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
+from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.
 PAGE_TIMEOUT = 10.0
@@ -73,13 +73,8 @@ async def validate(
     ``transport`` makes a new httpx transport for each client (a sandboxed tool is reached over a Unix socket).
     """
     await _check_pages(url, settings.timeout, transport())
-    client = ToolClient(
-        url,
-        timeout=settings.timeout,
-        retry=settings.retry,
-        max_response_bytes=settings.max_response_bytes,
-        transport=transport(),
-    )
+    options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
+    client = options.client(url, transport())
     try:
         async with client:
             check = await validate_tool(client, settings.labels)

@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nlpbench import __version__
 from nlpbench.api.datanode import schemas
-from nlpbench.api.problems import PROBLEM_MEDIA_TYPE, ProblemResponse, describe_errors, problem
+from nlpbench.api.problems import ProblemResponse, describe_errors, problem, problem_doc
 from nlpbench.api.schemas import RESOURCE_ID_PATTERN
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
@@ -85,20 +85,12 @@ Limit = Annotated[int, Query(ge=10, le=100, description="Maximum number of resul
 Offset = Annotated[int, Query(ge=0, description="Index of the first result that must be returned")]
 
 
-def _problem_doc(description: str) -> dict[str, Any]:
-    return {
-        "model": schemas.Problem,
-        "description": description,
-        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
-
-
-BAD = {400: _problem_doc("Invalid request")}
-AUTH = {401: _problem_doc("No valid API key"), 403: _problem_doc("The API key may not do this")}
-MISSING = {404: _problem_doc("The specified resource was not found")}
-CONFLICT = {409: _problem_doc("The resource already exists")}
-TOO_LARGE = {413: _problem_doc("The request body is too large")}
-UNAVAILABLE = {503: _problem_doc("The database is unavailable")}
+BAD = {400: problem_doc("Invalid request")}
+AUTH = {401: problem_doc("No valid API key"), 403: problem_doc("The API key may not do this")}
+MISSING = {404: problem_doc("The specified resource was not found")}
+CONFLICT = {409: problem_doc("The resource already exists")}
+TOO_LARGE = {413: problem_doc("The request body is too large")}
+UNAVAILABLE = {503: problem_doc("The database is unavailable")}
 LIST = {**BAD, **AUTH, **UNAVAILABLE}
 CREATE = {**BAD, **AUTH, **CONFLICT, **TOO_LARGE, **UNAVAILABLE}
 ONE = {**BAD, **AUTH, **MISSING, **UNAVAILABLE}
@@ -116,7 +108,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         docs_url=f"{BASE_PATH}/ui",
         redoc_url=None,
     )
-    _add_error_handlers(app)
+    add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     def authorize(request: Request) -> None:
@@ -676,7 +668,7 @@ def _methods(app: FastAPI, request: Request) -> set[str]:
     return methods
 
 
-def _add_error_handlers(app: FastAPI) -> None:
+def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
         return problem(400, describe_errors(error.errors()))

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from nlpbench import __version__
-from nlpbench.api.datanode.app import BodyLimit, _add_error_handlers
+from nlpbench.api.datanode.app import BodyLimit, add_error_handlers
 from nlpbench.api.problems import ProblemResponse, problem
 from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
@@ -93,7 +93,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.store = store
-    _add_error_handlers(app)
+    add_error_handlers(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(InputError)
