@@ -40,6 +40,8 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Any constant: the PostgreSQL advisory lock that serialises migrations.
 _MIGRATION_LOCK = 0x6E6C7062
 SQLITE_BUSY_SECONDS = 30
+#: How long a PostgreSQL connection may take to open.
+POSTGRESQL_CONNECT_SECONDS = 10
 _READONLY = "nlpbench_readonly"
 #: JSON columns (annotation arrays) encoded and decoded by msgspec: several times faster than json.
 _JSON_CODEC = {
@@ -93,7 +95,12 @@ def make_engine(url: str) -> Engine:
 
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, **_JSON_CODEC)
+        # A server that does not answer fails a connection in seconds, not after the kernel's minutes of
+        # retries: the data node reads notes on its event loop. A timeout in the URL wins.
+        connect = {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRESQL_CONNECT_SECONDS}
+        return create_engine(
+            parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, connect_args=connect, **_JSON_CODEC
+        )
     raise InputError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql", record="--db")
 
 
