@@ -381,7 +381,7 @@ class _Job:
                 await flush(wait=True)
                 raise Failed(reached.explained(str(error))) from None
             finally:
-                if writing is not None:  # the lease was lost: let the write end (refused) before the loop closes
+                if writing is not None:  # an error or a lost lease left a write running: it ends before the loop
                     await asyncio.gather(writing, return_exceptions=True)
         _same_tool(submission, run)
 
