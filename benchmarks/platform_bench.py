@@ -15,6 +15,9 @@ uvicorn in its own process, so that the tool costs little beside the client) ann
    progress counted, the lease renewed. Validation (warm-up, reproducibility on the subset) and scoring
    are reported apart.
 
+Besides wall times, the CPU time of this process on each side (the client's, and for the submission the
+worker's too: its threads included) is printed: on a loaded machine it varies less than the wall time.
+
 The order of the three rotates over ``--repeat`` rounds and medians are printed; the notes live in a fresh SQLite
 file (or ``--db``) made by the benchmark.
 """
@@ -105,7 +108,7 @@ def make_dataset(store, notes: int) -> list[dict]:
     return [{"identifier": i.identifier, "text": i.text, "type": i.type, "patientId": i.patient} for i in items]
 
 
-async def plain(url: str, notes: list[dict], concurrency: int) -> float:
+async def plain(url: str, notes: list[dict], concurrency: int) -> tuple[float, float]:
     slots = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=f"{url}/api/v1", timeout=30, limits=limits) as client:
@@ -116,23 +119,23 @@ async def plain(url: str, notes: list[dict], concurrency: int) -> float:
                 response.raise_for_status()
                 response.json()
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(note) for note in notes))
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
 
-def runner_alone(url: str, notes: list[dict], concurrency: int) -> float:
+def runner_alone(url: str, notes: list[dict], concurrency: int) -> tuple[float, float]:
     documents = [
         Document(n["identifier"], n["text"], metadata={"noteType": n["type"], "patientId": n["patientId"]})
         for n in notes
     ]
     run = AnnotationRun(url, labels=("date",), concurrency=concurrency, retry=RetryPolicy(retries=3))
 
-    async def drain() -> float:
-        start = time.perf_counter()
+    async def drain() -> tuple[float, float]:
+        start, cpu = time.perf_counter(), time.process_time()
         async for _ in run.stream(documents):
             pass
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     return asyncio.run(drain())
 
@@ -141,8 +144,11 @@ def through_submission(store, url: str, concurrency: int) -> dict[str, float]:
     queues.configure_queue(store, "bench", concurrency=concurrency, time_budget_seconds=86400.0)
     request = queues.Request(team="bench", task="date", dataset="bench", queue="bench", tool_url=url)
     submission = queues.submit(store, request)
+    cpu: dict[str, float] = {}
     start = time.perf_counter()
-    Worker(store, queue="bench", poll=0.05).run(until_idle=True)
+    Worker(
+        store, queue="bench", poll=0.05, on_status=lambda _, status: cpu.setdefault(status, time.process_time())
+    ).run(until_idle=True)
     total = time.perf_counter() - start
     with store.session(readonly=True) as session:
         row = session.get(Submission, submission)
@@ -150,6 +156,7 @@ def through_submission(store, url: str, concurrency: int) -> dict[str, float]:
         moments = {e.status: e.at for e in queues.events(session, submission)}
     return {
         "annotating": (moments["SCORING"] - moments["ANNOTATING"]).total_seconds(),
+        "annotating CPU": cpu["SCORING"] - cpu["ANNOTATING"],
         "validating": (moments["ANNOTATING"] - moments["VALIDATING"]).total_seconds(),
         "scoring": (moments["SCORED"] - moments["SCORING"]).total_seconds(),
         "total": total,
@@ -184,8 +191,8 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
-    base = statistics.median(plains)
-    runner = statistics.median(runners)
+    base = statistics.median(wall for wall, _ in plains)
+    runner = statistics.median(wall for wall, _ in runners)
     annotating = statistics.median(r["annotating"] for r in runs)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -201,7 +208,17 @@ def main() -> None:
         f"submission, annotating:    {annotating:8.2f} s  ({arguments.notes / annotating:7.0f} notes/s)  "
         f"over plain {100 * (annotating / base - 1):+.1f} %, over the runner {100 * (annotating / runner - 1):+.1f} %"
     )
-    print(f"each side, every round (s): plain {plains}, runner {runners}, submission {[r['annotating'] for r in runs]}")
+    print(
+        "each side, every round (s): "
+        f"plain {[round(wall, 2) for wall, _ in plains]}, runner {[round(wall, 2) for wall, _ in runners]}, "
+        f"submission {[round(r['annotating'], 2) for r in runs]}"
+    )
+    cpus = [statistics.median(cpu for _, cpu in plains), statistics.median(cpu for _, cpu in runners)]
+    cpus.append(statistics.median(r["annotating CPU"] for r in runs))
+    print(
+        f"CPU of this process (medians, s): plain {cpus[0]:.2f}, runner {cpus[1]:.2f}, "
+        f"submission annotating {cpus[2]:.2f} (over the runner {100 * (cpus[2] / cpus[1] - 1):+.1f} %)"
+    )
     for phase in ("validating", "scoring", "total"):
         print(f"submission, {phase + ':':<14} {statistics.median(r[phase] for r in runs):8.2f} s")
 

@@ -12,12 +12,14 @@ a worker that died goes on where that one stopped:
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
   retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
   them from the workers of that cluster, except to a ``--command`` tool, which
-  only this machine reaches); finished notes are written in small
-  batches, each batch in one transaction with the progress count and fenced
-  by the lease, so that the store is the checkpoint: a note is written once
-  and never lost (written from a thread, so that the requests in flight are
-  not held up by the database). The time budget runs from the first ``ANNOTATING`` and is
-  enforced as a deadline around the whole run (a hanging tool included).
+  only this machine reaches); finished notes are written in batches (at most
+  :data:`FLUSH_NOTES` notes or :data:`FLUSH_SECONDS` apart), each batch in one
+  transaction with the progress count and fenced by the lease, so that the
+  store is the checkpoint: a note is written once and never lost. A batch is
+  written from a thread while the stream goes on (one batch at a time, in
+  order; the next flush waits for the previous one), so that neither the
+  requests in flight nor the next notes wait for the database. The time budget runs from the
+  first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
 
 A heartbeat thread renews the lease every third of it; when the lease is
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, select
 
 from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings
@@ -69,7 +71,7 @@ from nlpbench.store.submissions import (
 #: Notes of the dataset validated when it has no ``-subset`` twin.
 SUBSET_NOTES = 10
 #: Write finished notes at least this often (notes, seconds).
-FLUSH_NOTES = 64
+FLUSH_NOTES = 256
 FLUSH_SECONDS = 1.0
 #: The most of a started tool's output kept in the store (its end).
 MAX_LOG_BYTES = 2**20
@@ -160,10 +162,16 @@ class _Job:
             thread.join()
 
     @contextmanager
-    def write(self, **values: Any) -> Iterator[tuple[Any, Submission]]:
-        """A writing transaction that holds the lease (or raises :class:`Lost`), with the submission row."""
+    def fenced(self, **values: Any) -> Iterator[Any]:
+        """A writing transaction that holds the lease (or raises :class:`Lost`) and sets ``values``."""
         with self.store.session() as session:
             queues.hold(session, self.id, self.worker.name, self.worker.lease, **values)
+            yield session
+
+    @contextmanager
+    def write(self, **values: Any) -> Iterator[tuple[Any, Submission]]:
+        """:meth:`fenced`, with the submission row."""
+        with self.fenced(**values) as session:
             yield session, session.get(Submission, self.id, populate_existing=True)
 
     def move(self, status: str, reason: str, **values: Any) -> None:
@@ -325,18 +333,32 @@ class _Job:
         )
         batch: list[Document] = []
         flushed = time.monotonic()
+        writing: asyncio.Future[None] | None = None
 
         def write(documents: list[Document]) -> None:
-            with self.write(notes_done=Submission.notes_done + len(documents)) as (session, _):
+            with self.fenced(notes_done=Submission.notes_done + len(documents)) as session:
                 _insert_records(session, dataset, annotations, documents)
 
-        async def flush() -> None:
-            """Write the batch from a thread: the requests in flight go on meanwhile (one batch at a time)."""
-            nonlocal batch, flushed
+        async def written() -> None:
+            """Wait for the batch being written (shielded: a cancelled wait does not lose track of it)."""
+            nonlocal writing
+            if writing is not None:
+                await asyncio.shield(writing)
+                writing = None
+
+        async def flush(*, wait: bool = False) -> None:
+            """Write the batch from a thread while the stream goes on; one batch at a time, in order.
+
+            The previous batch is waited for first (a lost lease raises here), this one too with ``wait``.
+            """
+            nonlocal batch, flushed, writing
+            await written()
             if batch:
                 documents, batch = batch, []
-                await asyncio.to_thread(write, documents)
+                writing = asyncio.get_running_loop().run_in_executor(None, write, documents)
             flushed = time.monotonic()
+            if wait:
+                await written()
 
         with self.store.session(readonly=True) as reader:
             notes = (note for note in repository.documents(reader, dataset, None) if note.id not in done)
@@ -347,17 +369,20 @@ class _Job:
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             await flush()
-                await flush()
+                await flush(wait=True)
             except TimeoutError:
-                await flush()
+                await flush(wait=True)
                 done_now = self._reload()
                 raise Failed(
                     f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
                     f"{done_now.notes_done} of {done_now.notes_total} notes"
                 ) from None
             except ToolError as error:
-                await flush()
+                await flush(wait=True)
                 raise Failed(reached.explained(str(error))) from None
+            finally:
+                if writing is not None:  # an error or a lost lease left a write running: it ends before the loop
+                    await asyncio.gather(writing, return_exceptions=True)
         _same_tool(submission, run)
 
     def _store_predictions(self, submission: Submission) -> None:
@@ -483,5 +508,5 @@ def _insert_records(session, dataset: str, store_id: int, documents: list[Docume
                 "arrays": {key: value for key, value in record.items() if key.startswith("text")},
             }
         )
-    if rows:
-        session.execute(insert(AnnotationRecord), rows)
+    if rows:  # a Core executemany: the ORM's bulk insert costs more than the rows' encoding
+        session.connection().execute(AnnotationRecord.__table__.insert(), rows)
