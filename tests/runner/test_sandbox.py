@@ -124,7 +124,7 @@ def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path):
         outcome = tool.wait(20)
     assert outcome is not None and outcome.limit == "memory"
     assert outcome.reason == "the tool exceeded its memory limit of 96 MiB"
-    assert outcome.peak_memory_bytes > 96 * 2**20
+    assert outcome.peak_memory_bytes >= 96 * 2**20  # the kernel holds a cgroup at its limit; the watch sees past it
     assert not outcome.ok
 
 

@@ -1,13 +1,16 @@
 """Inside a sandbox's namespaces: bring loopback up, start the tool, and relay a Unix socket to its port.
 
-``python …/nlpbench/runner/relay.py SOCKET PORT STATUS CPU_SECONDS DATA_BYTES COMMAND``
+``python …/nlpbench/runner/relay.py SOCKET PORT STATUS CPU_SECONDS DATA_BYTES CGROUP_PROCS COMMAND``
 (a script of the standard library only, so it starts at once) is what
 :func:`nlpbench.runner.sandbox.start_tool` runs as the first process of a
 fresh network (and PID) namespace. It sets the loopback interface up (a
 new network namespace has it down and nothing else), starts ``COMMAND`` with
 ``/bin/sh -c`` in its own process group under ``RLIMIT_CPU`` (soft
 ``CPU_SECONDS``, so the kernel sends ``SIGXCPU``) and ``RLIMIT_DATA``
-(``DATA_BYTES``, a backstop to the runner's watch of resident memory), and
+(``DATA_BYTES``, a backstop to the runner's watch of resident memory; none if
+0), in the tool's cgroup if ``CGROUP_PROCS`` names one (``cgroup.procs``
+files separated by ``:``, each written with the tool's id before it runs
+anything, so all it starts is inside; the relay stays outside), and
 copies bytes both ways between each connection accepted on ``SOCKET`` and
 ``127.0.0.1:PORT``. When the tool ends, its status goes to ``STATUS`` as JSON
 (``{"returncode": N}``, negative for a signal, as :mod:`subprocess` reports it)
@@ -80,13 +83,17 @@ def _signal_group(tool: subprocess.Popen, number: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    socket_path, port, status_path, cpu_seconds, data_bytes, command = argv
+    socket_path, port, status_path, cpu_seconds, data_bytes, cgroup_procs, command = argv
     loopback_up()
 
     def limited() -> None:
+        for procs in filter(None, cgroup_procs.split(":")):
+            with open(procs, "w") as joined:
+                joined.write(str(os.getpid()))
         cpu = int(cpu_seconds)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_DATA, (int(data_bytes), int(data_bytes)))
+        if int(data_bytes):
+            resource.setrlimit(resource.RLIMIT_DATA, (int(data_bytes), int(data_bytes)))
 
     tool = subprocess.Popen(["/bin/sh", "-c", command], preexec_fn=limited, process_group=0)
     returncode = asyncio.run(serve(socket_path, int(port), tool))

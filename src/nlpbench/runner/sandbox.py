@@ -11,19 +11,30 @@ loopback, so the tool cannot open a connection to anything outside, the host's
 a Unix socket in a private directory to the tool's port. ``tool.url`` and ``tool.transport()``
 (a new ``httpx.AsyncHTTPTransport`` on that socket) are what a client needs.
 
-Limits: ``RLIMIT_CPU`` per process (the kernel sends ``SIGXCPU``), ``RLIMIT_DATA``
-at twice ``memory_bytes`` as a backstop, and a watch every ``POLL_SECONDS``
-over all the tool's processes that kills them all, with the reason kept in
-``tool.outcome``, once together they hold more than ``memory_bytes`` resident,
-have used more than ``cpu_seconds`` of CPU or number more than ``processes``,
-or once ``wall_seconds`` have passed. (Where cgroups v2 can be written, they
-would enforce these in the kernel; this sandbox does not use them yet.) The
+Limits. Where a cgroup can be made (:mod:`nlpbench.runner.cgroup`: v2, or
+the v1 ``memory`` and ``pids`` hierarchies, writable; root usually, a user
+namespace usually not), the tool runs in one of its own from its first
+instruction, and the kernel enforces ``memory_bytes`` (resident memory and
+page cache, swap included: past it the OOM killer ends a process, and the
+runner then kills the rest with the reason "memory") and
+``TASKS_PER_PROCESS × processes`` processes and threads (a fork past it
+fails; the runner then kills the tool with the reason "processes");
+``RLIMIT_DATA`` is then not set, and the cgroup's CPU accounting (which keeps
+the time of exited processes) makes the CPU total exact. Everywhere:
+``RLIMIT_CPU`` per process (the kernel sends ``SIGXCPU``), and a watch every
+``POLL_SECONDS`` over all the tool's processes that kills them all, with the
+reason kept in ``tool.outcome``, once together they hold more than
+``memory_bytes`` resident, have used more than ``cpu_seconds`` of CPU or
+number more than ``processes``, or once ``wall_seconds`` have passed. Without
+a cgroup, ``RLIMIT_DATA`` at twice ``memory_bytes`` backs up the watch, which
+a tool allocating faster than it polls can outrun. The
 tool runs in ``workdir`` with a small environment (``HOME`` is ``workdir``;
 nothing of the runner's secrets), and everything it prints goes to
 ``log_path``, cut at ``log_bytes``: a tool may print notes, so nothing of
 its output appears in any message. At the end, or on any error, the tool gets
 ``SIGTERM``, then after ``grace_seconds`` every process left gets ``SIGKILL``;
-ending the namespace's first process ends every process in it.
+ending the namespace's first process ends every process in it, and the
+cgroup, emptied the same way, is removed.
 """
 
 from __future__ import annotations
@@ -47,6 +58,8 @@ from typing import BinaryIO
 import httpx
 import psutil
 
+from nlpbench.runner.cgroup import make_cgroup
+
 #: Seconds between two looks at the tool's memory, CPU time and processes.
 POLL_SECONDS = 0.05
 #: The environment variables a tool inherits from the runner (nothing else: no credentials).
@@ -55,6 +68,8 @@ HEALTH_PATH = "/api/v1/healthCheck"
 #: Run as a script (the standard library only), not with ``-m``: it starts without importing the runner.
 RELAY = Path(__file__).with_name("relay.py")
 READ_CHUNK = 64 * 1024
+#: A cgroup's ``pids.max`` is this many times ``Limits.processes``: the kernel counts threads too.
+TASKS_PER_PROCESS = 16
 
 
 class SandboxError(Exception):
@@ -163,16 +178,25 @@ class SandboxedTool:
         environment = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
         environment |= {"HOME": str(workdir), "PORT": str(port), "TMPDIR": str(workdir)}
         relay = [sys.executable, str(RELAY), self.socket_path, str(port), str(self._status_path)]
-        limits_args = [str(max(1, int(limits.cpu_seconds))), str(2 * limits.memory_bytes)]
-        self._process = subprocess.Popen(
-            [*namespace, "--", *relay, *limits_args, command],
-            cwd=workdir,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        #: The tool's cgroup, if one could be made here (else None: rlimits and the watch only).
+        self.cgroup = make_cgroup(limits.memory_bytes, TASKS_PER_PROCESS * limits.processes)
+        data_bytes = 0 if self.cgroup else 2 * limits.memory_bytes
+        cgroup_procs = ":".join(self.cgroup.procs_files) if self.cgroup else ""
+        limits_args = [str(max(1, int(limits.cpu_seconds))), str(data_bytes), cgroup_procs]
+        try:
+            self._process = subprocess.Popen(
+                [*namespace, "--", *relay, *limits_args, command],
+                cwd=workdir,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except BaseException:
+            log.close()
+            self._cleanup()
+            raise
         #: The process id (on this host) of the sandbox's outermost process.
         self.pid = self._process.pid
         self.outcome: Outcome | None = None
@@ -182,6 +206,7 @@ class SandboxedTool:
         self._peak_memory = 0
         self._cpu = 0.0
         self._dropped = 0
+        self._ended = threading.Event()  # wakes the watch at the end rather than after its poll
         self._logger = threading.Thread(target=self._copy_log, args=(log,), daemon=True)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._logger.start()
@@ -235,20 +260,32 @@ class SandboxedTool:
             return self.outcome
         self._kill()  # whatever is left, should anything have escaped the namespace's end
         self._process.wait()
+        self._ended.set()
         self._watcher.join()
         self._logger.join()
-        self.outcome = self._outcome()
+        try:
+            self.outcome = self._outcome()
+        finally:
+            self._cleanup()
+        return self.outcome
+
+    def _cleanup(self) -> None:
+        """Remove the cgroup (killing what is in it) and the private directory."""
+        if self.cgroup:
+            self.cgroup.remove()
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
         self._status_path.unlink(missing_ok=True)
         self._private.rmdir()
-        return self.outcome
 
     def _outcome(self) -> Outcome:
         returncode = None
         if self._status_path.exists():
             returncode = json.loads(self._status_path.read_text())["returncode"]
-        limit, reason = self._limit or (None, "")
+        limit, reason = self._limit or self._cgroup_limit() or (None, "")
+        if self.cgroup:  # the kernel's totals: every process, the exited ones too
+            self._peak_memory = max(self._peak_memory, self.cgroup.peak_memory_bytes())
+            self._cpu = max(self._cpu, self.cgroup.cpu_seconds() or 0.0)
         killed_by = _signal_of(returncode)
         if limit is None and killed_by == signal.SIGXCPU:
             limit, reason = "cpu", f"the tool exceeded its CPU limit of {self.limits.cpu_seconds:g} s"
@@ -284,6 +321,8 @@ class SandboxedTool:
             with suppress(psutil.NoSuchProcess):
                 process.kill()
         self._signal(signal.SIGKILL)
+        if self.cgroup:
+            self.cgroup.kill()
 
     def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
@@ -311,13 +350,16 @@ class SandboxedTool:
             if self._limit is not None:
                 self._kill()
                 break
-            time.sleep(POLL_SECONDS)
+            if self._ended.wait(POLL_SECONDS):
+                break
 
     def _over_limit(self, root: psutil.Process) -> tuple[str, str] | None:
         """The limit the tool's processes (those below the relay) have passed, if any, with its one-line reason."""
         limits = self.limits
         if time.monotonic() - self._started > limits.wall_seconds:
             return "wall", f"the tool ran past its wall-time limit of {limits.wall_seconds:g} s"
+        if found := self._cgroup_limit():
+            return found
         try:
             relays = root.children()
             tool = [process for relay in relays for process in relay.children(recursive=True)]
@@ -332,13 +374,27 @@ class SandboxedTool:
             except psutil.NoSuchProcess:
                 continue
         self._peak_memory = max(self._peak_memory, int(memory))
-        self._cpu = max(self._cpu, cpu)
+        self._cpu = max(self._cpu, cpu, (self.cgroup and self.cgroup.cpu_seconds()) or 0.0)
+        cpu = self._cpu
         if memory > limits.memory_bytes:
             return "memory", f"the tool exceeded its memory limit of {size(limits.memory_bytes)}"
         if cpu > limits.cpu_seconds:
             return "cpu", f"the tool exceeded its CPU limit of {limits.cpu_seconds:g} s"
         if len(tool) > limits.processes:
             return "processes", f"the tool started more than {limits.processes} processes"
+        return None
+
+    def _cgroup_limit(self) -> tuple[str, str] | None:
+        """The limit the kernel enforced in the tool's cgroup, if it did: an OOM kill, or a fork refused."""
+        if self.cgroup is None:
+            return None
+        if self.cgroup.oom_kills():
+            return "memory", f"the tool exceeded its memory limit of {size(self.limits.memory_bytes)}"
+        if self.cgroup.pids_refused():
+            return "processes", (
+                f"the tool tried to start more than {self.limits.processes} processes "
+                f"(the kernel refused a fork or thread past {TASKS_PER_PROCESS * self.limits.processes})"
+            )
         return None
 
 
