@@ -104,7 +104,8 @@ class TokenTable(dict):
         else:
             cut = list(starmap(self.tokenize, [key if key.__class__ is tuple else (key, len(key)) for key in fresh]))
         count = np.fromiter(map(len, cut), np.int64, len(cut))
-        units = np.fromiter(chain.from_iterable(chain.from_iterable(cut)), np.int64).reshape(-1, 2)
+        flat = chain.from_iterable(chain.from_iterable(cut))
+        units = np.fromiter(flat, np.int64, 2 * int(count.sum())).reshape(-1, 2)
         self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
         self.count = np.concatenate([self.count, count])
         self.offset = np.concatenate([self.offset, units[:, 0]])
