@@ -104,7 +104,8 @@ TREEBANK_ALPHABET = st.sampled_from(
 
 
 #: What the plainest fast paths read (words of letters, digits, ``/ - .`` one space apart; phone numbers,
-#: e-mails), with the rules those characters can still meet: ``--``, ``...``, a final period, contractions.
+#: e-mails, dates with a comma), with the rules those characters can still meet: ``--``, ``...``, a final
+#: period, contractions.
 PLAIN_ALPHABET = st.sampled_from(
     [
         *"ab Z9/-.()@",
@@ -121,6 +122,9 @@ PLAIN_ALPHABET = st.sampled_from(
         "Dr. Kim",
         "(617) 555-1234",
         "a.b@c.org",
+        "March 4, 2019",
+        ",",
+        ", ",
     ]
 )
 

@@ -112,8 +112,8 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
     Most texts are plainer still (a date, an id, a name): ASCII letters, digits, ``/``, ``-`` and
     ``.`` in words one space apart, with no ``--``, no ``...``, no final period and no contraction.
     No Treebank rule touches those characters but these four, so each word is a token. So are a
-    phone number ``(617) 555-1234`` and an e-mail address ``a.b@c.org`` made of them, but for the
-    padded brackets and ``@``, which are tokens too (:data:`_TOKEN_SHAPES`).
+    phone number ``(617) 555-1234``, an e-mail address ``a.b@c.org`` and a date ``March 4, 2019``
+    made of them, but for the brackets, ``@`` and the comma, which are tokens too (:data:`_TOKEN_SHAPES`).
     """
     if _PLAIN.fullmatch(text) and _plain_enough(text):
         if " " not in text:
@@ -157,10 +157,12 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
 
 #: Words of ASCII letters, digits, ``/``, ``-`` and ``.``, one space apart (see :func:`_plain_enough`).
 _PLAIN = re.compile(r"[0-9A-Za-z/.-]+(?: [0-9A-Za-z/.-]+)*")
-#: A phone number and an e-mail address of such words, a group per token.
+#: A phone number, an e-mail address and a date ``March 4, 2019`` of such words, a group per token
+#: (Treebank splits a comma off when a space follows it).
 _TOKEN_SHAPES = (
     re.compile(r"(\()([0-9]+)(\)) ([0-9/.-]+)"),
     re.compile(r"([0-9A-Za-z/.-]+)(@)([0-9A-Za-z/.-]+)"),
+    re.compile(r"([A-Za-z.]+) ([0-9]+)(,) ([0-9]+)"),
 )
 
 
