@@ -75,10 +75,19 @@ TREEBANK_PIECES = [
     *"ab Z9/\n\t\"'`.,:;-()?$@!&%#[]{}<>",
     *("n't", "'s", "...", "--", "cannot", "Gonna", "wanna ", "more'n", "'tis"),
 ]
-#: and what the fast paths cut: phone numbers, e-mails, other whitespace, letter pairs of contractions
+#: and what the fast paths cut: phone numbers, e-mails, dates, ids, names, other whitespace, letter pairs
+#: of contractions
 TREEBANK_ALPHABET = st.sampled_from(
     [
         *TREEBANK_PIECES,
+        "2019-03-04",
+        "03/04/2019",
+        "365-42015",
+        "Dr. Kim",
+        "Anna",
+        "LEMME",
+        "x-",
+        "4.5",
         " 'Twas",
         "d'ye",
         "(617) 555-1234",
@@ -94,10 +103,46 @@ TREEBANK_ALPHABET = st.sampled_from(
 )
 
 
+#: What the plainest fast paths read (words of letters, digits, ``/ - .`` one space apart; phone numbers,
+#: e-mails, dates with a comma), with the rules those characters can still meet: ``--``, ``...``, a final
+#: period, contractions.
+PLAIN_ALPHABET = st.sampled_from(
+    [
+        *"ab Z9/-.()@",
+        " ",
+        "--",
+        "...",
+        "cannot",
+        "Gonna",
+        "wanna",
+        "GoNNa",
+        "gımme",
+        "Tch",
+        "2019-03-04",
+        "Dr. Kim",
+        "(617) 555-1234",
+        "a.b@c.org",
+        "March 4, 2019",
+        ",",
+        ", ",
+    ]
+)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(TREEBANK_ALPHABET, max_size=12).map("".join))
 def test_treebank_offsets_equal_the_tokenizer_search(text):
     # the fast paths (texts no Treebank rule touches, or only its padding rules) must agree with NLTK itself
+    assert_treebank_offsets(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(PLAIN_ALPHABET, min_size=1, max_size=8).map("".join))
+def test_plain_treebank_offsets_equal_the_tokenizer_search(text):
+    assert_treebank_offsets(text)
+
+
+def assert_treebank_offsets(text):
     expected, position = [], 0
     for token in TreebankWordTokenizer().tokenize(text):
         position = text[position:].find(token) + position

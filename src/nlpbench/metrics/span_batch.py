@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, filterfalse, starmap
 from typing import Any
 
 import numpy as np
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit
+from nlpbench.metrics.spans import SpanRules, Tokenizer
 from nlpbench.model import MISSING, Annotation, SpanColumns
 
 Pair = tuple[SpanColumns, SpanColumns]
@@ -53,9 +53,10 @@ class BatchCounts:
 class TokenTable(dict):
     """The tokens of each distinct annotation text, cut once and kept as numpy rows.
 
-    ``table[key]`` numbers a text (the key is the text, or ``(text, length)`` when
-    the annotation's length is not its text's) and cuts it with ``tokenize`` the
-    first time; text ``i``'s tokens are rows ``first[i]`` to ``first[i] + count[i]``
+    ``table[key]`` is a text's number (the key is the text, or ``(text, length)`` when
+    the annotation's length is not its text's); the texts of a batch not seen before
+    are numbered and cut with ``tokenize`` together, in the order first met.
+    Text ``i``'s tokens are rows ``first[i]`` to ``first[i] + count[i]``
     of ``offset`` and ``length``. Past ``KEPT`` texts it forgets them all before a
     batch, so that memory stays flat.
     """
@@ -65,14 +66,7 @@ class TokenTable(dict):
     def __init__(self, tokenize: Tokenizer):
         super().__init__()
         self.tokenize = tokenize
-        self.cut: list[Sequence[Unit]] = []  # tokens of the texts numbered since the arrays were extended
         self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
-
-    def __missing__(self, key: str | tuple[str | None, int] | None) -> int:
-        number = self[key] = len(self)
-        text, length = key if key.__class__ is tuple else (key, len(key))
-        self.cut.append(self.tokenize(text, length))
-        return number
 
     def rows(self, texts: list[str | None], lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each token of each annotation as a row: the annotation's position, the token's offset from its
@@ -89,8 +83,8 @@ class TokenTable(dict):
                 keys = list(texts)
                 for index in misfits:
                     keys[index] = (texts[index], int(lengths[index]))
+        self._add(keys)
         text_of = np.fromiter(map(self.__getitem__, keys), np.int64, len(keys))
-        self._extend()
         per_annotation = self.count[text_of]
         owner = np.repeat(np.arange(len(keys)), per_annotation)
         # a token's row: where its text's tokens begin, plus its place among them
@@ -98,17 +92,24 @@ class TokenTable(dict):
         row = np.repeat(self.first[text_of], per_annotation) + place
         return owner, self.offset[row], self.length[row]
 
-    def _extend(self) -> None:
-        """Add the tokens of the texts numbered since the last call to the arrays."""
-        if not self.cut:
+    def _add(self, keys: list) -> None:
+        """Number the keys not seen before and add their texts' tokens to the arrays; the loops run in C
+        (``map``, ``filterfalse``), one call of ``tokenize`` per new text."""
+        fresh = list(filterfalse(self.__contains__, dict.fromkeys(keys)))
+        if not fresh:
             return
-        count = np.fromiter(map(len, self.cut), np.int64, len(self.cut))
-        units = np.fromiter(chain.from_iterable(chain.from_iterable(self.cut)), np.int64).reshape(-1, 2)
+        self.update(zip(fresh, range(len(self), len(self) + len(fresh)), strict=True))
+        if all(map(str.__instancecheck__, fresh)):
+            cut = list(map(self.tokenize, fresh, map(len, fresh)))
+        else:
+            cut = list(starmap(self.tokenize, [key if key.__class__ is tuple else (key, len(key)) for key in fresh]))
+        count = np.fromiter(map(len, cut), np.int64, len(cut))
+        flat = chain.from_iterable(chain.from_iterable(cut))
+        units = np.fromiter(flat, np.int64, 2 * int(count.sum())).reshape(-1, 2)
         self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
         self.count = np.concatenate([self.count, count])
         self.offset = np.concatenate([self.offset, units[:, 0]])
         self.length = np.concatenate([self.length, units[:, 1]])
-        self.cut.clear()
 
 
 class _Codes(dict):
