@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
 from nlpbench import __version__, formats
@@ -208,8 +208,8 @@ def result_intervals(session: Session, submission: Submission, result: Result) -
     return found
 
 
-def ensure_intervals(session: Session, task: str | None = None) -> int:
-    """Compute and store the intervals of every scored result (of ``task``) stored without them; how many results."""
+def _without_intervals(task: str | None, submission_id: int | None) -> Select:
+    """Scored results (of ``task``, of ``submission_id``) stored before intervals were, with their submissions."""
     query = (
         select(Submission, Result)
         .join(Result, Result.submission_id == Submission.id)
@@ -217,8 +217,21 @@ def ensure_intervals(session: Session, task: str | None = None) -> int:
     )
     if task is not None:
         query = query.where(Submission.task == task)
+    if submission_id is not None:
+        query = query.where(Submission.id == submission_id)
+    return query
+
+
+def lacking_intervals(session: Session, task: str | None = None, submission_id: int | None = None) -> bool:
+    """Whether a scored result (of ``task``, of ``submission_id``) has no intervals yet: a read, no lock taken."""
+    return session.execute(_without_intervals(task, submission_id).limit(1)).first() is not None
+
+
+def ensure_intervals(session: Session, task: str | None = None, submission_id: int | None = None) -> int:
+    """Compute and store the intervals of every scored result (of ``task``, of ``submission_id``) stored
+    without them; how many results."""
     done = 0
-    for submission, result in session.execute(query).all():
+    for submission, result in session.execute(_without_intervals(task, submission_id)).all():
         result_intervals(session, submission, result)
         done += 1
     return done

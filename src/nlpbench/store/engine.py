@@ -157,11 +157,18 @@ class Store:
             yield connection
 
     def revision(self) -> str | None:
-        with self.engine.connect() as connection:
+        with self._statements.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
 
     def upgrade(self) -> tuple[str | None, str]:
-        """Apply every migration not yet applied; returns (revision before, revision after)."""
+        """Apply every migration not yet applied; returns (revision before, revision after).
+
+        The revision is read first without a write lock, so that opening a store that is up to date
+        never waits for a writer (on SQLite, a worker storing a large result holds the lock for minutes).
+        """
+        current = self.revision()
+        if current == head_revision():
+            return current, current
         with self.engine.begin() as connection:
             if self.dialect == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})

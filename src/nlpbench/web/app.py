@@ -96,14 +96,22 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     # --- task ---------------------------------------------------------------------------------
 
+    def fill_intervals(**which: Any) -> None:
+        """Store the intervals of results stored before intervals were; a write only when one lacks them, so
+        that pages never wait for a worker's write (SQLite has one writer at a time)."""
+        with store.session(readonly=True) as session:
+            lacking = scoring.lacking_intervals(session, **which)
+        if lacking:
+            with store.session() as session:
+                scoring.ensure_intervals(session, **which)
+
     def table(task: str, pick: str | None) -> tuple[board.Table, dict[int, dict[str, Any]]]:
         if not tasks.known(task):
             raise HTTPException(404, f"no task {task}")
         pick = pick or settings.pick
         if pick not in board.PICKS:
             raise HTTPException(404, f"no setting pick={pick}; known: {', '.join(board.PICKS)}")
-        with store.session() as session:
-            scoring.ensure_intervals(session, task)  # results stored before their intervals were
+        fill_intervals(task=task)
         with store.session(readonly=True) as session:
             found = board.task_table(session, task, pick, cache)
             shown = [line.shown.result_id for line in found.lines]
@@ -157,7 +165,8 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     # --- submissions and results --------------------------------------------------------------
 
     def submission_view(submission_id: int, only_result: int | None = None) -> dict[str, Any]:
-        with store.session() as session:
+        fill_intervals(submission_id=submission_id)
+        with store.session(readonly=True) as session:
             submission = session.get(Submission, submission_id)
             if submission is None:
                 raise HTTPException(404, f"no submission {submission_id}")
