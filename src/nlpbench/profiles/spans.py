@@ -44,10 +44,36 @@ _TREEBANK_TOUCHES = re.compile(
 #: other touch (and no period to end the text with) they are all that cuts it.
 _PADDED = re.compile(r"[;@#$%&?!()\[\]{}<>]")
 _BEYOND_PADDING = re.compile(r"""["'`:,]|--|\.\.\.|(?i:cannot|gimme|gonna|gotta|lemme|wanna|whaddya|whatcha)""")
-#: Where Treebank's end-of-text period rule can cut a word with no other touch: a period
-#: followed only by closing brackets and whitespace (a period inside, as in an e-mail
-#: address, is left alone).
-_FINAL_PERIOD = re.compile(r"\.[\])}>]*\s*$")
+#: Every character ``str.isspace()`` calls whitespace (what ``str.split()`` cuts at).
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
+)
+
+
+@cache
+def _end_space() -> str:
+    """The whitespace Treebank's end-of-text period rule looks past (the ``\\s*$`` after the period), asked
+    of the installed tokeniser: NLTK 3.10 matches its rules with the ``regex`` module, whose ``\\s``
+    leaves out the separators U+001C–U+001F that ``str.split()`` cuts at (``"a.\\x1c"`` is one token)."""
+    tokenizer = _treebank()
+    return "".join(c for c in _WHITESPACE if tokenizer.tokenize("a." + c) == ["a", "."])
+
+
+@cache
+def _final_period() -> re.Pattern[str]:
+    """Where Treebank's end-of-text period rule can cut a word with no other touch: a period followed
+    only by closing brackets and :func:`_end_space` (a period inside, as in an e-mail address, is left alone)."""
+    return re.compile(rf"\.[\])}}>]*[{re.escape(_end_space())}]*$")
+
+
+def _last_word(pieces: list[str]) -> int:
+    """The index of the last piece (of a text cut at single spaces) that Treebank's end-of-text rules
+    see as a word: one holding more than :func:`_end_space` (a piece of U+001C alone makes no token
+    but keeps the period rule off the word before it)."""
+    end_space = _end_space()
+    return max((i for i, piece in enumerate(pieces) if piece.strip(end_space)), default=-1)
 
 
 def treebank_tokens(text: str) -> list[str]:
@@ -65,7 +91,7 @@ def treebank_tokens(text: str) -> list[str]:
     if not _TREEBANK_TOUCHES.search(text):
         return text.split()
     pieces = text.split(" ")
-    last = max(i for i, piece in enumerate(pieces) if not piece.isspace() and piece)
+    last = _last_word(pieces)
     tokens: list[str] = []
     for index, piece in enumerate(pieces):
         if piece and not piece.isspace():  # a piece of line breaks or tabs alone makes no token
@@ -78,7 +104,7 @@ def _word_tokens(word: str, opens_text: bool, ends_text: bool) -> tuple[str, ...
     """The Treebank tokens of one word (it may hold line breaks or tabs) in its place in a text."""
     if not _TREEBANK_TOUCHES.search(word):
         return tuple(word.split())
-    if not _BEYOND_PADDING.search(word) and not (ends_text and _FINAL_PERIOD.search(word)):
+    if not _BEYOND_PADDING.search(word) and not (ends_text and _final_period().search(word)):
         return tuple(_PADDED.sub(r" \g<0> ", word).split())
     tokens = _treebank().tokenize(("" if opens_text else " ") + word + ("" if ends_text else " a"))
     return tuple(tokens if ends_text else tokens[:-1])
@@ -137,9 +163,7 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
             return tuple(found)
         return tuple((m.start(), m.end() - m.start()) for m in _PADDED_OR_WORD.finditer(text))
     pieces = text.split(" ")
-    last = len(pieces) - 1
-    while not pieces[last] or pieces[last].isspace():
-        last -= 1
+    last = _last_word(pieces)
     found: list[Unit] = []
     position = 0
     for index, piece in enumerate(pieces):
@@ -181,13 +205,13 @@ def _plain_enough(text: str) -> bool:
 
 def _only_padding(text: str) -> bool:
     """Whether no Treebank rule but padding touches ``text``: ``_BEYOND_PADDING`` finds nothing and
-    ``_FINAL_PERIOD`` does not match; said with string methods first, several times faster than the
+    ``_final_period()`` does not match; said with string methods first, several times faster than the
     regexes. Every contraction holds one of ``_CONTRACTION_PAIRS``, and no character but those
     letters matches them ignoring case, so the contractions are searched for only in a text that
     holds one."""
     if not _QUOTES_COLON_COMMA.isdisjoint(text) or "--" in text or "..." in text:
         return False
-    if text.rstrip().rstrip("])}>").endswith("."):
+    if text.rstrip(_end_space()).rstrip("])}>").endswith("."):
         return False
     lowered = text.lower()
     return not (any(pair in lowered for pair in _CONTRACTION_PAIRS) and _CONTRACTIONS.search(text))
