@@ -325,8 +325,9 @@ class ToolClient:
             chunks, size = [], 0
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
-                if size > self.max_response_bytes:
-                    raise ToolError(f"{self.url}: {what}: {self._too_large(response, f'over {size} bytes')}")
+                if size > self.max_response_bytes:  # named by the cap: how far the read got depends on chunking
+                    too_large = self._too_large(response, f"over {self.max_response_bytes} bytes")
+                    raise ToolError(f"{self.url}: {what}: {too_large}")
                 chunks.append(chunk)
         return response, b"".join(chunks)
 
