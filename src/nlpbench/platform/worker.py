@@ -52,6 +52,7 @@ from nlpbench.platform import tasks
 from nlpbench.platform.scoring import predictions_store, score, store_result
 from nlpbench.platform.validation import Invalid, Settings, validate
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
+from nlpbench.runner.run import new_event_loop
 from nlpbench.store import Store, repository
 from nlpbench.store.models import AnnotationRecord, Dataset
 from nlpbench.store.submissions import (
@@ -181,7 +182,7 @@ class _Job:
 
     def run_async(self, work: Coroutine) -> Any:
         """Run ``work`` on a fresh event loop that the heartbeat can cancel."""
-        loop = asyncio.new_event_loop()
+        loop = new_event_loop()
         try:
             self._loop, self._task = loop, loop.create_task(work)
             try:

@@ -59,10 +59,6 @@ async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
         writer.close()
 
 
-#: How often the relay looks whether the tool has exited.
-WAIT_SECONDS = 0.05
-
-
 async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter, port: int) -> None:
     """One connection: copy both ways until each side is done; a tool not (yet) listening closes it."""
     try:
@@ -78,11 +74,7 @@ async def serve(socket_path: str, port: int, tool: subprocess.Popen) -> int:
     loop.add_signal_handler(signal.SIGTERM, lambda: _signal_group(tool, signal.SIGTERM))
     server = await asyncio.start_unix_server(lambda r, w: relay(r, w, port), path=socket_path)
     async with server:
-        # polled, not waited for in an executor thread: asyncio.run's shutdown of that executor could
-        # print a stray "Exception in callback Future.set_result(None)" when the sandbox stops the relay
-        while tool.poll() is None:
-            await asyncio.sleep(WAIT_SECONDS)
-        return tool.returncode
+        return await loop.run_in_executor(None, tool.wait)
 
 
 def _signal_group(tool: subprocess.Popen, number: int) -> None:

@@ -22,6 +22,7 @@ finished so far stay in the checkpoint.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -42,6 +43,8 @@ from nlpbench.runner.client import (
     validate_tool,
 )
 from nlpbench.runner.dask import annotate_batch, connect
+
+log = logging.getLogger(__name__)
 
 #: Called after each note with its id and whether it came from the checkpoint.
 ProgressCallback = Callable[[str, bool], None]
@@ -67,6 +70,24 @@ class RunStats:
     retries: int = 0
     text_mismatches: int = 0
     warnings: list[str] = field(default_factory=list)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A fresh event loop whose stray callback errors are one debug line naming the exception's type.
+
+    asyncio's default handler prints a traceback to stderr for an error in a callback nobody awaits
+    (anyio's Unix-socket connect, cancelled while the socket turns writable, sets a cancelled future's
+    result: "Exception in callback Future.set_result(None)"). Such errors change no outcome, and their
+    messages may quote what a tool sent: neither printed nor quoted.
+    """
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_callback_error)
+    return loop
+
+
+def _callback_error(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    error = context.get("exception")
+    log.debug("event loop: %s (%s)", type(error).__name__ if error else "no exception", context.get("message", ""))
 
 
 class AnnotationRun:
@@ -143,7 +164,7 @@ class AnnotationRun:
         Ctrl-C while waiting for the tool cancels the requests in flight, closes
         the checkpoint, and raises :class:`KeyboardInterrupt`.
         """
-        loop = asyncio.new_event_loop()
+        loop = new_event_loop()
         documents = self.stream(notes)
 
         async def next_document() -> Document:
