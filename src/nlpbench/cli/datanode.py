@@ -8,7 +8,7 @@ import os
 import typer
 
 from nlpbench.cli.common import fail, stderr
-from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
 
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
 
@@ -88,12 +88,8 @@ def create(
     """Create an API key and print it: it is stored hashed and cannot be shown again."""
     from nlpbench.store.keys import create_key
 
-    store = open_db(db)
-    try:
-        with store.session() as session:
-            key = create_key(session, scope, label)
-    finally:
-        store.close()
+    with db_session(db) as session:
+        key = create_key(session, scope, label)
     typer.echo(key)
     stderr().print(f"created a {scope} key; keep it now, it is stored only hashed", markup=False)
 
@@ -103,13 +99,9 @@ def list_keys(db: str = DB_OPTION) -> None:
     """List the API keys: prefix, scope, creation time and label (never the secret)."""
     from nlpbench.store.keys import list_keys as listed
 
-    store = open_db(db)
-    try:
-        with store.session(readonly=True) as session:
-            for key in listed(session):
-                typer.echo(f"{key.prefix}\t{key.scope}\t{key.created_at:%Y-%m-%dT%H:%M:%SZ}\t{key.label}")
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        for key in listed(session):
+            typer.echo(f"{key.prefix}\t{key.scope}\t{key.created_at:%Y-%m-%dT%H:%M:%SZ}\t{key.label}")
 
 
 @store_errors
@@ -117,12 +109,8 @@ def revoke(prefix: str = typer.Argument(..., help="The key's prefix (its second 
     """Revoke an API key: it stops working at once."""
     from nlpbench.store.keys import revoke_key
 
-    store = open_db(db)
-    try:
-        with store.session() as session:
-            revoke_key(session, prefix)
-    finally:
-        store.close()
+    with db_session(db) as session:
+        revoke_key(session, prefix)
     typer.echo(f"revoked {prefix}")
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlpbench.cli.common import fail, progress, stderr, warn
-from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
 
@@ -188,12 +188,8 @@ def list_(db: str = DB_OPTION) -> None:
     """List the datasets: name, version, visibility, notes, gold records, creation time."""
     from nlpbench.store import repository as repo
 
-    store = open_db(db)
-    try:
-        with store.session(readonly=True) as session:
-            rows = repo.dataset_overview(session)
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        rows = repo.dataset_overview(session)
     if not rows:
         stderr().print("no datasets", markup=False)
         return
@@ -208,23 +204,19 @@ def show(name: str = typer.Argument(..., help="The dataset id."), db: str = DB_O
     """Show a dataset: its metadata, content hash, FHIR stores and annotation stores with their counts."""
     from nlpbench.store import repository as repo
 
-    store = open_db(db)
-    try:
-        with store.session() as session:
-            dataset = repo.get_dataset(session, name)
-            digest = repo.content_hash(session, name)
-            stores = repo.store_counts(session, name)
-            lines = [
-                f"dataset: {dataset.name}",
-                f"version: {dataset.version}",
-                f"description: {dataset.description}",
-                f"license: {dataset.license}",
-                f"visibility: {dataset.visibility}",
-                f"created: {dataset.created_at:%Y-%m-%dT%H:%M:%SZ}",
-                f"content hash: sha256:{digest}",
-            ]
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        dataset = repo.get_dataset(session, name)
+        digest = repo.content_hash(session, name)
+        stores = repo.store_counts(session, name)
+        lines = [
+            f"dataset: {dataset.name}",
+            f"version: {dataset.version}",
+            f"description: {dataset.description}",
+            f"license: {dataset.license}",
+            f"visibility: {dataset.visibility}",
+            f"created: {dataset.created_at:%Y-%m-%dT%H:%M:%SZ}",
+            f"content hash: sha256:{digest}",
+        ]
     for kind, store_name, count, unit in stores:
         lines.append(f"{kind}/{store_name}: {count} {unit}")
     typer.echo("\n".join(lines))
@@ -271,15 +263,11 @@ def delete(
     """Delete a dataset with its notes, patients, annotation stores and annotations."""
     from nlpbench.store import repository as repo
 
-    store = open_db(db)
-    try:
-        with store.session() as session:
-            repo.get_dataset(session, name)
-            if not yes and not typer.confirm(f"delete dataset {name} and everything in it?"):
-                raise fail("not deleted")
-            repo.delete_dataset(session, name)
-    finally:
-        store.close()
+    with db_session(db) as session:
+        repo.get_dataset(session, name)
+        if not yes and not typer.confirm(f"delete dataset {name} and everything in it?"):
+            raise fail("not deleted")
+        repo.delete_dataset(session, name)
     typer.echo(f"deleted dataset {name}")
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -11,6 +12,8 @@ import typer
 from nlpbench.cli.common import fail, one_line_errors
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from nlpbench.store import Store
 
 DB_OPTION = typer.Option(
@@ -28,6 +31,17 @@ def open_db(url: str | None, *, upgrade: bool = True) -> Store:
     from nlpbench.store import open_store
 
     return open_store(url, upgrade=upgrade)
+
+
+@contextmanager
+def db_session(url: str | None, *, readonly: bool = False) -> Iterator[Session]:
+    """One transaction on the store at ``url`` (``--db``), closed afterwards; ``readonly`` waits for no writer."""
+    store = open_db(url)
+    try:
+        with store.session(readonly=readonly) as session:
+            yield session
+    finally:
+        store.close()
 
 
 def store_errors(command: Callable[..., Any]) -> Callable[..., Any]:

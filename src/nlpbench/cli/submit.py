@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from nlpbench.cli.common import fail, stderr
-from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -99,14 +99,10 @@ def list_submissions(
     from nlpbench.platform.queue import listed
     from nlpbench.platform.views import submission_json
 
-    store = open_db(db)
-    try:
-        with store.session(readonly=True) as session:
-            rows = [
-                submission_json(session, s) for s in listed(session, team=team, queue=queue, status=status, limit=limit)
-            ]
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        rows = [
+            submission_json(session, s) for s in listed(session, team=team, queue=queue, status=status, limit=limit)
+        ]
     if fmt == ListFormat.json:
         return _json(rows)
     for row in rows:
@@ -128,12 +124,8 @@ def show(
     from nlpbench.platform.queue import get
     from nlpbench.platform.views import submission_json
 
-    store = open_db(db)
-    try:
-        with store.session(readonly=True) as session:
-            data = submission_json(session, get(session, submission), details=True)
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        data = submission_json(session, get(session, submission), details=True)
     if fmt == ListFormat.json:
         return _json(data)
     typer.echo(f"submission {data['id']}: {data['status']} — {data['reason']}")
@@ -181,12 +173,8 @@ def logs(
     from nlpbench.platform.queue import get
     from nlpbench.platform.views import logs_json
 
-    store = open_db(db)
-    try:
-        with store.session(readonly=True) as session:
-            data = logs_json(session, get(session, submission))
-    finally:
-        store.close()
+    with db_session(db, readonly=True) as session:
+        data = logs_json(session, get(session, submission))
     if fmt == ListFormat.json:
         return _json(data)
     for event in data["events"]:
@@ -286,12 +274,8 @@ def create_key(
 
     if (team is None) == (not organiser):
         raise fail("give exactly one of --team NAME or --organiser")
-    store = open_db(db)
-    try:
-        with store.session() as session:
-            typer.echo(make(session, team=team))
-    finally:
-        store.close()
+    with db_session(db) as session:
+        typer.echo(make(session, team=team))
 
 
 @platform_errors
