@@ -87,7 +87,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 def _callback_error(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
     error = context.get("exception")
-    log.debug("event loop: %s (%s)", type(error).__name__ if error else "no exception", context.get("message", ""))
+    # not asyncio's message: it holds the callback's arguments, which may be a tool's bytes
+    log.debug("event loop: an error in a callback (%s)", type(error).__name__ if error else "no exception")
 
 
 class AnnotationRun:
