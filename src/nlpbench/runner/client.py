@@ -107,7 +107,9 @@ class ClientStats:
     retries: int = 0
     #: Annotations whose ``text`` is not the note text at ``[start, start + length)``.
     text_mismatches: int = 0
+    #: The first of them by note id, type and start, and that place.
     mismatch_example: str = ""
+    mismatch_place: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,8 @@ def annotation_of(
     """The annotation ``[start, start + length)`` of ``note``, checked against it.
 
     A span outside the note is a :class:`ToolError`. A ``text`` that is not the
-    note's text at the span is counted in ``stats`` (the first one described by
-    offsets and lengths) and replaced by the note's text: the offsets are what
+    note's text at the span is counted in ``stats`` (the first by note id, type and
+    start described by offsets and lengths) and replaced by the note's text: the offsets are what
     is scored.
     """
     if start < 0 or length < 0:
@@ -185,9 +187,11 @@ def annotation_of(
     covered = note.text[start : start + length]
     if covered != text:
         stats.text_mismatches += 1
-        if not stats.mismatch_example:
+        place = (note.id, PHI_LABELS.index(label) if label in PHI_LABELS else len(PHI_LABELS), start)
+        if not stats.mismatch_example or place < stats.mismatch_place:  # the same however answers interleave
             said = f" ({text!r} covers {covered!r})" if show_text else ""
             stats.mismatch_example = f"{where}: start {start}, length {length}: a text of {len(text)} chars{said}"
+            stats.mismatch_place = place
     return Annotation(note.id, Span.of(start, length), label, covered, attributes, confidence)
 
 
