@@ -129,3 +129,25 @@ def test_annotations_sharing_a_start_are_reported_under_nlpsandbox(cli, tmp_path
         cli("score", "sandbox", "--gold", gold, "--pred", gold, "-t", "person_name", "-f", "json").stdout
     )
     assert standard["scores"][0]["tp"] == 2 and standard["warnings"] == []
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_subtypes_that_are_not_strings_are_compared_as_json_values(cli, tmp_path, profile):
+    # a locationType that is a JSON list, object, number or boolean is valid JSON outside the schema: scored
+    # (equal values match on type, 1 and true alike as in Python) with the schema warning, never a crash
+    values = [["city"], {"kind": ["city"]}, 1, ["city"], {"kind": ["state"]}]
+    predicted = [["city"], {"kind": ["city"]}, True, ["state"], {"kind": ["city"]}]
+    for name, subtypes in (("g.json", values), ("p.json", predicted)):
+        annotations = [
+            {"start": 10 * i, "length": 6, "text": "Boston", "confidence": 90, "locationType": subtype}
+            for i, subtype in enumerate(subtypes)
+        ]
+        record = {"annotationSource": {"resourceSource": {"name": "n1"}}, "textLocationAnnotations": annotations}
+        (tmp_path / name).write_text(json.dumps([record]))
+    result = cli("score", "sandbox", "--gold", tmp_path / "g.json", "--pred", tmp_path / "p.json",
+                 "-t", "location", "--profile", profile, "-f", "json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    scores = {row["metric"]: row for row in json.loads(result.stdout)["scores"] if "label" not in row}
+    assert (scores["type"]["tp"], scores["type"]["fp"], scores["type"]["fn"]) == (3, 2, 2)
+    assert (scores["instance_strict"]["tp"], scores["instance_strict"]["fp"]) == (5, 0)
+    assert "locationType values outside the 1.2.0 schema" in result.stderr

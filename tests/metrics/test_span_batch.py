@@ -11,7 +11,8 @@ from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_toke
 from nlpbench.model import Annotation, Span, SpanColumns
 from nlpbench.profiles.spans import legacy_whitespace_tokens, treebank_search_tokens
 
-SUBTYPES = st.sampled_from(["city", "state", "zip", None])
+#: None: no subtype; and JSON values that are not strings: equal across types (1, true), unhashable (a list)
+SUBTYPES = st.sampled_from(["city", "state", "zip", None, 1, True, ["city"], ""])
 
 
 @st.composite
@@ -28,7 +29,7 @@ def annotations(draw):
 
 
 def label_of(annotation):
-    return annotation.attributes.get("locationType") or "(none)"
+    return slice_label(annotation.attributes.get("locationType"))
 
 
 def slice_label(subtype):

@@ -5,7 +5,7 @@ from nltk.tokenize import TreebankWordTokenizer
 
 from nlpbench import profiles
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules
+from nlpbench.metrics.spans import SpanRules, cut_many, tokens_as_arrays
 from nlpbench.model import Annotation, Span, phi_type
 from nlpbench.profiles.spans import (
     legacy_whitespace_tokens,
@@ -145,6 +145,19 @@ def test_treebank_offsets_equal_the_tokenizer_search(text):
 @given(st.lists(PLAIN_ALPHABET, min_size=1, max_size=8).map("".join))
 def test_plain_treebank_offsets_equal_the_tokenizer_search(text):
     assert_treebank_offsets(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(*(st.lists(alphabet, max_size=8).map("".join) for alphabet in (TREEBANK_ALPHABET, PLAIN_ALPHABET)))
+    )
+)
+def test_many_texts_cut_at_once_are_cut_as_one_at_a_time(texts):
+    # score sandbox cuts a batch's new texts together (numpy over the simple ones): the same tokens, in text order
+    count, offset, length = cut_many(treebank_search_tokens, texts)
+    expected = tokens_as_arrays([treebank_search_tokens(text, len(text)) for text in texts])
+    assert [a.tolist() for a in (count, offset, length)] == [a.tolist() for a in expected]
 
 
 @pytest.mark.parametrize("text", ["a. \x1c", "a.\x1c", "(617) 555. \x1f", "a. \xa0", "a.) \x1e\n", "a.\x1c b."])

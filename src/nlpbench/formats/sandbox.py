@@ -27,7 +27,7 @@ their last one.
 
 Reading for scoring (``labels``) with ``columns``, the annotations of a list
 of records come as columns (``Document.columns``, :class:`~nlpbench.model.SpanColumns`):
-each wanted array is decoded straight into them, with no object per annotation.
+each wanted array is decoded straight into their rows.
 
 Two facts nlpsandbox-client cannot cope with are kept in a document's
 metadata for the scoring task: ``absentArrays`` (the arrays of the read labels
@@ -42,7 +42,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
-from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -50,7 +49,8 @@ import msgspec
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.formats import jsonstream, register
-from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns
+from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns, SpanRow
+from nlpbench.model.columns import LENGTH, SUBTYPE, TEXT
 
 BY_ARRAY: dict[str, PhiType] = {t.array: t for t in PHI_TYPES.values()}
 #: The arrays a record always carries when written (the 1.2.0 annotation types).
@@ -269,44 +269,36 @@ def _document(
 
 
 def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> SpanColumns | None:
-    """A wanted array, undecoded, decoded straight into checked columns; None when it is decoded already or
+    """A wanted array, undecoded, decoded straight into checked rows; None when it is decoded already or
     a check fails, so that the general path can say exactly what is wrong. Only the subtype is kept."""
     if not isinstance(raw, msgspec.Raw):
         return None
-    decoder, subtype_of, allowed = _array_reader(phi.name)
+    decoder, allowed = _array_reader(phi.name)
     try:
-        items = decoder.decode(raw)
+        rows = decoder.decode(raw)
     except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
-    found = SpanColumns(  # map with attrgetter: the loops run in C
-        list(map(_START, items)),
-        list(map(_LENGTH, items)),
-        list(map(_TEXT, items)),
-        list(map(subtype_of, items)),
-        list(map(_CONFIDENCE, items)),
-    )
-    if list(map(len, found.text)) != found.length:
-        for index, (text, length) in enumerate(zip(found.text, found.length, strict=True)):
-            if len(text) != length:
-                odd.note(_MISFIT, f"{_where((where, key, index))}: length {length}, text of {len(text)} characters")
-    if allowed is not None and not allowed.issuperset(found.subtype):
-        for index, subtype in enumerate(found.subtype):
-            if subtype not in allowed:
+    if list(map(len, map(TEXT, rows))) != list(map(LENGTH, rows)):  # map: the loops run in C
+        for index, row in enumerate(rows):
+            if len(row.text) != row.length:
+                odd.note(
+                    _MISFIT, f"{_where((where, key, index))}: length {row.length}, text of {len(row.text)} characters"
+                )
+    if allowed is not None and not allowed.issuperset(map(SUBTYPE, rows)):
+        for index, row in enumerate(rows):
+            if row.subtype not in allowed:
                 odd.note(
                     f"{phi.type_attribute} values outside the 1.2.0 schema",
-                    f"{_where((where, key, index))}: {excerpt(subtype)}",
+                    f"{_where((where, key, index))}: {excerpt(row.subtype)}",
                 )
-    return found
-
-
-_START, _LENGTH, _TEXT, _CONFIDENCE = map(attrgetter, ("start", "length", "text", "confidence"))
+    return SpanColumns(rows)
 
 
 @cache
-def _array_reader(name: str) -> tuple[msgspec.json.Decoder, Callable[[Any], Any], frozenset | None]:
-    """For the arrays of a type: a decoder refusing what the general path refuses (bools, floats and
-    negatives as offsets, a confidence outside 0 to 100), the getter of the subtype, and the subtypes
-    the schema allows (:data:`MISSING` too; None when it lists none)."""
+def _array_reader(name: str) -> tuple[msgspec.json.Decoder, frozenset | None]:
+    """For the arrays of a type: a decoder into :class:`~nlpbench.model.SpanRow` rows refusing what the general
+    path refuses (bools, floats and negatives as offsets, a confidence outside 0 to 100), and the subtypes the
+    schema allows (:data:`MISSING` too; None when it lists none)."""
     phi = PHI_TYPES[name]
     offset = Annotated[int, msgspec.Meta(ge=0)]
     percent = msgspec.Meta(ge=0, le=100)
@@ -314,12 +306,13 @@ def _array_reader(name: str) -> tuple[msgspec.json.Decoder, Callable[[Any], Any]
         ("start", offset),
         ("length", offset),
         ("text", str),
+        # another value than a string goes the general path, which keeps any
+        ("subtype", str, msgspec.field(default=MISSING, name=phi.type_attribute)),
         ("confidence", Annotated[int, percent] | Annotated[float, percent] | None, None),
-        (phi.type_attribute, str, MISSING),  # another value goes the general path, which keeps any
     ]
-    decoder = msgspec.json.Decoder(list[msgspec.defstruct(f"Text{name}", fields, kw_only=True, gc=False)])
+    row = msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, gc=False)
     allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
-    return decoder, attrgetter(phi.type_attribute), allowed
+    return msgspec.json.Decoder(list[row]), allowed
 
 
 def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, filterfalse, starmap
+from itertools import chain, compress, filterfalse, starmap
 from typing import Any
 
 import numpy as np
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules, Tokenizer
+from nlpbench.metrics.spans import SpanRules, Tokenizer, cut_many, hashable, in_text_order, tokens_as_arrays
 from nlpbench.model import MISSING, Annotation, SpanColumns
+from nlpbench.model.columns import LENGTH, START, SUBTYPE, TEXT
 
 Pair = tuple[SpanColumns, SpanColumns]
 _EXACT_PROPERTIES = ("type", "date_format", "hipaa")
@@ -75,10 +76,11 @@ class TokenTable(dict):
             self.clear()
             self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
         keys: list = texts
-        if None in texts:
+        try:
+            misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
+        except TypeError:  # a text is unknown (None): every text is keyed with its length
             keys = list(zip(texts, lengths.tolist(), strict=True))
         else:
-            misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
             if misfits:
                 keys = list(texts)
                 for index in misfits:
@@ -94,22 +96,25 @@ class TokenTable(dict):
 
     def _add(self, keys: list) -> None:
         """Number the keys not seen before and add their texts' tokens to the arrays; the loops run in C
-        (``map``, ``filterfalse``), one call of ``tokenize`` per new text."""
+        (``map``, ``filterfalse``), and the new texts are cut together (:func:`~nlpbench.metrics.spans.cut_many`)."""
         fresh = list(filterfalse(self.__contains__, dict.fromkeys(keys)))
         if not fresh:
             return
         self.update(zip(fresh, range(len(self), len(self) + len(fresh)), strict=True))
         if all(map(str.__instancecheck__, fresh)):
-            cut = list(map(self.tokenize, fresh, map(len, fresh)))
-        else:
-            cut = list(starmap(self.tokenize, [key if key.__class__ is tuple else (key, len(key)) for key in fresh]))
-        count = np.fromiter(map(len, cut), np.int64, len(cut))
-        flat = chain.from_iterable(chain.from_iterable(cut))
-        units = np.fromiter(flat, np.int64, 2 * int(count.sum())).reshape(-1, 2)
+            count, offset, length = cut_many(self.tokenize, fresh)
+        else:  # the texts as long as they are cut together, the others (text, length) one at a time
+            whole = np.fromiter(map(str.__instancecheck__, fresh), bool, len(fresh))
+            apart = [fresh[i] for i in np.flatnonzero(~whole).tolist()]
+            parts = [
+                (np.flatnonzero(whole), cut_many(self.tokenize, list(compress(fresh, whole)))),
+                (np.flatnonzero(~whole), tokens_as_arrays(list(starmap(self.tokenize, apart)))),
+            ]
+            count, offset, length = in_text_order(parts, len(fresh))
         self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
         self.count = np.concatenate([self.count, count])
-        self.offset = np.concatenate([self.offset, units[:, 0]])
-        self.length = np.concatenate([self.length, units[:, 1]])
+        self.offset = np.concatenate([self.offset, offset])
+        self.length = np.concatenate([self.length, length])
 
 
 class _Codes(dict):
@@ -202,18 +207,18 @@ def _columns(documents, rules, properties, label, values, labels, texts) -> tupl
     compared property; a row per token: ``token_doc``, ``token_start``,
     ``token_length``, ``token_label`` (when ``texts`` is given: :class:`TokenTable`).
     """
-    sizes = [len(found.start) for found in documents]
-    n = sum(sizes)
-    doc = np.repeat(np.arange(len(documents), dtype=np.int64), sizes)
-    start = np.fromiter(chain.from_iterable(found.start for found in documents), np.int64, n)
-    length = np.fromiter(chain.from_iterable(found.length for found in documents), np.int64, n)
-    subtypes = list(chain.from_iterable(found.subtype for found in documents))
-    code = _labelled(subtypes, label, labels) if label else np.zeros(n, np.int64)
+    rows = list(chain.from_iterable(found.rows for found in documents))
+    n = len(rows)
+    doc = np.repeat(np.arange(len(documents), dtype=np.int64), [len(found.rows) for found in documents])
+    start = np.fromiter(map(START, rows), np.int64, n)
+    length = np.fromiter(map(LENGTH, rows), np.int64, n)
+    kinds, kind_of = _kinds(list(map(SUBTYPE, rows)))
+    code = _codes([labels[label(kind)] for kind in kinds], kind_of) if label else np.zeros(n, np.int64)
     columns = {"doc": doc, "start": start, "end": start + length, "label": code}
     for name, compared in properties.items():
-        columns[name] = np.fromiter([values[compared(v)] for v in subtypes], np.int64, n)
+        columns[name] = _compared_codes(kinds, kind_of, compared, values)
     if texts is not None:
-        owner, offset, token_length = texts.rows(list(chain.from_iterable(found.text for found in documents)), length)
+        owner, offset, token_length = texts.rows(list(map(TEXT, rows)), length)
         columns["token_doc"] = doc[owner]
         columns["token_start"] = start[owner] + offset
         columns["token_length"] = token_length
@@ -228,13 +233,37 @@ def _columns(documents, rules, properties, label, values, labels, texts) -> tupl
     return columns, n - len(kept)
 
 
-def _labelled(subtypes: list[Any], label: Callable[[Any], str], labels: _Codes) -> np.ndarray:
-    """The code of each subtype's slice label, ``label`` called once per distinct subtype when all are
-    strings (or missing: other JSON values may be unhashable, or equal across types, as 1 and true)."""
-    if not set(map(type, subtypes)) <= {str, type(MISSING)}:
-        return np.fromiter([labels[label(subtype)] for subtype in subtypes], np.int64, len(subtypes))
-    code_of = {subtype: labels[label(subtype)] for subtype in set(subtypes)}
-    return np.fromiter(map(code_of.__getitem__, subtypes), np.int64, len(subtypes))
+def _kinds(subtypes: list[Any]) -> tuple[list[Any], np.ndarray]:
+    """The distinct subtypes and each subtype's place among them. Subtypes that are equal share a place
+    (1 and true too: their slice labels and compared values are equal as well); JSON lists and objects
+    are told apart by :func:`~nlpbench.metrics.spans.hashable`."""
+    try:
+        place = dict.fromkeys(subtypes)
+    except TypeError:
+        keys = list(map(hashable, subtypes))
+        first = dict(zip(keys, subtypes, strict=True))  # a subtype for each key (any of the equal ones)
+        place = dict(zip(first, range(len(first)), strict=True))
+        return [first[key] for key in place], np.fromiter(map(place.__getitem__, keys), np.int64, len(keys))
+    place = dict(zip(place, range(len(place)), strict=True))
+    return list(place), np.fromiter(map(place.__getitem__, subtypes), np.int64, len(subtypes))
+
+
+def _codes(of_kind: list[int], kind_of: np.ndarray) -> np.ndarray:
+    """Each row's code, from the code of each kind and each row's kind."""
+    return np.array(of_kind, np.int64)[kind_of] if of_kind else np.zeros(len(kind_of), np.int64)
+
+
+def _compared_codes(
+    kinds: list[Any], kind_of: np.ndarray, compared: Callable[[Any], Hashable], values: _Codes
+) -> np.ndarray:
+    """The code of what a property compares for each row, from its subtype's kind (:func:`_kinds`); a missing
+    subtype that equals nothing (``compared`` gives a new value each time) gets a code of its own on each row."""
+    codes = _codes([values[compared(kind)] for kind in kinds], kind_of)
+    missing = [place for place, kind in enumerate(kinds) if kind is MISSING]
+    if missing and compared(MISSING) != compared(MISSING):
+        rows = np.flatnonzero(np.isin(kind_of, missing))
+        codes[rows] = [values[compared(MISSING)] for _ in range(len(rows))]
+    return codes
 
 
 def _distinct_rows(side: dict[str, np.ndarray], columns: Sequence[str]) -> dict[str, np.ndarray]:

@@ -32,7 +32,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
+
+import numpy as np
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.model import HIPAA_LOCATION, MISSING, Annotation
@@ -40,8 +43,12 @@ from nlpbench.model import HIPAA_LOCATION, MISSING, Annotation
 #: A token or an instance reduced to what the metrics compare: (start, length).
 Unit = tuple[int, int]
 #: Cuts an annotation, given its text (None when unknown) and its length, into tokens: (offset from
-#: the annotation's start, length) each. Spans scored by tokens are contiguous.
+#: the annotation's start, length) each. Spans scored by tokens are contiguous. A tokenizer may also
+#: carry ``many``, which cuts a list of texts (each its own length) in one call: see :func:`cut_many`.
 Tokenizer = Callable[[str | None, int], Sequence[Unit]]
+#: The tokens of several texts in one piece: how many each text has, then every token's offset and length,
+#: text after text.
+TokenArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 #: The metrics of this module, in the order reports list them.
 SPAN_METRICS = ("instance_strict", "instance_relax", "token", "type", "date_format", "hipaa")
@@ -146,6 +153,46 @@ def whitespace_tokens(text: str | None, length: int) -> list[Unit]:
 _NON_SPACE = re.compile(r"\S+")
 
 
+def cut_many(tokenize: Tokenizer, texts: list[str]) -> TokenArrays:
+    """The tokens of ``texts`` (each as long as it is) as ``tokenize`` cuts them one at a time: by its ``many``
+    when it has one, else a call a text."""
+    many = getattr(tokenize, "many", None)
+    if many is not None:
+        return many(texts)
+    cut = list(map(tokenize, texts, map(len, texts)))
+    return tokens_as_arrays(cut)
+
+
+def in_text_order(parts: Sequence[tuple[np.ndarray, TokenArrays]], texts: int) -> TokenArrays:
+    """The tokens of ``texts`` texts cut in groups, put back in text order: each part gives the places of
+    its texts (ascending) and their tokens."""
+    count = np.zeros(texts, np.int64)
+    for places, (counts, _, _) in parts:
+        count[places] = counts
+    owners = [np.repeat(places, counts) for places, (counts, _, _) in parts]
+    order = np.argsort(np.concatenate(owners), kind="stable")
+    offset = np.concatenate([offsets for _, (_, offsets, _) in parts])[order]
+    length = np.concatenate([lengths for _, (_, _, lengths) in parts])[order]
+    return count, offset, length
+
+
+def tokens_as_arrays(cut: list[Sequence[Unit]]) -> TokenArrays:
+    """The tokens of each text, as :data:`TokenArrays`."""
+    count = np.fromiter(map(len, cut), np.int64, len(cut))
+    units = np.fromiter(chain.from_iterable(chain.from_iterable(cut)), np.int64, 2 * int(count.sum())).reshape(-1, 2)
+    return count, units[:, 0], units[:, 1]
+
+
+def hashable(value: Any) -> Hashable:
+    """A value as a dictionary key: a JSON list or object as a tagged tuple, equal to another exactly when the
+    values are equal; any other value as it is."""
+    if isinstance(value, list):
+        return (list, tuple(map(hashable, value)))
+    if isinstance(value, dict):
+        return (dict, frozenset((key, hashable(item)) for key, item in value.items()))
+    return value
+
+
 def hipaa_flag(location_type: object) -> bool | None:
     """Whether a location subtype is a HIPAA identifier; None for an unknown subtype."""
     return HIPAA_LOCATION.get(location_type) if isinstance(location_type, str) else None
@@ -190,14 +237,14 @@ class SpanRules:
 
     def compared(self, metric: str) -> Callable[[Any], Hashable]:
         """What ``type``, ``date_format`` or ``hipaa`` compares, from the value of the attribute it reads
-        (:meth:`attribute_of`; :data:`~nlpbench.model.MISSING` when the annotation has none): the value,
-        a missing one being None or, under ``untyped_never_equal``, a new value equal to no other; for
+        (:meth:`attribute_of`; :data:`~nlpbench.model.MISSING` when the annotation has none): the value
+        (:func:`hashable`), a missing one being None or, under ``untyped_never_equal``, a new value equal to no other; for
         ``hipaa`` the HIPAA flag of the location type."""
         if metric == "hipaa":
             return hipaa_flag
         if self.untyped_never_equal:
-            return lambda value: _Untyped() if value is MISSING else value
-        return lambda value: None if value is MISSING else value
+            return lambda value: _Untyped() if value is MISSING else hashable(value)
+        return lambda value: None if value is MISSING else hashable(value)
 
     def attribute_of(self, metric: str) -> str:
         """The attribute a property metric reads: ``dateFormat`` for ``date_format``, else the type attribute."""

@@ -2,7 +2,7 @@
 
 from nlpbench.model.align import pair_documents
 from nlpbench.model.coding import CodeReference, RankedCodes
-from nlpbench.model.columns import MISSING, SpanColumns
+from nlpbench.model.columns import MISSING, SpanColumns, SpanRow
 from nlpbench.model.coref import Cluster, CorefDocument, CorefMention, mention_problem, span_of
 from nlpbench.model.document import Annotation, Document, Link, Relation
 from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
@@ -38,6 +38,7 @@ __all__ = [
     "Relation",
     "Span",
     "SpanColumns",
+    "SpanRow",
     "Timeline",
     "TimelineTuple",
     "Triple",

@@ -1,16 +1,21 @@
-"""Annotations of one label in one note as columns: what span scoring reads.
+"""Annotations of one label in one note as light rows: what span scoring reads.
 
 Scoring needs only each annotation's start, length, text and subtype, and
 building an :class:`~nlpbench.model.Annotation` costs more than scoring one;
 a reader asked for columns (the NLP Sandbox reader, for ``score sandbox``)
-fills ``Document.columns[label]`` instead of ``Document.annotations``.
+fills ``Document.columns[label]`` instead of ``Document.annotations``. Its
+rows are what the reader decodes (a :class:`SpanRow` each), and a batch of
+notes turns the rows of all of them into columns at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 from nlpbench.model.document import Annotation
 from nlpbench.model.span import Span
@@ -28,43 +33,72 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
+class SpanRow(msgspec.Struct, gc=False):
+    """One contiguous annotation: ``start``, ``length``, ``text`` (None when unknown), ``subtype`` (the value
+    of the type's attribute, :data:`MISSING` when absent) and ``confidence``. A reader may decode straight
+    into a subclass that names ``subtype`` as its JSON attribute."""
+
+    start: int
+    length: int
+    text: str | None = None
+    subtype: Any = MISSING
+    confidence: float | None = None
+
+
+START, LENGTH, TEXT, SUBTYPE, CONFIDENCE = map(attrgetter, SpanRow.__struct_fields__)
+
+
 @dataclass(slots=True)
 class SpanColumns:
-    """Contiguous annotations in reading order, a list per field: ``start``, ``length``, ``text`` (None when
-    unknown), ``subtype`` (the value of the type's attribute, :data:`MISSING` when absent), ``confidence``."""
+    """Contiguous annotations in reading order: their :class:`SpanRow` rows, read a field at a time as
+    columns (``start``, ``length``, ``text``, ``subtype``, ``confidence``, each a new list)."""
 
-    start: list[int] = field(default_factory=list)
-    length: list[int] = field(default_factory=list)
-    text: list[str | None] = field(default_factory=list)
-    subtype: list[Any] = field(default_factory=list)
-    confidence: list[float | None] = field(default_factory=list)
+    rows: list[SpanRow] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.start)
+        return len(self.rows)
+
+    @property
+    def start(self) -> list[int]:
+        return list(map(START, self.rows))
+
+    @property
+    def length(self) -> list[int]:
+        return list(map(LENGTH, self.rows))
+
+    @property
+    def text(self) -> list[str | None]:
+        return list(map(TEXT, self.rows))
+
+    @property
+    def subtype(self) -> list[Any]:
+        return list(map(SUBTYPE, self.rows))
 
     def extend(self, other: SpanColumns) -> None:
-        for name in _FIELDS:
-            getattr(self, name).extend(getattr(other, name))
+        self.rows.extend(other.rows)
 
     @classmethod
     def of(cls, annotations: Sequence[Annotation], attribute: str) -> SpanColumns:
-        """The columns of annotation objects; ``attribute`` holds the subtype. Spans must be contiguous."""
+        """The rows of annotation objects; ``attribute`` holds the subtype. Spans must be contiguous."""
         return cls(
-            [a.span.start for a in annotations],
-            [a.span.end - a.span.start for a in annotations],
-            [a.text for a in annotations],
-            [a.attributes.get(attribute, MISSING) for a in annotations],
-            [a.confidence for a in annotations],
+            [
+                SpanRow(
+                    a.span.start, a.span.end - a.span.start, a.text, a.attributes.get(attribute, MISSING), a.confidence
+                )
+                for a in annotations
+            ]
         )
 
     def annotations(self, doc_id: str, label: str, attribute: str) -> list[Annotation]:
-        """The annotation objects of these columns (the subtype as ``attribute``)."""
+        """The annotation objects of these rows (the subtype as ``attribute``)."""
         return [
-            Annotation(doc_id, Span(start, start + length), label, text, {} if v is MISSING else {attribute: v}, c)
-            for start, length, text, v, c in zip(
-                self.start, self.length, self.text, self.subtype, self.confidence, strict=True
+            Annotation(
+                doc_id,
+                Span(row.start, row.start + row.length),
+                label,
+                row.text,
+                {} if row.subtype is MISSING else {attribute: row.subtype},
+                row.confidence,
             )
+            for row in self.rows
         ]
-
-
-_FIELDS = tuple(f.name for f in fields(SpanColumns))

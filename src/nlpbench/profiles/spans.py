@@ -11,12 +11,24 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from itertools import compress
+
+import numpy as np
 
 from nlpbench.loading import import_alone
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules, Tokenizer, Unit, whitespace_tokens
+from nlpbench.metrics.spans import (
+    SpanRules,
+    TokenArrays,
+    Tokenizer,
+    Unit,
+    in_text_order,
+    tokens_as_arrays,
+    whitespace_tokens,
+)
 from nlpbench.model import PhiType
 from nlpbench.profiles.base import Profile, quirk, register
 
@@ -122,6 +134,79 @@ def treebank_search_tokens(text: str | None, length: int) -> tuple[Unit, ...]:
     return _treebank_offsets(text or "")
 
 
+def _treebank_search_many(texts: list[str]) -> TokenArrays:
+    """:func:`treebank_search_tokens` of many texts at once (each as long as it is), the same tokens.
+
+    Most annotation texts hold only ASCII letters, digits, ``/ - .``, the characters Treebank pads
+    (``;@#$%&?!()[]{}<>``) and spaces (:data:`_SIMPLE`). Unless a rule beyond padding can meet them (a
+    ``--``, a ``...``, a contraction, a period ending the text before closing brackets and spaces),
+    each padded character is a token, and so is each run of the others between spaces, where it
+    stands. Joined a line each, they are cut by numpy over their bytes; every other text is cut on
+    its own.
+    """
+    simple = list(map(_SIMPLE.fullmatch, texts))
+    chosen = list(compress(texts, simple))
+    joined = "\n".join(chosen)
+    codes = np.frombuffer(joined.encode("ascii"), np.uint8)
+    breaks = np.flatnonzero(codes == _NEWLINE)
+    word, padded = _WORD_BYTE[codes], _PADDED_BYTE[codes]
+    starts = np.flatnonzero(padded | (word & ~np.concatenate(([False], word[:-1]))))
+    ends = np.flatnonzero(padded | (word & ~np.concatenate((word[1:], [False])))) + 1
+    owner = np.searchsorted(breaks, starts)  # the chosen text each token is in
+    apart = np.zeros(len(chosen), bool)
+    apart[_beyond_padding(chosen, joined, codes, breaks)] = True
+    kept = ~apart[owner]
+    place = np.flatnonzero(np.fromiter(map(bool, simple), bool, len(texts)))  # the chosen texts' places
+    first = np.concatenate(([0], breaks + 1))  # where each chosen text starts in ``joined``
+    owner = owner[kept]
+    cut_here = (np.bincount(owner, minlength=len(chosen))[~apart], starts[kept] - first[owner], (ends - starts)[kept])
+    other = np.ones(len(texts), bool)
+    other[place[~apart]] = False
+    others = np.flatnonzero(other)
+    cut_apart = tokens_as_arrays([_treebank_offsets(texts[i]) for i in others.tolist()])
+    return in_text_order([(place[~apart], cut_here), (others, cut_apart)], len(texts))
+
+
+#: Texts whose every character Treebank leaves alone or pads, spaces included (see :func:`_treebank_search_many`).
+_SIMPLE = re.compile(r"[0-9A-Za-z/.\-;@#$%&?!()\[\]{}<> ]+")
+_WORD_BYTE = np.zeros(256, bool)
+_WORD_BYTE[list(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/.-")] = True
+_PADDED_BYTE = np.zeros(256, bool)
+_PADDED_BYTE[list(b";@#$%&?!()[]{}<>")] = True
+_NEWLINE, _PERIOD = ord("\n"), ord(".")
+#: What may follow a final period for Treebank's rule: closing brackets, then spaces.
+_AFTER_PERIOD = " ])}>"
+_AFTER_PERIOD_BYTE = np.zeros(256, bool)
+_AFTER_PERIOD_BYTE[list(_AFTER_PERIOD.encode())] = True
+
+
+def _beyond_padding(texts: list[str], joined: str, codes: np.ndarray, breaks: np.ndarray) -> list[int]:
+    """Which of ``texts`` (``joined`` a line each, as ``codes``; ``breaks`` where the lines end) a rule beyond
+    padding may touch: one holding ``--``, ``...`` or a contraction (ignoring case), or whose last character
+    but closing brackets and spaces is a period."""
+    found = [
+        at
+        for text, pieces in ((joined, ("--", "...")), (joined.lower(), _CONTRACTION_WORDS))
+        for piece in pieces
+        for at in _occurrences(text, piece)
+    ]
+    apart = np.searchsorted(breaks, found).tolist()
+    last = codes[np.append(breaks, len(codes)) - 1] if texts else codes
+    apart += np.flatnonzero(last == _PERIOD).tolist()
+    for index in np.flatnonzero(_AFTER_PERIOD_BYTE[last]).tolist():
+        if texts[index].rstrip(_AFTER_PERIOD).endswith("."):
+            apart.append(index)
+    return apart
+
+
+def _occurrences(text: str, piece: str) -> Iterator[int]:
+    """Where ``piece`` starts in ``text``, overlapping occurrences included."""
+    at = text.find(piece)
+    while at >= 0:
+        yield at
+        at = text.find(piece, at + 1)
+
+
 def _treebank_offsets(text: str) -> tuple[Unit, ...]:
     """(offset in ``text``, length) of each token found as nlpsandbox-client searches for it.
 
@@ -218,7 +303,8 @@ def _only_padding(text: str) -> bool:
 
 
 _QUOTES_COLON_COMMA = frozenset("\"'`:,")
-_CONTRACTIONS = re.compile("(?i:cannot|gimme|gonna|gotta|lemme|wanna|whaddya|whatcha)")
+_CONTRACTION_WORDS = ("cannot", "gimme", "gonna", "gotta", "lemme", "wanna", "whaddya", "whatcha")
+_CONTRACTIONS = re.compile(f"(?i:{'|'.join(_CONTRACTION_WORDS)})")
 _CONTRACTION_PAIRS = ("nn", "mm", "tt", "dd", "tch")
 _PADDED_CHARACTERS = frozenset(";@#$%&?!()[]{}<>")
 _PADDED_OR_WORD = re.compile(rf"{_PADDED.pattern}|[^\s{_PADDED.pattern[1:-1]}]+")
@@ -249,6 +335,9 @@ def _searched(text: str) -> tuple[Unit, ...]:
         found.append((position, len(token)))
         position += len(token)
     return tuple(found)
+
+
+treebank_search_tokens.many = _treebank_search_many  # type: ignore[attr-defined]
 
 
 def legacy_whitespace_tokens(text: str | None, length: int) -> list[Unit]:
