@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from nltk.tokenize import TreebankWordTokenizer
 
@@ -153,6 +153,7 @@ def test_plain_treebank_offsets_equal_the_tokenizer_search(text):
         st.one_of(*(st.lists(alphabet, max_size=8).map("".join) for alphabet in (TREEBANK_ALPHABET, PLAIN_ALPHABET)))
     )
 )
+@example(["a,,b", "a:,b", "1,000", "10:30 a.m", "x ,y", "(617) 555-1234,", "a,.", "March 4, 2019"])
 def test_many_texts_cut_at_once_are_cut_as_one_at_a_time(texts):
     # score sandbox cuts a batch's new texts together (numpy over the simple ones): the same tokens, in text order
     count, offset, length = cut_many(treebank_search_tokens, texts)

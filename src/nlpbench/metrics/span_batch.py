@@ -212,7 +212,7 @@ def _columns(documents, rules, properties, label, values, labels, texts) -> tupl
     doc = np.repeat(np.arange(len(documents), dtype=np.int64), [len(found.rows) for found in documents])
     start = np.fromiter(map(START, rows), np.int64, n)
     length = np.fromiter(map(LENGTH, rows), np.int64, n)
-    kinds, kind_of = _kinds(list(map(SUBTYPE, rows)))
+    kinds, kind_of = _kinds(list(map(SUBTYPE, rows))) if label or properties else ([], np.zeros(n, np.int64))
     code = _codes([labels[label(kind)] for kind in kinds], kind_of) if label else np.zeros(n, np.int64)
     columns = {"doc": doc, "start": start, "end": start + length, "label": code}
     for name, compared in properties.items():

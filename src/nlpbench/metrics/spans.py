@@ -238,8 +238,8 @@ class SpanRules:
     def compared(self, metric: str) -> Callable[[Any], Hashable]:
         """What ``type``, ``date_format`` or ``hipaa`` compares, from the value of the attribute it reads
         (:meth:`attribute_of`; :data:`~nlpbench.model.MISSING` when the annotation has none): the value
-        (:func:`hashable`), a missing one being None or, under ``untyped_never_equal``, a new value equal to no other; for
-        ``hipaa`` the HIPAA flag of the location type."""
+        (:func:`hashable`), a missing one being None or, under ``untyped_never_equal``, a new value equal
+        to no other; for ``hipaa`` the HIPAA flag of the location type."""
         if metric == "hipaa":
             return hipaa_flag
         if self.untyped_never_equal:

@@ -138,10 +138,11 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
     """:func:`treebank_search_tokens` of many texts at once (each as long as it is), the same tokens.
 
     Most annotation texts hold only ASCII letters, digits, ``/ - .``, the characters Treebank pads
-    (``;@#$%&?!()[]{}<>``) and spaces (:data:`_SIMPLE`). Unless a rule beyond padding can meet them (a
-    ``--``, a ``...``, a contraction, a period ending the text before closing brackets and spaces),
-    each padded character is a token, and so is each run of the others between spaces, where it
-    stands. Joined a line each, they are cut by numpy over their bytes; every other text is cut on
+    (``;@#$%&?!()[]{}<>``), commas, colons and spaces (:data:`_SIMPLE`). Unless a rule beyond these can
+    meet them (a ``--``, a ``...``, a contraction, a period ending the text before closing brackets
+    and spaces, two commas or colons in a row), each padded character is a token, and so is a comma or
+    colon not followed by a digit; each run of the other characters between spaces is a token, where
+    it stands. Joined a line each, they are cut by numpy over their bytes; every other text is cut on
     its own.
     """
     simple = list(map(_SIMPLE.fullmatch, texts))
@@ -149,7 +150,11 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
     joined = "\n".join(chosen)
     codes = np.frombuffer(joined.encode("ascii"), np.uint8)
     breaks = np.flatnonzero(codes == _NEWLINE)
-    word, padded = _WORD_BYTE[codes], _PADDED_BYTE[codes]
+    # a comma or colon is cut off unless a digit follows it (1,000 and 10:30 stay whole)
+    comma = _COMMA_BYTE[codes]
+    before_digit = np.concatenate((_DIGIT_BYTE[codes[1:]], [False]))
+    word = _WORD_BYTE[codes] | (comma & before_digit)
+    padded = _PADDED_BYTE[codes] | (comma & ~before_digit)
     starts = np.flatnonzero(padded | (word & ~np.concatenate(([False], word[:-1]))))
     ends = np.flatnonzero(padded | (word & ~np.concatenate((word[1:], [False])))) + 1
     owner = np.searchsorted(breaks, starts)  # the chosen text each token is in
@@ -168,9 +173,13 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
 
 
 #: Texts whose every character Treebank leaves alone or pads, spaces included (see :func:`_treebank_search_many`).
-_SIMPLE = re.compile(r"[0-9A-Za-z/.\-;@#$%&?!()\[\]{}<> ]+")
+_SIMPLE = re.compile(r"[0-9A-Za-z/.\-;@#$%&?!()\[\]{}<>,: ]+")
 _WORD_BYTE = np.zeros(256, bool)
 _WORD_BYTE[list(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/.-")] = True
+_DIGIT_BYTE = np.zeros(256, bool)
+_DIGIT_BYTE[list(b"0123456789")] = True
+_COMMA_BYTE = np.zeros(256, bool)
+_COMMA_BYTE[list(b",:")] = True
 _PADDED_BYTE = np.zeros(256, bool)
 _PADDED_BYTE[list(b";@#$%&?!()[]{}<>")] = True
 _NEWLINE, _PERIOD = ord("\n"), ord(".")
@@ -182,14 +191,17 @@ _AFTER_PERIOD_BYTE[list(_AFTER_PERIOD.encode())] = True
 
 def _beyond_padding(texts: list[str], joined: str, codes: np.ndarray, breaks: np.ndarray) -> list[int]:
     """Which of ``texts`` (``joined`` a line each, as ``codes``; ``breaks`` where the lines end) a rule beyond
-    padding may touch: one holding ``--``, ``...`` or a contraction (ignoring case), or whose last character
-    but closing brackets and spaces is a period."""
+    padding and commas may touch: one holding ``--``, ``...``, a contraction (ignoring case), or two commas
+    or colons in a row (Treebank's comma rule takes the second as the character after the first), or whose
+    last character but closing brackets and spaces is a period."""
     found = [
         at
         for text, pieces in ((joined, ("--", "...")), (joined.lower(), _CONTRACTION_WORDS))
         for piece in pieces
         for at in _occurrences(text, piece)
     ]
+    comma = _COMMA_BYTE[codes]
+    found += np.flatnonzero(comma[:-1] & comma[1:]).tolist()
     apart = np.searchsorted(breaks, found).tolist()
     last = codes[np.append(breaks, len(codes)) - 1] if texts else codes
     apart += np.flatnonzero(last == _PERIOD).tolist()
