@@ -156,3 +156,54 @@ def test_writing_types_without_an_array_warns(tmp_path):
     doc.annotations.append(doc.annotations[0].__class__("n1", doc.annotations[0].span, "profession", "x"))
     with pytest.warns(InputWarning, match="no NLP Sandbox array for 1 profession annotations: left out"):
         formats.get("sandbox").write([doc], tmp_path / "out.json")
+
+
+def one_per_line(tmp_path, records, name="lines.json"):
+    path = tmp_path / name
+    path.write_text("[\n" + ",\n".join(map(json.dumps, records)) + "\n]\n")
+    return path
+
+
+def test_reading_for_scoring_gives_what_the_general_path_gives(tmp_path):
+    """Reading for scoring decodes a line's record in one go, and a record it cannot (another key, a value of
+    another type) the general way: the same annotations, metadata and warnings as reading annotation objects."""
+    location = {"start": 0, "length": 6, "text": "Boston", "confidence": 90, "locationType": "city"}
+    records = [
+        record("ds/Note/a", textDateAnnotations=[DATE], textLocationAnnotations=[location]),
+        record("b", textDateAnnotations=[DATE | {"length": 4}], annotationSetName="x"),
+        record("c", textLocationAnnotations=[location | {"locationType": 7}, location | {"locationType": "moon"}]),
+        record("ds/Note/a", textDateAnnotations=[DATE | {"start": 20}], textLocationAnnotations=[]),
+        record("d", textDateAnnotations=[DATE]),
+    ]
+    path = one_per_line(tmp_path, records)
+    read = {}
+    for columns in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            docs = list(SANDBOX.read(path, labels={"date", "location"}, columns=columns))
+        read[columns] = (docs, sorted(str(w.message) for w in caught))
+    (fast, fast_warnings), (general, general_warnings) = read[True], read[False]
+    assert fast_warnings == general_warnings and len(fast_warnings) == 3
+    assert [d.id for d in fast] == [d.id for d in general] == ["b", "c", "a", "d"]
+    for by_columns, by_objects in zip(fast, general, strict=True):
+        assert by_columns.metadata == by_objects.metadata
+        for label, attribute in (("date", "dateFormat"), ("location", "locationType")):
+            found = by_columns.columns.get(label)
+            objects = found.annotations(by_columns.id, label, attribute) if found else []
+            assert objects == [a for a in by_objects.annotations if a.label == label]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (record("n", textDateAnnotations=[{**DATE, "confidence": 140}]), "record 1, textDateAnnotations"),
+        (record("n", textDateAnnotations=[{**DATE, "start": True}]), "start True is not an integer"),
+        (record("n", textDateAnnotations=None), "textDateAnnotations must be a list"),
+        (record("n", textFooAnnotations=[]), "unknown annotation type 'textFooAnnotations'"),
+        ({"annotationSource": {"resourceSource": {"name": 3}}}, "record 1: annotationSource.resourceSource.name must"),
+    ],
+)
+def test_reading_for_scoring_refuses_what_the_general_path_refuses(tmp_path, line, message):
+    path = one_per_line(tmp_path, [record("m", textDateAnnotations=[DATE]), line])
+    with pytest.raises(InputError, match=message):
+        list(SANDBOX.read(path, labels={"date"}, columns=True))

@@ -249,11 +249,14 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def items(handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: bool = True) -> Iterator[Any]:
+def items(
+    handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: bool = True, fallback_type: Any = None
+) -> Iterator[Any]:
     """Yield each item of the JSON array in ``handle`` (positioned at the start of the file).
 
     ``keys_checked=False`` leaves out :func:`no_repeated_key` on the lines decoded by msgspec, for a
-    pass that only counts what a checked pass reads again.
+    pass that only counts what a checked pass reads again. With ``fallback_type``, a line that is JSON
+    but not of ``line_type`` is decoded into ``fallback_type`` instead (its reader says what is odd).
     """
     first = handle.readline()
     if first.startswith(BOM):
@@ -265,6 +268,7 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: b
         yield from _ijson_items(handle, path)
         return
     decoder = msgspec.json.Decoder(line_type)
+    fallback = msgspec.json.Decoder(fallback_type) if fallback_type is not None else None
     offset = handle.tell()  # where the line being read starts
     count, comma = 0, False  # items read so far; whether the last one was followed by a comma
     lines = iter(handle)
@@ -283,7 +287,7 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: b
         try:
             if not plain:
                 check(text)
-            item = decoder.decode(text)
+            item = _decoded(text, decoder, fallback)
         except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             break  # ijson, behind its own depth limit, says what is wrong
         if keys_checked:
@@ -298,6 +302,16 @@ def items(handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: b
     handle.seek(offset)
     prefix = b"[" if count == 0 else b"[0," if comma else b"[0"
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
+
+
+def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallback: msgspec.json.Decoder | None) -> Any:
+    """``text`` decoded by ``decoder``, or by ``fallback`` when it is JSON of another type."""
+    try:
+        return decoder.decode(text)
+    except msgspec.ValidationError:
+        if fallback is None:
+            raise
+        return fallback.decode(text)
 
 
 def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:

@@ -77,7 +77,12 @@ def read(path: Path, labels: Collection[str] | None = None, *, columns: bool = F
         first = _first_byte(handle, path)
         handle.seek(0)
         if first == b"[":
-            records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
+            if labels is not None and columns:  # each record in one decoding, the odd ones as the others
+                records = jsonstream.items(
+                    handle, path, _record_type(frozenset(labels)), fallback_type=dict[str, msgspec.Raw]
+                )
+            else:
+                records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
             yield from _merged(_records(records, path, oddities), count_notes(path), oddities)
         else:
             data = jsonstream.decode(handle.read(), path)
@@ -178,6 +183,9 @@ def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Docume
 def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Document]:
     for index, record in enumerate(records):
         where = f"record {index}"
+        if isinstance(record, msgspec.Struct):
+            yield _read_whole(record, where, odd)
+            continue
         if not isinstance(record, dict):
             raise InputError("an annotation record must be an object", path, where)
         name = _dig(record, ("annotationSource", "resourceSource", "name"), path, where)
@@ -188,6 +196,43 @@ def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Doc
             if absent:
                 document.metadata["absentArrays"] = absent
         yield document
+
+
+class _Resource(msgspec.Struct, gc=False):
+    name: str
+
+
+class _Source(msgspec.Struct, gc=False):
+    resourceSource: _Resource
+
+
+@cache
+def _record_type(labels: frozenset[str]) -> type[msgspec.Struct]:
+    """A record of a list decoded in one go for scoring ``labels``: its note's resource name, the arrays of
+    ``labels`` as checked rows (:func:`_row_type`), the other arrays and its ``name`` skipped. A record
+    with any other key, or that a check refuses, is decoded as a dictionary instead, and read by the general
+    path, which says what is wrong or keeps what is odd."""
+    fields: list[tuple] = [("annotationSource", _Source), ("name", msgspec.Raw, msgspec.UNSET)]
+    for array, phi in BY_ARRAY.items():
+        wanted = list[_row_type(phi.name)[0]] if phi.name in labels else msgspec.Raw
+        fields.append((array, wanted, msgspec.UNSET))
+    return msgspec.defstruct("Record", fields, forbid_unknown_fields=True, gc=False)
+
+
+def _read_whole(record: Any, where: str, odd: _Oddities) -> Document:
+    """The document of a record decoded by :func:`_record_type`: its wanted arrays as columns."""
+    document = Document(_note_of(record.annotationSource.resourceSource.name))
+    absent = []
+    for label in sorted(odd.labels or ()):
+        phi = PHI_TYPES[label]
+        rows = getattr(record, phi.array)
+        if rows is msgspec.UNSET:
+            absent.append(phi.array)
+        else:
+            document.columns[label] = _checked(rows, phi, odd, where, phi.array)
+    if absent:
+        document.metadata["absentArrays"] = tuple(absent)
+    return document
 
 
 def _name_of(record: Any) -> Any:
@@ -273,17 +318,22 @@ def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> Span
     a check fails, so that the general path can say exactly what is wrong. Only the subtype is kept."""
     if not isinstance(raw, msgspec.Raw):
         return None
-    decoder, allowed = _array_reader(phi.name)
     try:
-        rows = decoder.decode(raw)
+        rows = _array_decoder(phi.name).decode(raw)
     except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
+    return _checked(rows, phi, odd, where, key)
+
+
+def _checked(rows: list[SpanRow], phi: PhiType, odd: _Oddities, where: str, key: str) -> SpanColumns:
+    """The decoded rows of an array, their odd annotations noted: a length that is not their text's, a subtype
+    the schema does not list."""
     if list(map(len, map(TEXT, rows))) != list(map(LENGTH, rows)):  # map: the loops run in C
         for index, row in enumerate(rows):
             if len(row.text) != row.length:
-                odd.note(
-                    _MISFIT, f"{_where((where, key, index))}: length {row.length}, text of {len(row.text)} characters"
-                )
+                at = _where((where, key, index))
+                odd.note(_MISFIT, f"{at}: length {row.length}, text of {len(row.text)} characters")
+    allowed = _row_type(phi.name)[1]
     if allowed is not None and not allowed.issuperset(map(SUBTYPE, rows)):
         for index, row in enumerate(rows):
             if row.subtype not in allowed:
@@ -295,10 +345,10 @@ def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> Span
 
 
 @cache
-def _array_reader(name: str) -> tuple[msgspec.json.Decoder, frozenset | None]:
-    """For the arrays of a type: a decoder into :class:`~nlpbench.model.SpanRow` rows refusing what the general
-    path refuses (bools, floats and negatives as offsets, a confidence outside 0 to 100), and the subtypes the
-    schema allows (:data:`MISSING` too; None when it lists none)."""
+def _row_type(name: str) -> tuple[type[SpanRow], frozenset | None]:
+    """For the annotations of a type: a :class:`~nlpbench.model.SpanRow` to decode them into, refusing what the
+    general path refuses (bools, floats and negatives as offsets, a confidence outside 0 to 100), and the
+    subtypes the schema allows (:data:`MISSING` too; None when it lists none)."""
     phi = PHI_TYPES[name]
     offset = Annotated[int, msgspec.Meta(ge=0)]
     percent = msgspec.Meta(ge=0, le=100)
@@ -312,7 +362,12 @@ def _array_reader(name: str) -> tuple[msgspec.json.Decoder, frozenset | None]:
     ]
     row = msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, gc=False)
     allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
-    return msgspec.json.Decoder(list[row]), allowed
+    return row, allowed
+
+
+@cache
+def _array_decoder(name: str) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(list[_row_type(name)[0]])
 
 
 def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:
