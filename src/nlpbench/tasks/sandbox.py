@@ -38,6 +38,8 @@ from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import listed
 
 NO_SUBTYPE = "(none)"
+#: The annotations (gold and predicted) a batch gathers before it is scored: few enough that they are
+#: still in the processor's cache, many enough that numpy's fixed cost per call is spread thin.
 BATCH = 2048
 
 
@@ -232,6 +234,7 @@ class _Run:
     collapsed: int = 0
     predicted_typed: bool = False
     pending: list[tuple[str, SpanColumns, SpanColumns]] = field(default_factory=list)
+    pending_rows: int = 0
 
     def __post_init__(self) -> None:
         self.subtype = None if self.phi.name == "date" else _slice_label
@@ -246,7 +249,8 @@ class _Run:
         if len(self.errors) < 2 * self.error_limit:
             self._collect_errors(doc_id, gold, pred)
         self.pending.append((doc_id, gold, pred))
-        if len(self.pending) >= BATCH:
+        self.pending_rows += len(gold) + len(pred)
+        if self.pending_rows >= BATCH:
             self.flush()
 
     def flush(self) -> None:
@@ -266,6 +270,7 @@ class _Run:
             self.by_label[key] = self.by_label.get(key, PRF()) + prf
         self.collapsed += batch.collapsed
         self.pending.clear()
+        self.pending_rows = 0
 
     def drop(self, metric: str) -> None:
         self.metrics.remove(metric)
