@@ -139,6 +139,8 @@ class _Oddities:
         self.labels = labels
         self.columns = columns
         self.found: dict[str, list] = {}
+        #: the wanted types, by name, with the subtypes their schema allows (:func:`_row_type`)
+        self.wanted = [(PHI_TYPES[label], _row_type(label)[1]) for label in sorted(labels or ())]
 
     def note(self, kind: str, example: str) -> None:
         entry = self.found.setdefault(kind, [0, example])
@@ -223,13 +225,12 @@ def _read_whole(record: Any, where: str, odd: _Oddities) -> Document:
     """The document of a record decoded by :func:`_record_type`: its wanted arrays as columns."""
     document = Document(_note_of(record.annotationSource.resourceSource.name))
     absent = []
-    for label in sorted(odd.labels or ()):
-        phi = PHI_TYPES[label]
+    for phi, allowed in odd.wanted:
         rows = getattr(record, phi.array)
         if rows is msgspec.UNSET:
             absent.append(phi.array)
         else:
-            document.columns[label] = _checked(rows, phi, odd, where, phi.array)
+            document.columns[phi.name] = _checked(rows, phi, allowed, odd, where, phi.array)
     if absent:
         document.metadata["absentArrays"] = tuple(absent)
     return document
@@ -322,18 +323,19 @@ def _typed(raw: Any, phi: PhiType, odd: _Oddities, where: str, key: str) -> Span
         rows = _array_decoder(phi.name).decode(raw)
     except msgspec.DecodeError:  # ValidationError included: the general path says what is wrong
         return None
-    return _checked(rows, phi, odd, where, key)
+    return _checked(rows, phi, _row_type(phi.name)[1], odd, where, key)
 
 
-def _checked(rows: list[SpanRow], phi: PhiType, odd: _Oddities, where: str, key: str) -> SpanColumns:
+def _checked(
+    rows: list[SpanRow], phi: PhiType, allowed: frozenset | None, odd: _Oddities, where: str, key: str
+) -> SpanColumns:
     """The decoded rows of an array, their odd annotations noted: a length that is not their text's, a subtype
-    the schema does not list."""
+    outside ``allowed`` (the schema's, when it lists any)."""
     if list(map(len, map(TEXT, rows))) != list(map(LENGTH, rows)):  # map: the loops run in C
         for index, row in enumerate(rows):
             if len(row.text) != row.length:
                 at = _where((where, key, index))
                 odd.note(_MISFIT, f"{at}: length {row.length}, text of {len(row.text)} characters")
-    allowed = _row_type(phi.name)[1]
     if allowed is not None and not allowed.issuperset(map(SUBTYPE, rows)):
         for index, row in enumerate(rows):
             if row.subtype not in allowed:

@@ -147,8 +147,8 @@ def batch_counts(
         raise ValueError("date_format compares the subtype of dates: rules whose type attribute is dateFormat")
     if texts is None and ("token" in metrics or label is not None):
         texts = TokenTable(rules.tokenize)
-    gold, gold_left_out = _columns([g for g, _ in pairs], rules, properties, label, values, labels, texts)
-    pred, pred_left_out = _columns([p for _, p in pairs], rules, properties, label, values, labels, texts)
+    gold, gold_left_out = _columns([g.rows for g, _ in pairs], rules, properties, label, values, labels, texts)
+    pred, pred_left_out = _columns([p.rows for _, p in pairs], rules, properties, label, values, labels, texts)
     n_docs, n_labels = len(pairs), len(labels)
     counts = BatchCounts(collapsed=gold_left_out + pred_left_out)
     wanted = list(metrics) + [m for m in SLICED if label is not None and m not in metrics]
@@ -201,15 +201,16 @@ def span_counts(
 
 
 def _columns(documents, rules, properties, label, values, labels, texts) -> tuple[dict[str, np.ndarray], int]:
-    """One side of a batch as numpy columns, and how many of its annotations collapsing left out.
+    """One side of a batch (the rows of each document) as numpy columns, and how many of its annotations
+    collapsing left out.
 
     A row per instance: ``doc``, ``start``, ``end``, ``label`` and the code of each
     compared property; a row per token: ``token_doc``, ``token_start``,
     ``token_length``, ``token_label`` (when ``texts`` is given: :class:`TokenTable`).
     """
-    rows = list(chain.from_iterable(found.rows for found in documents))
+    rows = list(chain.from_iterable(documents))
     n = len(rows)
-    doc = np.repeat(np.arange(len(documents), dtype=np.int64), [len(found.rows) for found in documents])
+    doc = np.repeat(np.arange(len(documents), dtype=np.int64), list(map(len, documents)))
     start = np.fromiter(map(START, rows), np.int64, n)
     length = np.fromiter(map(LENGTH, rows), np.int64, n)
     kinds, kind_of = _kinds(list(map(SUBTYPE, rows))) if label or properties else ([], np.zeros(n, np.int64))

@@ -249,7 +249,7 @@ class _Run:
         if len(self.errors) < 2 * self.error_limit:
             self._collect_errors(doc_id, gold, pred)
         self.pending.append((doc_id, gold, pred))
-        self.pending_rows += len(gold) + len(pred)
+        self.pending_rows += len(gold.rows) + len(pred.rows)
         if self.pending_rows >= BATCH:
             self.flush()
 
