@@ -155,12 +155,13 @@ def batch_counts(
     for metric in wanted:
         group = "doc"
         if metric == "token":
-            gold_side, pred_side = gold, pred
             if rules.distinct_tokens:
-                gold_side, pred_side = _distinct_rows(gold, _TOKEN_KEY), _distinct_rows(pred, _TOKEN_KEY)
+                gold_side, pred_side, hits = _distinct_hits(gold, pred)
+            else:
+                gold_side, pred_side = gold, pred
+                hits = _exact_hits(gold, pred, list(_TOKEN_KEY))
             gold_side = gold_side | {"doc": gold_side["token_doc"], "label": gold_side["token_label"]}
             pred_side = pred_side | {"doc": pred_side["token_doc"], "label": pred_side["token_label"]}
-            hits = _exact_hits(gold_side, pred_side, list(_TOKEN_KEY))
         elif metric == "instance_relax" and rules.tolerance:
             gold_side, pred_side = gold, pred
             hits = _within_hits(gold, pred, ["doc", "start"], rules.tolerance)
@@ -267,12 +268,24 @@ def _compared_codes(
     return codes
 
 
-def _distinct_rows(side: dict[str, np.ndarray], columns: Sequence[str]) -> dict[str, np.ndarray]:
-    """The first row of each distinct value of ``columns`` (with all its columns), in row order."""
-    keys = _pack([side[c] for c in columns], [])[0]
-    _, first = np.unique(keys, return_index=True)
-    first.sort()
-    return {c: side[c][first] for c in (*columns, "token_label")}
+def _distinct_hits(gold, pred) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], Hits]:
+    """The first token row of each distinct token (document, start, length) on each side, and which of them the
+    other side has too: one sort a side, each side's distinct keys then looked up in the other's."""
+    keys = _pack([gold[c] for c in _TOKEN_KEY], [pred[c] for c in _TOKEN_KEY])
+    sides, distinct = [], []
+    for side, side_keys in zip((gold, pred), keys, strict=True):
+        found, first = np.unique(side_keys, return_index=True)
+        sides.append({c: side[c][first] for c in (*_TOKEN_KEY, "token_label")})
+        distinct.append(found)
+    return sides[0], sides[1], (_in_sorted(distinct[0], distinct[1]), _in_sorted(distinct[1], distinct[0]))
+
+
+def _in_sorted(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """Which of ``values`` ``sorted_values`` holds."""
+    if not len(sorted_values):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return sorted_values[at] == values
 
 
 Hits = tuple[np.ndarray, np.ndarray]
