@@ -58,8 +58,9 @@ class TokenTable(dict):
     the annotation's length is not its text's); the texts of a batch not seen before
     are numbered and cut with ``tokenize`` together, in the order first met.
     Text ``i``'s tokens are rows ``first[i]`` to ``first[i] + count[i]``
-    of ``offset`` and ``length``. Past ``KEPT`` texts it forgets them all before a
-    batch, so that memory stays flat.
+    of ``offset`` and ``length``; the arrays grow by doubling, so that adding a batch
+    costs what the batch holds, not what the table holds. Past ``KEPT`` texts it
+    forgets them all before a batch, so that memory stays flat.
     """
 
     KEPT = 1 << 17
@@ -67,14 +68,18 @@ class TokenTable(dict):
     def __init__(self, tokenize: Tokenizer):
         super().__init__()
         self.tokenize = tokenize
+        self._forget()
+
+    def _forget(self) -> None:
+        self.clear()
         self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+        self.tokens = 0  # the rows of ``offset`` and ``length`` in use
 
     def rows(self, texts: list[str | None], lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each token of each annotation as a row: the annotation's position, the token's offset from its
         start and its length."""
         if len(self) > self.KEPT:
-            self.clear()
-            self.count = self.first = self.offset = self.length = np.zeros(0, np.int64)
+            self._forget()
         keys: list = texts
         try:
             misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
@@ -100,7 +105,8 @@ class TokenTable(dict):
         fresh = list(filterfalse(self.__contains__, dict.fromkeys(keys)))
         if not fresh:
             return
-        self.update(zip(fresh, range(len(self), len(self) + len(fresh)), strict=True))
+        known = len(self)
+        self.update(zip(fresh, range(known, known + len(fresh)), strict=True))
         if all(map(str.__instancecheck__, fresh)):
             count, offset, length = cut_many(self.tokenize, fresh)
         else:  # the texts as long as they are cut together, the others (text, length) one at a time
@@ -111,10 +117,23 @@ class TokenTable(dict):
                 (np.flatnonzero(~whole), tokens_as_arrays(list(starmap(self.tokenize, apart)))),
             ]
             count, offset, length = in_text_order(parts, len(fresh))
-        self.first = np.concatenate([self.first, len(self.offset) + np.cumsum(count) - count])
-        self.count = np.concatenate([self.count, count])
-        self.offset = np.concatenate([self.offset, offset])
-        self.length = np.concatenate([self.length, length])
+        self.first = _appended(self.first, known, self.tokens + np.cumsum(count) - count)
+        self.count = _appended(self.count, known, count)
+        self.offset = _appended(self.offset, self.tokens, offset)
+        self.length = _appended(self.length, self.tokens, length)
+        self.tokens += len(offset)
+
+
+def _appended(buffer: np.ndarray, used: int, values: np.ndarray) -> np.ndarray:
+    """``buffer`` with ``values`` written after its first ``used`` entries; when they do not fit, a new buffer twice
+    the size needed, so that appending costs what is appended, on average."""
+    needed = used + len(values)
+    if needed > len(buffer):
+        grown = np.empty(max(2 * needed, 1024), buffer.dtype)
+        grown[:used] = buffer[:used]
+        buffer = grown
+    buffer[used:needed] = values
+    return buffer
 
 
 class _Codes(dict):
