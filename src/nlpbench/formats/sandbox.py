@@ -140,7 +140,7 @@ class _Oddities:
         self.columns = columns
         self.found: dict[str, list] = {}
         #: the wanted types, by name, with the subtypes their schema allows (:func:`_row_type`)
-        self.wanted = [(PHI_TYPES[label], _row_type(label)[1]) for label in sorted(labels or ())]
+        self.wanted = [(PHI_TYPES[label], _row_type(label)[1]) for label in sorted(labels or ()) if label in PHI_TYPES]
 
     def note(self, kind: str, example: str) -> None:
         entry = self.found.setdefault(kind, [0, example])
