@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -131,7 +131,8 @@ def annotate(
             transport=sandboxed.transport() if sandboxed else None,
         )
         try:
-            where = output.write(run.iterate(source.documents()))
+            with closing(run.iterate(source.documents())) as annotated:  # closed here, even when writing fails
+                where = output.write(annotated)
         except (ToolError, KeyboardInterrupt) as error:
             ended = sandboxed.wait(1) if sandboxed and isinstance(error, ToolError) else None
             kept = f" ({ended.reason}; its output is in {tool_log})" if ended else ""

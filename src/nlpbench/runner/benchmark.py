@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,8 +94,12 @@ def run_tool(
     predictions = out_dir / f"{name}.json"
     started = time.perf_counter()
     try:
-        with collected_warnings() as warnings, replaced_atomically(predictions) as partial:
-            formats.get("sandbox").write(run.iterate(notes), partial)
+        with (
+            collected_warnings() as warnings,
+            replaced_atomically(predictions) as partial,
+            closing(run.iterate(notes)) as annotated,  # closed here, even when writing fails
+        ):
+            formats.get("sandbox").write(annotated, partial)
     except (ToolError, InputError) as error:
         result.failure = str(error)
         return result

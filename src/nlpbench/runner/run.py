@@ -163,7 +163,10 @@ class AnnotationRun:
         """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
 
         Ctrl-C while waiting for the tool cancels the requests in flight, closes
-        the checkpoint, and raises :class:`KeyboardInterrupt`.
+        the checkpoint, and raises :class:`KeyboardInterrupt`. A caller that may stop
+        early closes it where it took it (``contextlib.closing``): its clean-up runs
+        its own event loop, which cannot run inside another, as it may when the
+        garbage collector closes it later.
         """
         loop = new_event_loop()
         documents = self.stream(notes)
