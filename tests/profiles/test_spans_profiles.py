@@ -108,7 +108,7 @@ TREEBANK_ALPHABET = st.sampled_from(
 )
 
 
-#: What the plainest fast paths read (words of letters, digits, ``/ - .`` one space apart; phone numbers,
+#: What the many-at-a-time cut reads (words of letters, digits, ``/ - .`` one space apart; phone numbers,
 #: e-mails, dates with a comma), with the rules those characters can still meet: ``--``, ``...``, a final
 #: period, contractions.
 PLAIN_ALPHABET = st.sampled_from(

@@ -45,34 +45,15 @@ class SpanRow(msgspec.Struct, gc=False):
     confidence: float | None = None
 
 
-START, LENGTH, TEXT, SUBTYPE, CONFIDENCE = map(attrgetter, SpanRow.__struct_fields__)
+START, LENGTH, TEXT, SUBTYPE = map(attrgetter, ("start", "length", "text", "subtype"))
 
 
 @dataclass(slots=True)
 class SpanColumns:
-    """Contiguous annotations in reading order: their :class:`SpanRow` rows, read a field at a time as
-    columns (``start``, ``length``, ``text``, ``subtype``, ``confidence``, each a new list)."""
+    """Contiguous annotations in reading order, as their :class:`SpanRow` rows; a batch of notes reads them a
+    field at a time (:data:`START`, :data:`LENGTH`, :data:`TEXT`, :data:`SUBTYPE`) into columns."""
 
     rows: list[SpanRow] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @property
-    def start(self) -> list[int]:
-        return list(map(START, self.rows))
-
-    @property
-    def length(self) -> list[int]:
-        return list(map(LENGTH, self.rows))
-
-    @property
-    def text(self) -> list[str | None]:
-        return list(map(TEXT, self.rows))
-
-    @property
-    def subtype(self) -> list[Any]:
-        return list(map(SUBTYPE, self.rows))
 
     def extend(self, other: SpanColumns) -> None:
         self.rows.extend(other.rows)

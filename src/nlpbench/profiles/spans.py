@@ -230,26 +230,10 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
 
     A text that only padding rules touch (a phone number's brackets, an
     e-mail's ``@``; or none at all) is cut directly: each padded character is a
-    token, and so is each run of other characters between whitespace.
-
-    Most texts are plainer still (a date, an id, a name): ASCII letters, digits, ``/``, ``-`` and
-    ``.`` in words one space apart, with no ``--``, no ``...``, no final period and no contraction.
-    No Treebank rule touches those characters but these four, so each word is a token. So are a
-    phone number ``(617) 555-1234``, an e-mail address ``a.b@c.org`` and a date ``March 4, 2019``
-    made of them, but for the brackets, ``@`` and the comma, which are tokens too (:data:`_TOKEN_SHAPES`).
+    token, and so is each run of other characters between whitespace. (Scoring
+    cuts most texts many at a time, :func:`_treebank_search_many`; the texts it
+    leaves come here.)
     """
-    if _PLAIN.fullmatch(text) and _plain_enough(text):
-        if " " not in text:
-            return ((0, len(text)),)
-        found, position = [], 0
-        for word in text.split(" "):
-            found.append((position, len(word)))
-            position += len(word) + 1
-        return tuple(found)
-    for shape in _TOKEN_SHAPES:
-        match = shape.fullmatch(text)
-        if match and _plain_enough(text):
-            return tuple((start, end - start) for start, end in match.regs[1:])
     if _only_padding(text):
         words = text.split()
         if _PADDED_CHARACTERS.isdisjoint(text) and " ".join(words) == text:  # words one space apart
@@ -274,30 +258,6 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
                 found.extend(offsets)
         position += len(piece) + 1
     return tuple(found)
-
-
-#: Words of ASCII letters, digits, ``/``, ``-`` and ``.``, one space apart (see :func:`_plain_enough`).
-_PLAIN = re.compile(r"[0-9A-Za-z/.-]+(?: [0-9A-Za-z/.-]+)*")
-#: A phone number, an e-mail address and a date ``March 4, 2019`` of such words, a group per token
-#: (Treebank splits a comma off when a space follows it).
-_TOKEN_SHAPES = (
-    re.compile(r"(\()([0-9]+)(\)) ([0-9/.-]+)"),
-    re.compile(r"([0-9A-Za-z/.-]+)(@)([0-9A-Za-z/.-]+)"),
-    re.compile(r"([A-Za-z.]+) ([0-9]+)(,) ([0-9]+)"),
-)
-
-
-def _plain_enough(text: str) -> bool:
-    """Whether a text :data:`_PLAIN` matches escapes the rules its characters can meet: ``--``, ``...``,
-    a final period, and the contractions (each holds one of ``_CONTRACTION_PAIRS``, written out here:
-    a generator over them costs more than the rest of the check)."""
-    if "--" in text or "..." in text or text[-1] == ".":
-        return False
-    lowered = text.lower()
-    return not (
-        ("nn" in lowered or "mm" in lowered or "tt" in lowered or "dd" in lowered or "tch" in lowered)
-        and _CONTRACTIONS.search(text)
-    )
 
 
 def _only_padding(text: str) -> bool:

@@ -150,12 +150,13 @@ def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path 
     """
     found = []
     for columns in pred.values():
-        for start, length, covered in zip(columns.start, columns.length, columns.text, strict=True):
-            where = f"note {doc_id}, annotation at {start}-{start + length}"
-            if start + length > len(text):
+        for row in columns.rows:
+            end = row.start + row.length
+            where = f"note {doc_id}, annotation at {row.start}-{end}"
+            if end > len(text):
                 raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", source, where)
-            if covered is not None and covered != text[start : start + length]:
-                found.append(f"{where} ({len(covered)} characters)")
+            if row.text is not None and row.text != text[row.start : end]:
+                found.append(f"{where} ({len(row.text)} characters)")
     return found
 
 
@@ -244,8 +245,8 @@ class _Run:
         gold = SpanColumns() if gold is None else gold
         pred = SpanColumns() if pred is None else pred
         if not self.predicted_typed:
-            subtypes = [pred.subtype[i] for i in self.rules.instance_rows(pred.start)]
-            self.predicted_typed = any(isinstance(v, str) and v for v in subtypes)
+            kept = [pred.rows[i] for i in self.rules.instance_rows([row.start for row in pred.rows])]
+            self.predicted_typed = any(isinstance(row.subtype, str) and row.subtype for row in kept)
         if len(self.errors) < 2 * self.error_limit:
             self._collect_errors(doc_id, gold, pred)
         self.pending.append((doc_id, gold, pred))
