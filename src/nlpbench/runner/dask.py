@@ -37,13 +37,13 @@ POLL_SECONDS = 0.5
 
 def annotate_batch(
     url: str, notes: list[Document], labels: tuple[str, ...], options: ClientOptions
-) -> tuple[list[Document], ClientStats]:
-    """Runs on a worker: the annotations of each note of the batch, in order, and the client's counts.
+) -> tuple[list[Document], ClientStats, str | None]:
+    """Runs on a worker: the annotations of each note of the batch, in order, the client's counts, and None.
 
     The client is the one the local executor would use (:meth:`ClientOptions.client`): the same
-    concurrency, timeout, retries, response cap and ``show_text``. A failure goes back to the driver
-    as a :class:`ToolError` of the same one line, without the exceptions it was raised among (their
-    chain may hold the error itself, which Dask cannot send and would replace by its ``repr``).
+    concurrency, timeout, retries, response cap and ``show_text``. A failure comes back as its one
+    line, the third item, instead of being raised: a worker logs a task that raises with its
+    arguments, and the notes' texts are among them.
     """
 
     async def send() -> tuple[list[Document], ClientStats]:
@@ -52,10 +52,12 @@ def annotate_batch(
             return list(documents), client.stats
 
     try:
-        return asyncio.run(send())
+        documents, stats = asyncio.run(send())
     except ToolError as error:
-        failure = ToolError(str(error))
-    raise failure  # outside the handler, so that it carries no context
+        return [], ClientStats(), str(error)
+    except Exception as error:  # named by its type only: its message may quote a response
+        return [], ClientStats(), f"Dask executor: batch from note {notes[0].id}: {type(error).__name__}"
+    return documents, stats, None
 
 
 async def connect(address: str, timeout: float) -> DaskCluster:

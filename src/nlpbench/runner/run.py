@@ -237,11 +237,15 @@ class AnnotationRun:
 
     async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
         try:
-            documents, stats = await dask.submit(annotate_batch, self.url, batch, self.check.labels, self.options)
+            documents, stats, failure = await dask.submit(
+                annotate_batch, self.url, batch, self.check.labels, self.options
+            )
         except ToolError:
             raise
         except Exception as error:  # a worker that died, a scheduler that went away
             raise ToolError(f"Dask executor: batch from note {batch[0].id}: {type(error).__name__}: {error}") from None
+        if failure is not None:
+            raise ToolError(failure)
         self._add(stats)
         return [self._finished(note, document) for note, document in zip(batch, documents, strict=True)]
 
