@@ -186,3 +186,11 @@ def test_an_answer_that_repeats_a_key_is_refused_naming_the_key_and_where():
         "/datasets/d/annotationStores/s/annotations: annotations[0].textDateAnnotations[0]: "
         "GET: an object repeats the key 'start'"
     )
+
+
+def test_an_answer_nested_too_deep_is_one_line():
+    deep = b"[" * 10_000 + b"]" * 10_000  # deeper than msgspec's recursion goes
+    answer = httpx.Response(200, content=deep, headers={"content-type": "application/json"})
+    with client(lambda r: answer) as node, pytest.raises(DataNodeError) as e:
+        node.get("/healthCheck")
+    assert str(e.value).endswith("GET: JSON nested deeper than 128 levels")

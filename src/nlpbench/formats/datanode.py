@@ -231,15 +231,14 @@ def _decoded(body: bytes, response: httpx.Response, method: str, where: str) -> 
     """The answer's JSON; not JSON is a :class:`DataNodeError`, and so is a JSON object anywhere in it that
     repeats a key (its path in the answer named), as in a file."""
     try:
+        jsonstream.check(body)  # first: deeper nesting exhausts msgspec's recursion (a RecursionError)
         value = msgspec.json.decode(body)
+        jsonstream.no_repeated_key(body, where, value=value)
     except msgspec.DecodeError:
         kind = response.headers.get("content-type", "no content type")
         raise DataNodeError(
             f"{method}: HTTP {response.status_code}: the response is not JSON ({len(body)} bytes, {kind})", where
         ) from None
-    try:
-        jsonstream.check(body)
-        jsonstream.no_repeated_key(body, where, value=value)
     except InputError as error:
         raise DataNodeError(f"{method}: {error.problem}", where, error.record) from None
     return value
