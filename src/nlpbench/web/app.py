@@ -22,7 +22,7 @@ from sqlalchemy import select
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nlpbench import __version__
-from nlpbench.platform import scoring, tasks
+from nlpbench.platform import intervals, scoring, tasks
 from nlpbench.platform.views import submission_json
 from nlpbench.report.model import Report
 from nlpbench.stats.report import overall_rows
@@ -248,9 +248,7 @@ def _metric_name(task: str) -> str:
 
 def _result_view(session, submission: Submission, result: Result) -> dict[str, Any]:
     """A result's score rows with their stored intervals, per type; its plots; errors in context if public."""
-    stored = {
-        (i.annotation_type, i.metric, i.field): i for i in scoring.result_intervals(session, submission, result)
-    }  # fmt: skip
+    stored = {(i.annotation_type, i.metric, i.field): i for i in intervals.stored(session, result.id)}
     rows: list[dict[str, Any]] = []
     types: dict[str, dict[str, Any]] = {}
     for annotation_type, score_rows in result.scores.items():
