@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 
 import pytest
 
@@ -12,6 +13,7 @@ from nlpbench.api.tool import create_app, create_deidentifier_app
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
 from nlpbench.runner.client import note_identifier
+from nlpbench.runner.run import new_event_loop
 from tests.toolkit import DatesOnly, RegexPhi, served
 
 FAST = RetryPolicy(retries=3, backoff=0.01)
@@ -333,3 +335,31 @@ def test_notes_of_many_annotations_wait_in_the_checkpoint_and_come_back_the_same
     tool.reset(delay=0.01)
     through_disk = AnnotationRun(tool.url, concurrency=4, retry=FAST, checkpoint=tmp_path / "cp.jsonl").run(given)
     assert [(d.id, found(d)) for d in through_disk] == [(d.id, found(d)) for d in in_memory]
+
+
+def test_errors_nobody_awaited_are_logged_by_type_and_never_quoted(caplog):
+    # anyio's cancelled connect sets a cancelled future's result (InvalidStateError): a debug line; any other
+    # error nobody awaited is a warning, named by its type, never by a message that may hold a tool's bytes
+    loop = new_event_loop()
+    cancelled = loop.create_future()
+    cancelled.cancel()
+
+    def failing() -> None:
+        raise ValueError(SECRET_RESPONSE)
+
+    caplog.set_level(logging.DEBUG, logger="nlpbench.runner.run")
+    try:
+        loop.call_soon(cancelled.set_result, None)
+        loop.call_soon(failing)
+        loop.run_until_complete(asyncio.sleep(0.01))
+    finally:
+        loop.close()
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "nlpbench.runner.run"]
+    assert said == [
+        ("DEBUG", "event loop: an error in a callback (InvalidStateError)"),
+        ("WARNING", "event loop: an error nobody awaited (ValueError)"),
+    ]
+    assert SECRET_RESPONSE not in caplog.text
+
+
+SECRET_RESPONSE = "Ms. Chloe Price, 12/26/2020"

@@ -73,12 +73,12 @@ class RunStats:
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
-    """A fresh event loop whose stray callback errors are one debug line naming the exception's type.
+    """A fresh event loop whose errors nobody awaited are logged by the exception's type alone.
 
-    asyncio's default handler prints a traceback to stderr for an error in a callback nobody awaits
-    (anyio's Unix-socket connect, cancelled while the socket turns writable, sets a cancelled future's
-    result: "Exception in callback Future.set_result(None)"). Such errors change no outcome, and their
-    messages may quote what a tool sent: neither printed nor quoted.
+    asyncio's default handler prints a traceback to stderr, with a message that may quote a callback's
+    arguments (what a tool sent). One such error changes no outcome and is a debug line: anyio's
+    Unix-socket connect, cancelled while the socket turns writable, sets a cancelled future's result
+    ("Exception in callback Future.set_result(None)", an ``InvalidStateError``). Any other is a warning.
     """
     loop = asyncio.new_event_loop()
     loop.set_exception_handler(_callback_error)
@@ -87,8 +87,12 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 def _callback_error(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
     error = context.get("exception")
+    kind = type(error).__name__ if error else "no exception"
     # not asyncio's message: it holds the callback's arguments, which may be a tool's bytes
-    log.debug("event loop: an error in a callback (%s)", type(error).__name__ if error else "no exception")
+    if isinstance(error, asyncio.InvalidStateError):
+        log.debug("event loop: an error in a callback (%s)", kind)
+    else:
+        log.warning("event loop: an error nobody awaited (%s)", kind)
 
 
 class AnnotationRun:
