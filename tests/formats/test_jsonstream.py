@@ -172,3 +172,14 @@ def test_a_repeated_key_is_found_at_any_depth_and_only_then(text):
             jsonstream.decode(text, "f.json")
     else:
         assert jsonstream.decode(text, "f.json") == json.loads(text)
+
+
+def test_the_path_of_a_deep_repeat_is_named_by_its_end():
+    # 120 objects deep, each key 40 characters: the message names the path's last 160 characters, not 5 kB
+    key = "k" * 40
+    text = ("{" + f'"{key}":') * 120 + '{"start": 1, "start": 2}' + "}" * 120
+    with pytest.raises(InputError) as caught:
+        jsonstream.decode(text.encode(), "f.json")
+    message = str(caught.value)
+    assert message.startswith("f.json: …") and message.endswith(f".{key}.{key}: an object repeats the key 'start'")
+    assert len(message) < 250

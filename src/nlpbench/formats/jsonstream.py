@@ -34,7 +34,7 @@ import ijson
 import msgspec
 import numpy as np
 
-from nlpbench.errors import InputError, excerpt
+from nlpbench.errors import EXCERPT, InputError, excerpt
 
 #: The deepest nesting any reader accepts; real files nest a handful of levels.
 MAX_DEPTH = 128
@@ -237,7 +237,12 @@ def _place(frames: list[list]) -> str:
             key = frame[1]
             name = key if key.isidentifier() and len(key) <= 40 else excerpt(key)
             place += f".{name}" if place else name
-    return place or "top level"
+    return _tail(place) if place else "top level"
+
+
+def _tail(place: str, limit: int = 2 * EXCERPT) -> str:
+    """A long path by its last ``limit`` characters: the object's own key and the containers nearest it."""
+    return place if len(place) <= limit else f"…{place[-limit:]}"
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
