@@ -160,9 +160,11 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
+    typed: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        typed.setdefault(row["annotation_type"], []).append(row)
     for annotation_type, score_rows in scored.scores.items():
-        typed = [row for row in rows if row["annotation_type"] == annotation_type]
-        report = _report(submission.task, profile, score_rows, typed)
+        report = _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
         session.add_all(intervals.compute(result.id, annotation_type, report))
     session.flush()
     return result
