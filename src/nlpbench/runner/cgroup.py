@@ -8,7 +8,11 @@ saying why, once per reason) when neither works:
   ``pids`` are in ``cgroup.subtree_control`` or can be put there; the tool
   gets ``nlpbench/tool-<random>`` with ``memory.max`` = ``memory_bytes``,
   ``memory.swap.max`` = 0 (swap counts against the limit: it gets none),
-  ``pids.max`` = ``tasks``;
+  ``pids.max`` = ``tasks``. The kernel enables controllers for the children of
+  a cgroup that holds processes only at the hierarchy's root, so in practice
+  this works where the runner runs in that root; elsewhere it refuses
+  (``EBUSY``) and v1 is tried. (Untested on pure v2: the machines this was
+  written on have v1.)
 - cgroup v1: the ``memory`` and ``pids`` hierarchies (and ``cpuacct`` if
   mounted), each below the runner's own cgroup there, with
   ``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` (memory plus
