@@ -119,7 +119,7 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
     """The stored results of two submissions on the same dataset, as reports with their per-document rows."""
     from sqlalchemy import select
 
-    from nlpbench.cli.db import open_db
+    from nlpbench.cli.db import db_session
     from nlpbench.platform.queue import PlatformError, get
     from nlpbench.platform.scoring import result_report
     from nlpbench.store.repository import StoreError
@@ -131,10 +131,9 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
         if not number.isdigit():
             raise InputError(f"{reference}: a submission is submission:ID, ID a number")
         numbers.append(int(number))
-    store = open_db(db)
     reports, datasets = [], []
     try:
-        with store.session(readonly=True) as session:
+        with db_session(db, readonly=True) as session:
             for number in numbers:
                 submission = get(session, number)
                 query = select(Result).where(Result.submission_id == number).order_by(Result.id)
@@ -147,8 +146,6 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
                 datasets.append(f"{submission.dataset}@{submission.dataset_version or 'latest'}")
     except (StoreError, PlatformError) as error:
         raise InputError(str(error)) from None
-    finally:
-        store.close()
     if datasets[0] != datasets[1]:
         raise InputError(f"the submissions were scored on different datasets: {datasets[0]} and {datasets[1]}")
     return reports

@@ -244,12 +244,8 @@ def export(
             counts["annotations"] += len(document.annotations)
             yield document
 
-    store = open_db(db)
-    try:
-        with collected_warnings() as warnings, store.session(readonly=True) as session:
-            writer.write(counted(repo.documents(session, name, annotation_store, fhir_store)), output)
-    finally:
-        store.close()
+    with collected_warnings() as warnings, db_session(db, readonly=True) as session:
+        writer.write(counted(repo.documents(session, name, annotation_store, fhir_store)), output)
     warn(warnings)
     typer.echo(f"{output}: wrote {counts['notes']} notes, {counts['annotations']} annotations of {annotation_store}")
 
