@@ -144,9 +144,13 @@ def get_queue(session: Session, name: str) -> Queue:
 
 
 def _defaults(name: str) -> dict[str, Any]:
-    return {column.name: column.default.arg for column in Queue.__table__.columns if column.default is not None} | {
-        "name": name
+    """A new queue's row: each column's default (a callable one called, as SQLAlchemy calls it with no context)."""
+    defaults = {
+        column.name: column.default.arg(None) if column.default.is_callable else column.default.arg
+        for column in Queue.__table__.columns
+        if column.default is not None
     }
+    return defaults | {"name": name}
 
 
 def _insert_ignoring(session: Session, model):

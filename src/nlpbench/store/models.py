@@ -156,7 +156,11 @@ class AnnotationRecord(Base):
 
 
 class ApiKey(Base):
-    """A data-node API key: its public prefix, the SHA-256 of its secret and its scope (``read`` or ``write``)."""
+    """A data-node API key: its public prefix, the SHA-256 of its secret and its scope (``read`` or ``write``).
+
+    ``datasets`` lists the datasets the key may reach (NULL: all); a key past
+    ``expires_at`` or with ``revoked_at`` set is refused like an unknown one.
+    """
 
     __tablename__ = "api_keys"
 
@@ -166,3 +170,6 @@ class ApiKey(Base):
     scope: Mapped[str] = mapped_column(String(10))
     label: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    datasets: Mapped[list[str] | None] = mapped_column(Json, default=None)

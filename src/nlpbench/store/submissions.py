@@ -18,7 +18,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
@@ -37,7 +48,7 @@ STATUSES = (RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, 
 #: Statuses a worker holds under a lease.
 RUNNING = (VALIDATING, ANNOTATING, SCORING)
 FINAL = (INVALID, SCORED, FAILED, CANCELLED)
-KINDS = ("tool", "command", "image", "predictions")
+KINDS = ("tool", "command", "archive", "image", "predictions")
 WINDOWS = ("day", "week", "month")
 
 
@@ -49,8 +60,8 @@ class Queue(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
     time_budget_seconds: Mapped[float] = mapped_column(Float, default=7200.0)
-    #: Submissions per team and task in one window; NULL: no quota.
-    quota: Mapped[int | None] = mapped_column(Integer, default=None)
+    #: Submissions per team and task in one window; NULL: no quota. The NLP Sandbox's: 2 a week.
+    quota: Mapped[int | None] = mapped_column(Integer, default=2)
     quota_window: Mapped[str] = mapped_column(String(10), default="week")
     profile: Mapped[str] = mapped_column(String(40), default="standard")
     #: Whether a tool whose apiVersion is not nlpbench's is INVALID (else a warning).
@@ -61,6 +72,12 @@ class Queue(Base):
     max_response_bytes: Mapped[int] = mapped_column(Integer, default=32 * 2**20)
     #: Bytes resident a ``--command`` tool may hold in the process sandbox.
     tool_memory_bytes: Mapped[int] = mapped_column(BigInteger, default=2 * 2**30)
+    #: Claims of one submission before it ends FAILED ("stopped N workers").
+    max_attempts: Mapped[int] = mapped_column(Integer, default=3)
+    #: Hosts (``host`` or ``host:port``) a team's tool URL may name besides public addresses.
+    tool_hosts: Mapped[list[str]] = mapped_column(Json, default=list)
+    #: Whether team tools may run in the weaker ``unshare`` fallback on public datasets when no sandbox is here.
+    weak_sandbox: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Submission(Base):
@@ -82,6 +99,8 @@ class Submission(Base):
     image: Mapped[str | None] = mapped_column(Text, default=None)
     predictions: Mapped[str | None] = mapped_column(Text, default=None)
     predictions_name: Mapped[str | None] = mapped_column(Text, default=None)
+    #: ``sha256:…`` of the uploaded archive (an OCI image or a tool's source) an ``image``/``archive`` runs.
+    artifact: Mapped[str | None] = mapped_column(String(71), default=None)
     status: Mapped[str] = mapped_column(String(12), default=RECEIVED)
     reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
@@ -142,6 +161,8 @@ class TaskGold(Base):
     options: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     content_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    #: ``public`` or ``private``, as a dataset's: whether teams may see per-document rows and errors.
+    visibility: Mapped[str] = mapped_column(String(10), default="private")
 
 
 class Result(Base):
@@ -189,3 +210,36 @@ class PlatformKey(Base):
     role: Mapped[str] = mapped_column(String(10))
     team: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    label: Mapped[str] = mapped_column(Text, default="")
+    #: A key past this moment, or revoked, is refused like an unknown one.
+    expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+
+
+class Artifact(Base):
+    """An uploaded archive a team's tool runs from: an OCI image archive or a source archive, by content digest.
+
+    Its bytes are kept in :class:`ArtifactChunk` rows of at most a few MiB, so
+    that every worker sharing the store reads it and nothing holds it whole.
+    """
+
+    __tablename__ = "artifacts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(71), unique=True)
+    kind: Mapped[str] = mapped_column(String(20))  # "oci-archive" or "source-archive"
+    size: Mapped[int] = mapped_column(BigInteger)
+    team: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ArtifactChunk(Base):
+    """Part ``seq`` (from 0) of an artifact's bytes."""
+
+    __tablename__ = "artifact_chunks"
+    __table_args__ = (UniqueConstraint("artifact_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    artifact_id: Mapped[int] = mapped_column(ForeignKey("artifacts.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
