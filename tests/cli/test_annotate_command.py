@@ -116,11 +116,12 @@ def test_a_tool_killed_at_its_memory_limit_mid_run_is_named_with_the_reason(cli,
     from nlpbench.runner import sandbox
 
     monkeypatch.setattr(sandbox, "Limits", functools.partial(sandbox.Limits, memory_bytes=300 * 2**20))
-    script = tmp_path / "growing.py"
-    script.write_text(GROWING_TOOL)
+    folder = tmp_path / "tool"
+    folder.mkdir(mode=0o755)  # the tool's own directory, which it reads as an unprivileged user
+    (folder / "growing.py").write_text(GROWING_TOOL)
     out = tmp_path / "out.json"
     args = ("annotate", "--notes", write_notes(tmp_path), "--out", out, "--concurrency", "1", "--retries", "1")
-    result = cli(*args, "--command", f"{sys.executable} {script}")
+    result = cli(*args, "--command", f"{sys.executable} growing.py", "--tool-dir", folder)
     assert result.exit_code == 2
     assert result.stderr.startswith("nlpbench: error: http://tool/api/v1: POST /")
     assert "(the tool exceeded its memory limit of 300 MiB; its output is in " in result.stderr

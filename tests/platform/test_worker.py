@@ -11,6 +11,7 @@ import re
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,13 @@ def run_worker(nb, *extra: str):
     result = nb("worker", "--until-idle", "--poll", "0.05", "--lease", "10", *extra)
     assert result.exit_code == 0, result.stderr
     return result
+
+
+def tool_folder(tmp_path) -> Path:
+    """``tmp_path/tool``, readable by all: a sandboxed tool runs as an unprivileged user (``tmp_path`` is 0700)."""
+    folder = tmp_path / "tool"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    return folder
 
 
 def shown(nb, submission: str) -> dict:
@@ -259,13 +267,13 @@ def test_a_command_runs_in_the_sandbox_and_its_output_is_kept_for_organisers(nb,
 
 
 def test_a_command_over_its_memory_limit_ends_failed_saying_so(nb, dataset, tmp_path):
-    script = tmp_path / "hungry.py"
+    script = tool_folder(tmp_path) / "hungry.py"
     script.write_text(HUNGRY.replace("{last}", dataset[-1]))
     assert (
         nb("submissions", "queue", "default", "--tool-memory", "400", "--timeout", "5", "--retries", "1").exit_code == 0
     )
     submission = submit(nb, "--task", "date", "--dataset", "notes", "--command", f"{sys.executable} {script}")
-    run_worker(nb)
+    run_worker(nb, "--runtime", str(script.parent))
     data = shown(nb, submission)
     assert (data["status"], data["reason"]) == ("FAILED", "the tool exceeded its memory limit of 400 MiB"), data[
         "reason"

@@ -1,11 +1,14 @@
-"""The sandbox as an unprivileged user: nlpbench run as uid 65534, so the tool runs in a user namespace.
+"""The sandbox as an unprivileged user: nlpbench run as uid 65534, so bubblewrap makes a user namespace.
 
-The tests run as root (here and in CI), where the sandbox uses ``unshare --net
---pid`` directly; these start ``nlpbench annotate --command`` and ``nlpbench
-worker`` as uid 65534 (see :mod:`tests.runner.unprivileged`), where it maps
-root in a user namespace instead, and check the same promises end to end: the
-tool answers over the namespace's loopback, reaches nothing outside, is
-stopped at its memory limit with the reason, and leaves no process behind.
+The tests run as root (here and in CI), where bubblewrap runs as root and the
+tool as uid 65534 without a user namespace; these start ``nlpbench annotate
+--command`` and ``nlpbench worker`` as uid 65534 (see
+:mod:`tests.runner.unprivileged`), where bubblewrap maps the user to itself in
+a user namespace instead, and check the same promises end to end: the tool
+answers over the namespace's loopback, reaches nothing outside, sees none of
+the host's processes, is stopped at its memory limit with the reason, and
+leaves no process behind. A tool reports what it saw on its output (the tool
+log): a sandboxed tool can write nowhere the host reads.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from nlpbench.runner import sandbox
 from nlpbench.store import open_store, repository
 from tests.cli.test_annotate_command import SERVE_PHI, TEXTS, write_notes
 from tests.platform.test_worker import HUNGRY, shown, submit
@@ -36,8 +38,8 @@ from fastapi.responses import JSONResponse
 from nlpbench.api.tool import create_app
 from nlpbench.cli.serve import build_annotator
 
-report, host_port = sys.argv[1], int(sys.argv[2])
-sleep = [sys.executable, "-c", "import time; time.sleep(300)", report]
+marker, host_port = sys.argv[1], int(sys.argv[2])
+sleep = [sys.executable, "-c", "import time; time.sleep(300)", marker]
 children = [subprocess.Popen(sleep, start_new_session=session).pid for session in (False, True)]
 seen = {
     "uid_map": open("/proc/self/uid_map").read().split(),
@@ -48,8 +50,7 @@ seen = {
 
 
 def tell():
-    with open(report, "w") as out:
-        json.dump(seen, out)
+    print("REPORT", json.dumps(seen), flush=True)
 
 
 app = create_app(build_annotator("phi"))
@@ -90,33 +91,45 @@ def listener():
         yield server
 
 
-def tool_command(nobody: Unprivileged, host_port: int = 0) -> tuple[str, Path]:
-    script, report = nobody.base / "tool.py", nobody.base / "report.json"
-    script.write_text(TOOL)
-    return f"{sys.executable} {script} {report} {host_port}", report
+def tool_command(nobody: Unprivileged, host_port: int = 0) -> tuple[str, str]:
+    """The tool's command (its script in the user's folder, given as --tool-dir) and the marker its children carry."""
+    (nobody.base / "tool.py").write_text(TOOL)
+    marker = f"marker-{nobody.base.parent.name}"
+    return f"{sys.executable} tool.py {marker} {host_port}", marker
 
 
-def running(marker: Path) -> list[psutil.Process]:
+def seen(log: Path) -> dict:
+    """What the tool last reported on its output."""
+    reports = [line for line in log.read_text().splitlines() if line.startswith("REPORT ")]
+    assert reports, log.read_text()[-500:]
+    return json.loads(reports[-1].removeprefix("REPORT "))
+
+
+def running(marker: str) -> list[psutil.Process]:
     """The host's processes with ``marker`` in their command line."""
-    return [p for p in psutil.process_iter(["cmdline"]) if str(marker) in (p.info["cmdline"] or [])]
+    return [p for p in psutil.process_iter(["cmdline"]) if marker in (p.info["cmdline"] or [])]
 
 
 def annotated(nobody: Unprivileged, command: str, *options: str):
     notes, out = write_notes(nobody.base), nobody.base / "out.json"
     nobody.own(notes)
-    return nobody.nlpbench("annotate", "--command", command, "--notes", notes, "--out", out, *options), out
+    run = nobody.nlpbench(
+        "annotate", "--command", command, "--tool-dir", nobody.base, "--notes", notes, "--out", out, *options
+    )
+    return run, out
 
 
 def test_as_an_unprivileged_user_a_command_annotates_as_it_does_for_root(nobody, cli, tmp_path):
-    command, report = tool_command(nobody)
+    command, marker = tool_command(nobody)
     result, out = annotated(nobody, command)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"{out}: wrote 3 notes, ")
-    seen = json.loads(report.read_text())
-    assert seen["uid_map"] == ["0", str(NOBODY), "1"]  # root in a user namespace, uid 65534 outside
-    assert str(sandbox.RELAY) in seen["first"]  # /proc is the PID namespace's: the relay is process 1 ...
-    assert set(seen["pids"]) < set(seen["visible"]) and len(seen["visible"]) < 8  # ... and the host's are not there
-    assert not running(report)  # the tool and both its children ended with the run
+    report = seen(nobody.base / "out.json.tool.log")
+    # itself, one uid mapped (to bubblewrap's intermediate namespace, whose root is the user: devpts needs it)
+    assert report["uid_map"][0] == str(NOBODY) and report["uid_map"][2] == "1" and len(report["uid_map"]) == 3
+    assert "bwrap" in report["first"][0]  # /proc is the PID namespace's: bubblewrap's init is process 1 ...
+    assert set(report["pids"]) < set(report["visible"]) and len(report["visible"]) < 9  # ... the host's are not there
+    assert not running(marker)  # the tool and both its children ended with the run
 
     as_root = tmp_path / "as-root.json"
     args = ("--notes", write_notes(tmp_path), "--out", as_root)
@@ -126,18 +139,17 @@ def test_as_an_unprivileged_user_a_command_annotates_as_it_does_for_root(nobody,
 
 
 def test_as_an_unprivileged_user_a_tool_cannot_connect_out_and_the_failure_quotes_nothing(nobody, listener):
-    command, report = tool_command(nobody, listener.getsockname()[1])
+    command, marker = tool_command(nobody, listener.getsockname()[1])
     result, out = annotated(nobody, command, "--retries", "0")
     assert result.returncode == 2
     assert result.stderr.startswith("nlpbench: error: http://tool/api/v1") and result.stderr.count("\n") == 1
     assert "HTTP 502" in result.stderr
     for quoted in ("exfiltration", "Error(", *TEXTS):
         assert quoted not in result.stderr
-    seen = json.loads(report.read_text())
-    assert seen["host"] in ("ConnectionRefusedError", "OSError", "TimeoutError")
+    assert seen(nobody.base / "out.json.tool.log")["host"] in ("ConnectionRefusedError", "OSError", "TimeoutError")
     with pytest.raises(BlockingIOError):  # nothing reached the listener
         listener.accept()
-    assert not out.exists() and not running(report)
+    assert not out.exists() and not running(marker)
 
 
 def test_as_an_unprivileged_user_a_worker_fails_a_command_over_its_memory_limit(nobody, cli):
@@ -158,45 +170,27 @@ def test_as_an_unprivileged_user_a_worker_fails_a_command_over_its_memory_limit(
     submission = submit(nb, "--task", "date", "--dataset", "notes", "--command", f"{sys.executable} {script}")
     nobody.own(*nobody.base.glob("platform.db*"))
 
-    worked = nobody.nlpbench("worker", "--until-idle", "--poll", "0.05", "--lease", "10", "--db", db)
+    worker = ("worker", "--until-idle", "--poll", "0.05", "--lease", "10", "--runtime", nobody.base, "--db", db)
+    worked = nobody.nlpbench(*worker)
     assert worked.returncode == 0, worked.stderr
     data = shown(nb, submission)
     assert (data["status"], data["reason"]) == ("FAILED", "the tool exceeded its memory limit of 400 MiB")
-    assert not running(script)
+    assert not running(str(script))
 
 
 def test_without_root_or_user_namespaces_a_command_is_refused_in_one_line(nobody):
     fake = nobody.base / "bin"
     fake.mkdir()
-    (fake / "unshare").write_text("#!/bin/sh\nexit 1\n")
-    (fake / "unshare").chmod(0o755)
+    for program in ("bwrap", "runsc"):
+        (fake / program).write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+        (fake / program).chmod(0o755)
     notes, out = write_notes(nobody.base), nobody.base / "out.json"
     nobody.own(notes)
     path = f"{fake}:{os.environ['PATH']}"
     result = nobody.nlpbench("annotate", "--command", "true", "--notes", notes, "--out", out, path=path)
-    assert (result.returncode, result.stderr) == (
-        2,
-        "nlpbench: error: --command: cannot start a sandbox here: not root, and user namespaces are not permitted "
-        "(`unshare --map-root-user --net --pid --fork --kill-child` failed: unshare exited with status 1)\n",
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(
+        "nlpbench: error: --command: no sandbox can run a tool here "
+        "(bwrap: bwrap: No permissions to create new namespace; runsc: "
     )
     assert not out.exists() and not (nobody.base / "out.json.tool.log").exists()
-
-
-def test_as_root_a_failing_unshare_is_refused_in_one_line_with_its_words(cli, tmp_path, monkeypatch):
-    if os.geteuid() != 0:
-        pytest.skip("the refusal as root, for root (the other one is tested above)")
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "unshare").write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
-    (fake / "unshare").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    sandbox.namespace_command.cache_clear()
-    try:
-        result = cli("annotate", "--command", "true", "--notes", write_notes(tmp_path), "--out", tmp_path / "out.json")
-    finally:
-        sandbox.namespace_command.cache_clear()
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "nlpbench: error: --command: cannot start a sandbox here: `unshare --net --pid --fork --kill-child` failed "
-        "as root: unshare: unshare failed: Operation not permitted\n",
-    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -12,6 +11,7 @@ from pathlib import Path
 import typer
 
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
+from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, TOOL_DIR_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.errors import collected_warnings
 
 PHI_LABELS = ("date", "person_name", "location", "id", "contact")
@@ -34,6 +34,9 @@ def annotate(
     tool_log: Path = typer.Option(
         None, "--tool-log", help="With --command: where the tool's output goes, capped (default OUT.tool.log)."
     ),
+    sandbox: SandboxChoice = SANDBOX_OPTION,
+    runtime: list[Path] = RUNTIME_OPTION,
+    tool_dir: Path = TOOL_DIR_OPTION,
     notes: str = typer.Option(
         ..., "--notes", "-n", help="The notes to send, with their texts: a file, or a data node's FHIR store URL."
     ),
@@ -75,8 +78,10 @@ def annotate(
     checkpoint as they finish; running the same command again skips them. OUT
     is written whole or not at all, and the checkpoint is removed once it is.
     No message quotes a note or what the tool sent unless --show-text. A tool
-    started with --command runs in its own network namespace (it reaches
-    nothing, not even this machine) and a fresh working directory, under
+    started with --command runs in a sandbox (bubblewrap unless --sandbox says
+    otherwise): it reaches no network, not even this machine, and reads nothing
+    of this machine but its runtime (--runtime) and its own directory
+    (--tool-dir); it writes only in size-limited folders of its own, under
     memory, CPU, process and time limits; what it prints goes to --tool-log only.
 
     --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation reads the notes
@@ -111,7 +116,7 @@ def annotate(
     output.check(total)
     started = time.monotonic()
     with (
-        _reached(command, tool_log) as sandboxed,
+        _reached(command, tool_log, sandbox_settings(sandbox, runtime), tool_dir) as sandboxed,
         collected_warnings() as warnings,
         progress("annotating", total) as tick,
     ):
@@ -154,21 +159,22 @@ def annotate(
 
 
 @contextmanager
-def _reached(command: str | None, log: Path) -> Iterator:
-    """None for a tool at a URL; for a command, the tool started in the sandbox (in a temporary directory)."""
+def _reached(command: str | None, log: Path, settings, tool_dir: Path | None) -> Iterator:
+    """None for a tool at a URL; for a command, the tool started in the sandbox."""
     if command is None:
         yield None
         return
     from nlpbench.runner.sandbox import Limits, SandboxError, SandboxUnavailable, start_tool
 
-    with tempfile.TemporaryDirectory(prefix="nlpbench-tool-") as workdir:
-        try:
-            with start_tool(command, Limits(), Path(workdir), log) as sandboxed:
-                yield sandboxed
-        except SandboxUnavailable as error:  # nothing started, nothing logged
-            raise fail(f"--command: {error}") from None
-        except SandboxError as error:
-            raise fail(f"--command: {error} (its output is in {log})") from None
+    if tool_dir is not None and not tool_dir.is_dir():
+        raise fail(f"--tool-dir {tool_dir}: not a directory")
+    try:
+        with start_tool(command, Limits(), log, sandbox=settings, tool_dir=tool_dir and tool_dir.resolve()) as tool:
+            yield tool
+    except SandboxUnavailable as error:  # nothing started, nothing logged
+        raise fail(f"--command: {error}") from None
+    except SandboxError as error:
+        raise fail(f"--command: {error} (its output is in {log})") from None
 
 
 def stopped(error: Exception, kept: str) -> typer.Exit:

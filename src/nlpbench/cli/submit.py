@@ -14,6 +14,7 @@ import typer
 
 from nlpbench.cli.common import fail, stderr
 from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
+from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -312,8 +313,16 @@ def worker(
         help="A Dask scheduler, e.g. tcp://10.0.0.5:8786: its workers send the notes to --tool URLs "
         "(a --command tool is still annotated from here).",
     ),
+    sandbox: SandboxChoice = SANDBOX_OPTION,
+    runtime: list[Path] = RUNTIME_OPTION,
 ) -> None:
-    """Claim submissions of a queue and run them: validate, annotate under the time budget, score."""
+    """Claim submissions of a queue and run them: validate, annotate under the time budget, score.
+
+    A team's tool (a --command submission) runs in a sandbox: bubblewrap unless --sandbox says otherwise; it
+    reads nothing of this machine but its runtime (--runtime and the system's libraries), reaches no network
+    and never the store. With --sandbox unshare (or no sandbox here) team tools run only on public datasets of
+    queues whose organiser allowed the weaker fallback; elsewhere they end FAILED, saying why.
+    """
     from nlpbench.platform.worker import Worker, default_name
 
     store = open_db(db)
@@ -322,7 +331,8 @@ def worker(
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
     try:
-        worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler)
+        settings = sandbox_settings(sandbox, runtime)
+        worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
         done = worker.run(until_idle=until_idle)
     finally:
         store.close()

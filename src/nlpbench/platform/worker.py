@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from nlpbench.platform import tasks
 from nlpbench.platform.scoring import predictions_store, score, store_result
 from nlpbench.platform.validation import Invalid, Settings, validate
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
+from nlpbench.runner.isolation import Sandbox
 from nlpbench.runner.run import new_event_loop
 from nlpbench.store import Store, repository
 from nlpbench.store.models import AnnotationRecord, Dataset
@@ -97,6 +98,8 @@ class Worker:
     on_status: Callable[[int, str], None] = lambda _id, _status: None
     #: A Dask scheduler's address: annotate from its workers (:mod:`nlpbench.runner.dask`).
     scheduler: str | None = None
+    #: How team tools are sandboxed here (which sandbox, the runtime they may read).
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
@@ -277,15 +280,25 @@ class _Job:
         from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
 
         limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=queue.time_budget_seconds + 600)
+        # the weaker fallback only where the organiser allowed it, and only for public data
+        settings = replace(self.worker.sandbox, weak=queue.weak_sandbox and self._public(submission))
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
             try:
-                with start_tool(submission.command, limits, Path(work) / "tool", log) as tool:
+                with start_tool(submission.command, limits, log, sandbox=settings) as tool:
                     yield _Reached(tool.url, tool.transport, tool)
             except SandboxError as error:
                 raise Failed(f"the tool did not start: {error}") from None
             finally:
                 self._keep_log(log)
+
+    def _public(self, submission: Submission) -> bool:
+        """Whether the submission's dataset is public (the weak sandbox fallback may then be allowed)."""
+        with self.store.session(readonly=True) as session:
+            try:
+                return repository.get_dataset(session, submission.dataset).visibility == "public"
+            except repository.NotFound:
+                return False
 
     def _keep_log(self, path: Path) -> None:
         """Keep the last :data:`MAX_LOG_BYTES` of what the tool printed (organisers only: it may hold PHI)."""

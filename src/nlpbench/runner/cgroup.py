@@ -39,6 +39,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +93,13 @@ class Cgroup:
             return int((self.directories["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
         return None
 
+    def current_memory_bytes(self) -> int:
+        """The memory the cgroup holds now, as the kernel counts it (a page shared by processes once)."""
+        name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
+        with contextlib.suppress(OSError, ValueError):
+            return int((self.directories["memory"] / name).read_text())
+        return 0
+
     def peak_memory_bytes(self) -> int:
         """The most memory the cgroup has held (0 where the kernel does not say)."""
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
@@ -127,14 +135,18 @@ class Cgroup:
                 directory.parent.rmdir()
 
 
-def make_cgroup(memory_bytes: int, tasks: int) -> Cgroup | None:
-    """A new cgroup limited to ``memory_bytes`` (swap included) and ``tasks`` processes and threads, or None."""
+def make_cgroup(memory_bytes: int, tasks: int, owner: str) -> Cgroup | None:
+    """A new cgroup limited to ``memory_bytes`` (swap included) and ``tasks`` processes and threads, or None.
+
+    Its name, ``tool-OWNER-RANDOM``, says which runner made it (``OWNER``
+    tells a live process from a dead one: see :func:`reap_cgroups`).
+    """
     places = _places()
     if isinstance(places, str):
         _fall_back(places)
         return None
     version, parents = places
-    name = f"tool-{secrets.token_hex(6)}"
+    name = f"tool-{owner}-{secrets.token_hex(6)}"
     made: dict[str, Path] = {}
     cgroup = Cgroup(version, made)
     try:
@@ -155,6 +167,19 @@ def make_cgroup(memory_bytes: int, tasks: int) -> Cgroup | None:
         _fall_back(f"cannot make a cgroup in {parents['memory']}: {error.strerror}")
         return None
     return cgroup
+
+
+def reap_cgroups(alive: Callable[[str], bool]) -> None:
+    """Remove the cgroups of tools whose runner is dead (``alive(OWNER)`` false), killing anything left in them."""
+    places = _places()
+    if isinstance(places, str):
+        return
+    version, parents = places
+    for parent in dict.fromkeys(parents.values()):
+        for directory in (parent / PARENT).glob("tool-*"):
+            owner = directory.name.removeprefix("tool-").rpartition("-")[0]
+            if directory.is_dir() and not alive(owner):
+                Cgroup(version, {"memory": directory, "pids": directory}).remove()
 
 
 def _mkdir(parent: Path, name: str, version: int) -> Path:

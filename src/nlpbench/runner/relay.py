@@ -1,21 +1,25 @@
-"""Inside a sandbox's namespaces: bring loopback up, start the tool, and relay a Unix socket to its port.
+"""Inside a sandbox: start the tool, and relay the runner's connections to its port.
 
-``python …/nlpbench/runner/relay.py SOCKET PORT STATUS CPU_SECONDS DATA_BYTES CGROUP_PROCS COMMAND``
-(a script of the standard library only, so it starts at once) is what
-:func:`nlpbench.runner.sandbox.start_tool` runs as the first process of a
-fresh network (and PID) namespace. It sets the loopback interface up (a
-new network namespace has it down and nothing else), starts ``COMMAND`` with
-``/bin/sh -c`` in its own process group under ``RLIMIT_CPU`` (soft
-``CPU_SECONDS``, so the kernel sends ``SIGXCPU``) and ``RLIMIT_DATA``
-(``DATA_BYTES``, a backstop to the runner's watch of resident memory; none if
-0), in the tool's cgroup if ``CGROUP_PROCS`` names one (``cgroup.procs``
-files separated by ``:``, each written with the tool's id before it runs
-anything, so all it starts is inside; the relay stays outside), and
-copies bytes both ways between each connection accepted on ``SOCKET`` and
-``127.0.0.1:PORT``. When the tool ends, its status goes to ``STATUS`` as JSON
-(``{"returncode": N}``, negative for a signal, as :mod:`subprocess` reports it)
-and the relay exits, which ends the namespace and every process left in it.
-``SIGTERM`` is passed on to the tool's process group.
+``python -I -S relay.py LISTEN_FD STATUS_FD PORT COMMAND`` (a script of the
+standard library only, so it starts at once) is the first program of the tool's
+sandbox (:mod:`nlpbench.runner.sandbox`). ``LISTEN_FD`` is a listening Unix
+socket the runner made and handed over as a descriptor: the tool's sandbox
+holds no path to it, and nothing but the runner connects to it. The relay sets
+loopback up where it is down (a new network namespace of ``unshare`` has it so;
+bubblewrap sets it up itself), starts ``COMMAND`` with ``/bin/sh -c`` in its own
+process group, and copies bytes both ways between each connection accepted on
+``LISTEN_FD`` and ``127.0.0.1:PORT``. When the tool ends, its status goes to
+``STATUS_FD`` as one line of JSON (``{"returncode": N}``, negative for a
+signal, as :mod:`subprocess` reports it) and the relay exits, which ends the
+sandbox and every process left in it. ``SIGTERM`` is passed on to the tool's
+process group.
+
+A sandbox that passes no descriptor but the standard streams (gVisor) runs
+``relay.py stdio - PORT COMMAND``: the runner's connections then come as
+frames on standard input and go back as frames on standard output
+(:func:`frame`: channel, kind, length, bytes; :mod:`nlpbench.runner.mux` is
+the runner's side), the tool's output goes to standard error, and the status
+is the last frame. Nothing but the runner writes to the relay's input.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import contextlib
 import fcntl
 import json
 import os
-import resource
 import signal
 import socket
 import struct
@@ -34,6 +37,24 @@ import sys
 
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 CHUNK = 64 * 1024
+#: A frame's header: its channel, its kind, the length of its bytes.
+HEADER = struct.Struct(">IBI")
+#: Kinds of frames: a new connection (runner to relay), bytes, the end of one side, the end of both, the status.
+OPEN, DATA, EOF, CLOSE, STATUS = 1, 2, 3, 4, 5
+
+
+def frame(channel: int, kind: int, payload: bytes = b"") -> bytes:
+    """One frame of the standard-stream protocol."""
+    return HEADER.pack(channel, kind, len(payload)) + payload
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes] | None:
+    """The next frame, or None at the end of the stream."""
+    try:
+        channel, kind, length = HEADER.unpack(await reader.readexactly(HEADER.size))
+        return channel, kind, await reader.readexactly(length)
+    except asyncio.IncompleteReadError:
+        return None
 
 
 def loopback_up() -> None:
@@ -41,7 +62,7 @@ def loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         request = struct.pack("16sH14x", b"lo", 0)
         flags = struct.unpack("16sH14x", fcntl.ioctl(probe, SIOCGIFFLAGS, request))[1]
-        if flags & IFF_UP:  # the host's own, with network allowed
+        if flags & IFF_UP:
             return
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
 
@@ -69,12 +90,14 @@ async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.Stre
     await asyncio.gather(pipe(client_reader, tool_writer), pipe(tool_reader, client_writer))
 
 
-async def serve(socket_path: str, port: int, tool: subprocess.Popen) -> int:
+async def serve(listener: socket.socket, port: int, tool: subprocess.Popen) -> int:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, lambda: _signal_group(tool, signal.SIGTERM))
-    server = await asyncio.start_unix_server(lambda r, w: relay(r, w, port), path=socket_path)
+    server = await asyncio.start_unix_server(lambda r, w: relay(r, w, port), sock=listener)
     async with server:
-        return await loop.run_in_executor(None, tool.wait)
+        while tool.poll() is None:  # polled, not waited for in a thread: nothing left behind at the end
+            await asyncio.sleep(0.05)
+    return tool.returncode
 
 
 def _signal_group(tool: subprocess.Popen, number: int) -> None:
@@ -82,24 +105,81 @@ def _signal_group(tool: subprocess.Popen, number: int) -> None:
         os.killpg(tool.pid, number)
 
 
+async def serve_frames(port: int, tool: subprocess.Popen) -> int:
+    """The standard-stream protocol: each channel the runner opens is a connection to the tool's port."""
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, lambda: _signal_group(tool, signal.SIGTERM))
+    reader = asyncio.StreamReader(limit=2 * CHUNK)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    out = asyncio.StreamWriter(transport, protocol, None, loop)
+    inboxes: dict[int, asyncio.Queue] = {}
+
+    async def connection(channel: int, inbox: asyncio.Queue) -> None:
+        try:
+            tool_reader, tool_writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            out.write(frame(channel, CLOSE))
+            return
+
+        async def to_tool() -> None:
+            while (payload := await inbox.get()) is not None:
+                tool_writer.write(payload)
+                await tool_writer.drain()
+            if tool_writer.can_write_eof():
+                tool_writer.write_eof()
+
+        async def from_tool() -> None:
+            while chunk := await tool_reader.read(CHUNK):
+                out.write(frame(channel, DATA, chunk))
+                await out.drain()
+            out.write(frame(channel, EOF))
+
+        try:
+            await asyncio.gather(to_tool(), from_tool())
+        except OSError:
+            pass
+        finally:
+            tool_writer.close()
+            out.write(frame(channel, CLOSE))
+            inboxes.pop(channel, None)
+
+    async def dispatch() -> None:
+        tasks = set()
+        while (got := await read_frame(reader)) is not None:
+            channel, kind, payload = got
+            if kind == OPEN:
+                inboxes[channel] = inbox = asyncio.Queue()
+                task = asyncio.create_task(connection(channel, inbox))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            elif channel in inboxes and kind in (DATA, EOF):
+                inboxes[channel].put_nowait(payload if kind == DATA else None)
+            elif channel in inboxes and kind == CLOSE:
+                inboxes.pop(channel).put_nowait(None)
+
+    reading = asyncio.create_task(dispatch())
+    while tool.poll() is None:
+        await asyncio.sleep(0.05)
+    reading.cancel()
+    out.write(frame(0, STATUS, json.dumps({"returncode": tool.returncode}).encode()))
+    await out.drain()
+    return tool.returncode
+
+
 def main(argv: list[str]) -> int:
-    socket_path, port, status_path, cpu_seconds, data_bytes, cgroup_procs, command = argv
-    loopback_up()
-
-    def limited() -> None:
-        for procs in filter(None, cgroup_procs.split(":")):
-            with open(procs, "w") as joined:
-                joined.write(str(os.getpid()))
-        cpu = int(cpu_seconds)
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if int(data_bytes):
-            resource.setrlimit(resource.RLIMIT_DATA, (int(data_bytes), int(data_bytes)))
-
-    tool = subprocess.Popen(["/bin/sh", "-c", command], preexec_fn=limited, process_group=0)
-    returncode = asyncio.run(serve(socket_path, int(port), tool))
-    with open(status_path + ".part", "w") as status:
-        json.dump({"returncode": returncode}, status)
-    os.replace(status_path + ".part", status_path)
+    listen_fd, status_fd, port, command = argv
+    with contextlib.suppress(OSError):  # no CAP_NET_ADMIN: then it is up already (bubblewrap, gVisor)
+        loopback_up()
+    if listen_fd == "stdio":  # the tool must not write into the frames: its output goes to standard error
+        tool = subprocess.Popen(["/bin/sh", "-c", command], process_group=0, stdin=subprocess.DEVNULL, stdout=2)
+        asyncio.run(serve_frames(int(port), tool))
+        return 0
+    listener = socket.socket(fileno=int(listen_fd))
+    tool = subprocess.Popen(["/bin/sh", "-c", command], process_group=0, pass_fds=())
+    returncode = asyncio.run(serve(listener, int(port), tool))
+    with open(int(status_fd), "w") as status:
+        status.write(json.dumps({"returncode": returncode}) + "\n")
     return 0
 
 

@@ -1,49 +1,56 @@
-"""Start a tool from a shell command in a process sandbox and reach it over a Unix socket.
+"""Start a tool from a shell command in a sandbox and reach it over a Unix socket only the runner holds.
 
-``with start_tool(command, limits, workdir, log_path) as tool:`` runs ``command``
-(an ordinary NLP Sandbox tool listening on TCP, on ``port``, also given to it as
-``PORT``) in fresh network and PID namespaces (``unshare --net --pid`` as root,
-``unshare --map-root-user …`` otherwise, in a user namespace where the tool is
-root of nothing outside; refused with one line when neither works), with a
-``/proc`` of its own where one can be mounted. The namespace has only its own
-loopback, so the tool cannot open a connection to anything outside, the host's
-127.0.0.1 included; :mod:`nlpbench.runner.relay`, its first process, forwards
-a Unix socket in a private directory to the tool's port. ``tool.url`` and ``tool.transport()``
-(a new ``httpx.AsyncHTTPTransport`` on that socket) are what a client needs.
+``with start_tool(command, limits, log_path, sandbox=Sandbox(…)) as tool:``
+runs ``command`` (an ordinary NLP Sandbox tool listening on TCP, on ``port``,
+also given to it as ``PORT``) in an existing, well-kept sandbox chosen by
+:func:`nlpbench.runner.isolation.choose` (bubblewrap by default; see that
+module for what the tool gets of the host: its runtime read-only, its own
+directory read-only, size-limited ``tmpfs`` to write in, nothing else). The
+network namespace has only its own loopback, so the tool cannot open a
+connection to anything outside, the host's 127.0.0.1 included. The runner
+makes a listening Unix socket in a private directory and hands it to
+:mod:`nlpbench.runner.relay`, the sandbox's first program, as a descriptor;
+the relay forwards each connection to the tool's port. ``tool.url`` and
+``tool.transport()`` (a new ``httpx.AsyncHTTPTransport`` on that socket) are
+what a client needs.
 
-Limits. Where a cgroup can be made (:mod:`nlpbench.runner.cgroup`: v2, or
-the v1 ``memory`` and ``pids`` hierarchies, writable; root usually, a user
-namespace usually not), the tool runs in one of its own from its first
-instruction, and the kernel enforces ``memory_bytes`` (resident memory and
-page cache, swap included: past it the OOM killer ends a process, and the
-runner then kills the rest with the reason "memory") and
-``TASKS_PER_PROCESS × processes`` processes and threads (a fork past it
-fails; the runner then kills the tool with the reason "processes");
-``RLIMIT_DATA`` is then not set, and the cgroup's CPU accounting (which keeps
-the time of exited processes) makes the CPU total exact. Everywhere:
-``RLIMIT_CPU`` per process (the kernel sends ``SIGXCPU``), and a watch every
-``POLL_SECONDS`` over all the tool's processes that kills them all, with the
-reason kept in ``tool.outcome``, once together they hold more than
-``memory_bytes`` resident, have used more than ``cpu_seconds`` of CPU or
-number more than ``processes``, or once ``wall_seconds`` have passed. Without
-a cgroup, ``RLIMIT_DATA`` at twice ``memory_bytes`` backs up the watch, which
-a tool allocating faster than it polls can outrun. The
-tool runs in ``workdir`` with a small environment (``HOME`` is ``workdir``;
-nothing of the runner's secrets), and everything it prints goes to
-``log_path``, cut at ``log_bytes``: a tool may print notes, so nothing of
-its output appears in any message. At the end, or on any error, the tool gets
-``SIGTERM``, then after ``grace_seconds`` every process left gets ``SIGKILL``;
-ending the namespace's first process ends every process in it, and the
-cgroup, emptied the same way, is removed.
+Limits. :mod:`nlpbench.runner.launch` puts the sandbox in a cgroup of its own
+from its first instruction where one can be made (:mod:`nlpbench.runner.cgroup`:
+root usually, a user namespace usually not); the kernel then enforces
+``memory_bytes`` (resident memory and page cache, ``tmpfs`` files included,
+swap included: past it the OOM killer ends a process, and the runner then
+kills the rest with the reason "memory") and ``TASKS_PER_PROCESS × processes``
+processes and threads (a fork past it fails; the runner then kills the tool
+with the reason "processes"), and its accounting gives the memory held (the
+cgroup's own count, not a sum over processes that counts shared pages again
+and again) and the CPU time of every process, exited ones too. Without a
+cgroup, the memory held is the sum of the processes' proportional set sizes
+(PSS: a page shared by N processes counts 1/N in each), and ``RLIMIT_DATA``
+at twice ``memory_bytes`` backs up the watch, which a tool allocating faster
+than it polls can outrun. Everywhere: ``RLIMIT_CPU`` per process (the kernel
+sends ``SIGXCPU``), no core files, and a watch every ``POLL_SECONDS`` that
+kills the sandbox, with the reason kept in ``tool.outcome``, once the tool
+holds more than ``memory_bytes``, has used more than ``cpu_seconds`` of CPU,
+numbers more than ``processes`` processes, or once ``wall_seconds`` have
+passed. Everything the sandbox prints goes to ``log_path``, cut at
+``log_bytes``: a tool may print notes, so nothing of its output appears in any
+message. At the end, or on any error, the sandbox gets ``SIGTERM``, then after
+``grace_seconds`` ``SIGKILL``; ending the sandbox's first process ends every
+process in it, and the cgroup, emptied the same way, is removed. A runner that
+dies takes its sandboxes with it (the kernel's parent-death signal); what a
+killed runner left on disk (its private directories, its empty cgroups) is
+removed by the next runner on this machine (:func:`reap_leftovers`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
-import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,34 +65,45 @@ from typing import BinaryIO
 import httpx
 import psutil
 
-from nlpbench.runner.cgroup import make_cgroup
+from nlpbench.runner.cgroup import make_cgroup, reap_cgroups
+from nlpbench.runner.isolation import (
+    INSIDE,
+    Fds,
+    Sandbox,
+    SandboxError,
+    SandboxUnavailable,
+    Setup,
+    choose,
+    tool_environment,
+)
+from nlpbench.runner.mux import Bridge
+
+__all__ = ["Limits", "Outcome", "Sandbox", "SandboxError", "SandboxUnavailable", "SandboxedTool", "start_tool"]
 
 #: Seconds between two looks at the tool's memory, CPU time and processes.
 POLL_SECONDS = 0.05
-#: The environment variables a tool inherits from the runner (nothing else: no credentials).
-PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH")
 HEALTH_PATH = "/api/v1/healthCheck"
-#: Run as a script (the standard library only), not with ``-m``: it starts without importing the runner.
+#: Run as scripts (the standard library only), not with ``-m``: they start without importing the runner.
 RELAY = Path(__file__).with_name("relay.py")
+LAUNCH = Path(__file__).with_name("launch.py")
 READ_CHUNK = 64 * 1024
 #: A cgroup's ``pids.max`` is this many times ``Limits.processes``: the kernel counts threads too.
 TASKS_PER_PROCESS = 16
-
-
-class SandboxError(Exception):
-    """A tool that cannot be started in the sandbox or does not become ready; one line."""
-
-
-class SandboxUnavailable(SandboxError):
-    """No sandbox can be made on this machine (whatever the tool); one line."""
+#: The host threads a sandbox with a kernel of its own (gVisor's Sentry) may use; its tool's are limited inside.
+SENTRY_TASKS = 4096
+#: Programs of the sandbox itself, above the relay in its process tree (not the tool's).
+SANDBOX_PROGRAMS = frozenset({"bwrap", "unshare"})
+#: Private directories of running sandboxes: ``PREFIX<owner>-<random>`` in the temporary folder (short: the
+#: socket's path in it must fit the 107 bytes of a Unix socket address).
+PREFIX = "nbsb-"
 
 
 @dataclass(frozen=True)
 class Limits:
     """What a sandboxed tool may use: bytes resident, CPU seconds, seconds in all, processes, log bytes.
 
-    ``network=True`` leaves out the network namespace: the tool then listens on
-    this machine, where its port must be free.
+    ``network=True`` leaves out the network namespace (a test's control only):
+    the tool then listens on this machine, where its port must be free.
     """
 
     memory_bytes: int = 2 * 2**30
@@ -123,42 +141,32 @@ def size(count: int) -> str:
 
 
 @functools.cache
-def namespace_command(network: bool) -> tuple[str, ...]:
-    """The ``unshare`` invocation that works here: as root, or in a user namespace; else :class:`SandboxUnavailable`.
-
-    Tried once per process with ``true`` as the command: first with a mount
-    namespace and a ``/proc`` of the new PID namespace (the tool sees its own
-    processes only, by the numbers it knows them by), then, where ``/proc``
-    cannot be mounted (a container's masked ``/proc`` refuses a user
-    namespace), without. The refusal names what failed and ``unshare``'s last
-    line (its own words, never a tool's).
-    """
-    root = os.geteuid() == 0
-    mapped = () if root else ("--map-root-user",)
-    start = ("unshare", *mapped, *(() if network else ("--net",)), "--pid")
-    for command in ((*start, "--mount-proc", "--fork", "--kill-child"), (*start, "--fork", "--kill-child")):
-        if (why := _failure(command)) is None:
-            return command
-    if root:
-        raise SandboxUnavailable(f"cannot start a sandbox here: `{shlex.join(command)}` failed as root: {why}")
-    raise SandboxUnavailable(
-        f"cannot start a sandbox here: not root, and user namespaces are not permitted "
-        f"(`{shlex.join(command)}` failed: {why})"
-    )
+def owner() -> str:
+    """This process as the owner of sandboxes: its id and start time (an id alone is reused once it dies)."""
+    return _tag(psutil.Process())
 
 
-def _failure(command: tuple[str, ...]) -> str | None:
-    """None if ``command true`` succeeds, else why not in a few words."""
+def _tag(process: psutil.Process) -> str:
+    return f"{process.pid}.{int(process.create_time() * 100):x}"
+
+
+def owner_alive(tag: str) -> bool:
+    """Whether the process that :func:`owner` named ``tag`` still runs."""
     try:
-        tried = subprocess.run([*command, "true"], capture_output=True, timeout=30)
-    except FileNotFoundError:
-        return "there is no unshare command"
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"unshare did not run: {type(error).__name__}"
-    if tried.returncode == 0:
-        return None
-    said = tried.stderr.decode("utf-8", "replace").strip().splitlines()
-    return said[-1][:200] if said else f"unshare exited with status {tried.returncode}"
+        return _tag(psutil.Process(int(tag.partition(".")[0]))) == tag
+    except (ValueError, psutil.Error):
+        return False
+
+
+@functools.cache
+def reap_leftovers() -> None:
+    """Remove what runners killed on this machine left: their sandboxes' private directories and empty cgroups."""
+    with suppress(OSError):
+        for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+            tag = entry.name.removeprefix(PREFIX).rpartition("-")[0]
+            if entry.is_dir() and not entry.is_symlink() and not owner_alive(tag):
+                shutil.rmtree(entry, ignore_errors=True)
+    reap_cgroups(owner_alive)
 
 
 class SandboxedTool:
@@ -166,39 +174,76 @@ class SandboxedTool:
 
     url = "http://tool"
 
-    def __init__(self, command: str, limits: Limits, workdir: Path, log_path: Path, port: int, grace_seconds: float):
+    def __init__(
+        self,
+        command: str,
+        limits: Limits,
+        log_path: Path,
+        port: int,
+        grace_seconds: float,
+        sandbox: Sandbox,
+        tool_dir: Path | None = None,
+        files: dict[str, Path] | None = None,
+    ):
         self.limits = limits
         self.grace_seconds = grace_seconds
-        namespace = namespace_command(limits.network)
+        backend = choose(sandbox)
+        reap_leftovers()
         # opened before anything starts (a bad path fails here); the thread copying the output closes it
         log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")  # noqa: SIM115
-        self._private = Path(tempfile.mkdtemp(prefix="nlpbench-sandbox-"))  # short: a socket path has ≤ 107 bytes
-        self.socket_path = str(self._private / "tool.sock")
-        self._status_path = self._private / "status.json"
-        environment = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
-        environment |= {"HOME": str(workdir), "PORT": str(port), "TMPDIR": str(workdir)}
-        relay = [sys.executable, str(RELAY), self.socket_path, str(port), str(self._status_path)]
-        #: The tool's cgroup, if one could be made here (else None: rlimits and the watch only).
-        self.cgroup = make_cgroup(limits.memory_bytes, TASKS_PER_PROCESS * limits.processes)
-        data_bytes = 0 if self.cgroup else 2 * limits.memory_bytes
-        cgroup_procs = ":".join(self.cgroup.procs_files) if self.cgroup else ""
-        limits_args = [str(max(1, int(limits.cpu_seconds))), str(data_bytes), cgroup_procs]
+        self._private = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner()}-"))  # a socket path has ≤ 107 bytes
+        self.socket_path = str(self._private / "s")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(128)
+        self._status_read, status_write = os.pipe()
+        fds = Fds()
+        #: The tool's cgroup, if one could be made here (else None: rlimits and the runner's watch only).
+        tasks = TASKS_PER_PROCESS * limits.processes if backend.visible else SENTRY_TASKS
+        self.cgroup = make_cgroup(limits.memory_bytes, tasks, owner())
         try:
-            self._process = subprocess.Popen(
-                [*namespace, "--", *relay, *limits_args, command],
-                cwd=workdir,
-                env=environment,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+            relay_path = f"{INSIDE}/relay.py" if backend.inside else str(RELAY)
+            channel = ["stdio", "-"] if backend.stdio else [str(self._listener.fileno()), str(status_write)]
+            relay = [sys.executable, "-I", "-S", relay_path, *channel, str(port), command]
+            inside = (files or {}) | ({f"{INSIDE}/relay.py": RELAY} if backend.inside else {})
+            setup = Setup(
+                relay,
+                tool_environment() | {"PORT": str(port)},
+                self._private,
+                tool_dir,
+                inside,
+                limits.network,
+                TASKS_PER_PROCESS * limits.processes,
             )
+            launch = backend.command(setup, fds)
+            data_bytes = 0 if self.cgroup else 2 * limits.memory_bytes
+            procs = ":".join(self.cgroup.procs_files) if self.cgroup else ""
+            launcher = [sys.executable, "-I", "-S", str(LAUNCH), procs, str(max(1, int(limits.cpu_seconds)))]
+            stdio = backend.stdio  # the connections travel on the standard streams, the output on stderr
+            self._process = subprocess.Popen(
+                [*launcher, str(data_bytes), "--", *launch.argv],
+                cwd=launch.cwd or str(self._private),
+                env=launch.env,
+                stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=launch.pass_fds if stdio else (self._listener.fileno(), status_write, *launch.pass_fds),
+            )
+            self._output = self._process.stderr if stdio else self._process.stdout
+            self._bridge = Bridge(self._listener, self._process.stdin, self._process.stdout) if stdio else None
         except BaseException:
             log.close()
+            os.close(self._status_read)
             self._cleanup()
             raise
+        finally:
+            os.close(status_write)
+            fds.close()
         #: The process id (on this host) of the sandbox's outermost process.
         self.pid = self._process.pid
+        self.backend = backend.name
+        self._visible = backend.visible
         self.outcome: Outcome | None = None
         self._started = time.monotonic()
         self._limit: tuple[str, str] | None = None
@@ -258,30 +303,40 @@ class SandboxedTool:
     def _finish(self) -> Outcome:
         if self.outcome is not None:
             return self.outcome
-        self._kill()  # whatever is left, should anything have escaped the namespace's end
+        self._kill()  # whatever is left, should anything have escaped the sandbox's end
         self._process.wait()
+        if self._bridge is not None:
+            self._bridge.close()
         self._ended.set()
         self._watcher.join()
         self._logger.join()
         try:
             self.outcome = self._outcome()
         finally:
+            os.close(self._status_read)
             self._cleanup()
         return self.outcome
 
     def _cleanup(self) -> None:
-        """Remove the cgroup (killing what is in it) and the private directory."""
+        """Remove the cgroup (killing what is in it), the socket and the private directory."""
         if self.cgroup:
             self.cgroup.remove()
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
-        self._status_path.unlink(missing_ok=True)
-        self._private.rmdir()
+        self._listener.close()
+        shutil.rmtree(self._private, ignore_errors=True)
+
+    def _returncode(self) -> int | None:
+        """The tool's status as the relay wrote it, if it did (a sandbox killed first says nothing)."""
+        if self._bridge is not None:
+            return self._bridge.returncode
+        os.set_blocking(self._status_read, False)
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            line = os.read(self._status_read, 4096).decode()
+            returncode = json.loads(line)["returncode"]
+            return returncode if isinstance(returncode, int) else None
+        return None
 
     def _outcome(self) -> Outcome:
-        returncode = None
-        if self._status_path.exists():
-            returncode = json.loads(self._status_path.read_text())["returncode"]
+        returncode = self._returncode()
         limit, reason = self._limit or self._cgroup_limit() or (None, "")
         if self.cgroup:  # the kernel's totals: every process, the exited ones too
             self._peak_memory = max(self._peak_memory, self.cgroup.peak_memory_bytes())
@@ -328,7 +383,7 @@ class SandboxedTool:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
         kept = 0
         with log:
-            while chunk := self._process.stdout.read1(READ_CHUNK):
+            while chunk := self._output.read1(READ_CHUNK):
                 room = max(0, self.limits.log_bytes - kept)
                 log.write(chunk[:room])
                 log.flush()
@@ -338,7 +393,7 @@ class SandboxedTool:
                 log.write(
                     f"\n[nlpbench: log cut at {self.limits.log_bytes} bytes; {self._dropped} more dropped]\n".encode()
                 )
-        self._process.stdout.close()
+        self._output.close()
 
     def _watch(self) -> None:
         try:
@@ -354,48 +409,87 @@ class SandboxedTool:
                 break
 
     def _over_limit(self, root: psutil.Process) -> tuple[str, str] | None:
-        """The limit the tool's processes (those below the relay) have passed, if any, with its one-line reason."""
+        """The limit the tool has passed, if any, with its one-line reason."""
         limits = self.limits
         if time.monotonic() - self._started > limits.wall_seconds:
             return "wall", f"the tool ran past its wall-time limit of {limits.wall_seconds:g} s"
         if found := self._cgroup_limit():
             return found
-        try:
-            relays = root.children()
-            tool = [process for relay in relays for process in relay.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return None
-        memory = cpu = 0.0
-        for process in tool:
-            try:
-                memory += process.memory_info().rss
-                times = process.cpu_times()
-                cpu += times.user + times.system + times.children_user + times.children_system
-            except psutil.NoSuchProcess:
-                continue
-        self._peak_memory = max(self._peak_memory, int(memory))
-        self._cpu = max(self._cpu, cpu, (self.cgroup and self.cgroup.cpu_seconds()) or 0.0)
-        cpu = self._cpu
+        tool = _tool_processes(root) if self._visible else _descendants(root)
+        memory, cpu = _usage(tool, self.cgroup)
+        self._peak_memory = max(self._peak_memory, memory)
+        self._cpu = cpu = max(self._cpu, cpu, (self.cgroup and self.cgroup.cpu_seconds()) or 0.0)
         if memory > limits.memory_bytes:
             return "memory", f"the tool exceeded its memory limit of {size(limits.memory_bytes)}"
         if cpu > limits.cpu_seconds:
             return "cpu", f"the tool exceeded its CPU limit of {limits.cpu_seconds:g} s"
-        if len(tool) > limits.processes:
+        if self._visible and len(tool) > limits.processes:
             return "processes", f"the tool started more than {limits.processes} processes"
         return None
 
     def _cgroup_limit(self) -> tuple[str, str] | None:
-        """The limit the kernel enforced in the tool's cgroup, if it did: an OOM kill, or a fork refused."""
+        """The limit the kernel enforced in the tool's cgroup, if it did: a fork refused, or an OOM kill.
+
+        A refused fork is told first: a fork bomb fills memory too, but what it hit is the process limit.
+        """
         if self.cgroup is None:
             return None
-        if self.cgroup.oom_kills():
-            return "memory", f"the tool exceeded its memory limit of {size(self.limits.memory_bytes)}"
         if self.cgroup.pids_refused():
             return "processes", (
                 f"the tool tried to start more than {self.limits.processes} processes "
                 f"(the kernel refused a fork or thread past {TASKS_PER_PROCESS * self.limits.processes})"
             )
+        if self.cgroup.oom_kills():
+            return "memory", f"the tool exceeded its memory limit of {size(self.limits.memory_bytes)}"
         return None
+
+
+def _tool_processes(root: psutil.Process) -> list[psutil.Process]:
+    """The tool's processes: everything below the relay, the first process below the sandbox's own programs."""
+    try:
+        level = [root]
+        while level and all(_name(process) in SANDBOX_PROGRAMS for process in level):
+            level = [child for process in level for child in process.children()]
+        return [process for relay in level for process in relay.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _descendants(root: psutil.Process) -> list[psutil.Process]:
+    """Everything the sandbox runs on the host (gVisor's Sentry and Gofer hold the tool's memory and CPU time)."""
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _name(process: psutil.Process) -> str:
+    with suppress(psutil.Error):
+        return process.name()
+    return ""
+
+
+def _usage(processes: list[psutil.Process], cgroup) -> tuple[int, float]:
+    """(bytes held, CPU seconds) of the tool: the cgroup's count of memory where there is one, else the PSS sum."""
+    memory = cgroup.current_memory_bytes() if cgroup else 0
+    cpu = 0.0
+    for process in processes:
+        try:
+            if cgroup is None:
+                memory += _proportional(process)
+            times = process.cpu_times()
+            cpu += times.user + times.system + times.children_user + times.children_system
+        except psutil.NoSuchProcess:
+            continue
+    return int(memory), cpu
+
+
+def _proportional(process: psutil.Process) -> int:
+    """A process's proportional set size (its share of each page it shares), else its resident size."""
+    try:
+        return process.memory_full_info().pss
+    except (psutil.AccessDenied, AttributeError):
+        return process.memory_info().rss
 
 
 def _signal_of(returncode: int | None) -> signal.Signals | None:
@@ -412,16 +506,22 @@ def _signal_of(returncode: int | None) -> signal.Signals | None:
 def start_tool(
     command: str,
     limits: Limits,
-    workdir: Path,
     log_path: Path,
     *,
+    sandbox: Sandbox | None = None,
+    tool_dir: Path | None = None,
+    files: dict[str, Path] | None = None,
     port: int = 8080,
     startup_seconds: float = 60.0,
     grace_seconds: float = 5.0,
 ) -> Iterator[SandboxedTool]:
-    """Start ``command`` in the sandbox, wait until it answers GET /api/v1/healthCheck, and stop it at the end."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    tool = SandboxedTool(command, limits, workdir, log_path, port, grace_seconds)
+    """Start ``command`` in the sandbox, wait until it answers GET /api/v1/healthCheck, and stop it at the end.
+
+    ``tool_dir`` (bound read-only at its own path, and the tool's working
+    directory) and ``files`` (inside path → host file, read-only) are all the
+    tool gets of the host besides its runtime.
+    """
+    tool = SandboxedTool(command, limits, log_path, port, grace_seconds, sandbox or Sandbox(), tool_dir, files)
     try:
         tool.wait_ready(startup_seconds)
         yield tool
