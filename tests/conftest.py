@@ -45,3 +45,30 @@ def cli():
         return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(params=["bwrap", "runsc", "unshare"])
+def sandboxing(request):
+    """Each sandbox that can run here (the weak fallback allowed explicitly, as an organiser would)."""
+    from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
+
+    settings = Sandbox(backend=request.param, weak=request.param == "unshare")
+    try:
+        choose(settings)
+    except SandboxUnavailable as error:
+        pytest.skip(str(error))
+    return settings
+
+
+@pytest.fixture
+def started(tmp_path, sandboxing):
+    """``started(command, limits, **options)``: ``start_tool`` in each sandbox, the tool's folder ``tmp_path/tool``."""
+    from nlpbench.runner.sandbox import start_tool
+    from tests.runner.test_sandbox import QUICK
+
+    def start(command: str, limits=QUICK, **options):
+        (tmp_path / "tool").mkdir(exist_ok=True)
+        options.setdefault("tool_dir", tmp_path / "tool")
+        return start_tool(command, limits, tmp_path / "tool.log", sandbox=sandboxing, startup_seconds=20, **options)
+
+    return start

@@ -19,7 +19,7 @@ import pytest
 from nlpbench.runner import sandbox
 from nlpbench.runner.cgroup import Cgroup, make_cgroup
 from tests.platform.test_worker import run_worker, shown, submit, tool_folder
-from tests.runner.test_sandbox import QUICK, reported, sandboxing, started, tool_command  # noqa: F401, F811
+from tests.runner.test_sandbox import QUICK, reported, tool_command
 
 
 def _probe() -> Cgroup | None:

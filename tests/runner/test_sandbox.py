@@ -50,29 +50,6 @@ def tool_command(tmp_path: Path, before: str = "", after: str = "") -> str:
     return f"{sys.executable} tool.py"
 
 
-@pytest.fixture(params=["bwrap", "runsc", "unshare"])
-def sandboxing(request) -> Sandbox:
-    """Each backend that can run here (the weak fallback allowed explicitly, as an organiser would)."""
-    settings = Sandbox(backend=request.param, weak=request.param == "unshare")
-    try:
-        choose(settings)
-    except SandboxUnavailable as error:
-        pytest.skip(str(error))
-    return settings
-
-
-@pytest.fixture
-def started(tmp_path, sandboxing):
-    """``started(command, limits, **options)``: :func:`start_tool` in the backend, the tool in ``tmp_path/tool``."""
-
-    def start(command: str, limits: Limits = QUICK, **options):
-        (tmp_path / "tool").mkdir(exist_ok=True)
-        options.setdefault("tool_dir", tmp_path / "tool")
-        return start_tool(command, limits, tmp_path / "tool.log", sandbox=sandboxing, startup_seconds=20, **options)
-
-    return start
-
-
 def reported(tmp_path: Path) -> dict:
     """What the tool printed as ``REPORT {json}`` (a sandboxed tool can write nowhere the host reads but its log)."""
     for line in (tmp_path / "tool.log").read_text().splitlines():

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from nlpbench.runner.isolation import HOME, Backend, Fds, Launch, Sandbox, Setup, etc_files, failure, tool_environment
 
+
 class Gvisor(Backend):
     """gVisor: the tool on gVisor's kernel, reached over its standard streams."""
 
