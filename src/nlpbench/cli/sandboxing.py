@@ -35,9 +35,16 @@ TOOL_DIR_OPTION = typer.Option(
 )
 
 
-def sandbox_settings(choice: SandboxChoice, runtime: list[Path]):
+DISK_OPTION = typer.Option(
+    256, "--tool-disk", min=1, help="MiB a tool may write in each of its folders ($HOME, $TMPDIR); memory, counted."
+)
+
+
+def sandbox_settings(choice: SandboxChoice, runtime: list[Path], disk_mib: int = 256):
     """The :class:`~nlpbench.runner.isolation.Sandbox` the options ask for; choosing ``unshare`` allows it."""
     from nlpbench.runner.isolation import Sandbox
 
     paths = tuple(str(path.resolve()) for path in runtime)
-    return Sandbox(backend=choice.value, runtime=paths, weak=choice is SandboxChoice.unshare)
+    return Sandbox(
+        backend=choice.value, runtime=paths, disk_bytes=disk_mib * 2**20, weak=choice is SandboxChoice.unshare
+    )

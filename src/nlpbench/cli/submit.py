@@ -14,7 +14,7 @@ import typer
 
 from nlpbench.cli.common import fail, stderr
 from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
-from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
+from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -315,6 +315,7 @@ def worker(
     ),
     sandbox: SandboxChoice = SANDBOX_OPTION,
     runtime: list[Path] = RUNTIME_OPTION,
+    disk: int = DISK_OPTION,
 ) -> None:
     """Claim submissions of a queue and run them: validate, annotate under the time budget, score.
 
@@ -331,7 +332,7 @@ def worker(
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
     try:
-        settings = sandbox_settings(sandbox, runtime)
+        settings = sandbox_settings(sandbox, runtime, disk)
         worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
         done = worker.run(until_idle=until_idle)
     finally:

@@ -219,7 +219,7 @@ class Bubblewrap(Backend):
             argv += ["--perms", "01777", "--size", str(settings.disk_bytes), "--tmpfs", place]
         argv += _runtime_binds(settings.paths())
         for path, content in etc_files(uid, gid).items():
-            argv += ["--ro-bind-data", str(fds.data(content)), path]
+            argv += ["--perms", "0644", "--ro-bind-data", str(fds.data(content)), path]
         for inside, outside in setup.files.items():
             argv += [*_folders_above(inside), "--ro-bind", str(outside), inside]
         if setup.tool_dir is not None:
