@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import socket
 import tempfile
 import threading
@@ -52,7 +53,7 @@ from nlpbench.platform import tasks
 from nlpbench.platform.scoring import predictions_store, score, store_result
 from nlpbench.platform.validation import Invalid, Settings, validate
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
-from nlpbench.runner.isolation import Sandbox
+from nlpbench.runner.isolation import INSIDE, Sandbox
 from nlpbench.runner.run import new_event_loop
 from nlpbench.store import Store, repository
 from nlpbench.store.models import AnnotationRecord, Dataset
@@ -267,9 +268,13 @@ class _Job:
 
     @contextmanager
     def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
-        """The submitted URL, or the command started in the process sandbox for the time the block takes.
+        """The submitted URL, or the team's tool started in its sandbox for the time the block takes.
 
-        None for a prediction file, and for a submission past annotating: there is no tool to run.
+        A ``command`` runs in the worker's sandbox with the worker's runtime; an
+        ``archive`` (the team's source, stored by digest) is unpacked inside the
+        sandbox and its start command run there; an ``image`` archive runs under
+        podman. None for a prediction file, and for a submission past
+        annotating: there is no tool to run.
         """
         if submission.kind == "predictions" or submission.status not in (VALIDATING, ANNOTATING):
             yield None
@@ -284,13 +289,32 @@ class _Job:
         settings = replace(self.worker.sandbox, weak=queue.weak_sandbox and self._public(submission))
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
+            command, files, image = submission.command or "", {}, None
+            if submission.artifact is not None:
+                archive = self._fetch_artifact(submission.artifact, Path(work) / "tool.tar")
+                if submission.kind == "image":
+                    image = archive
+                else:
+                    files, command = {ARCHIVE_INSIDE: archive}, unpacked(command)
             try:
-                with start_tool(submission.command, limits, log, sandbox=settings) as tool:
+                with start_tool(command, limits, log, sandbox=settings, files=files, image=image) as tool:
                     yield _Reached(tool.url, tool.transport, tool)
             except SandboxError as error:
                 raise Failed(f"the tool did not start: {error}") from None
             finally:
                 self._keep_log(log)
+
+    def _fetch_artifact(self, digest: str, path: Path) -> Path:
+        """The uploaded archive ``digest``, written to ``path`` (readable by the sandbox's unprivileged user)."""
+        from nlpbench.store import artifacts
+
+        with self.store.session(readonly=True) as session, open(path, "wb") as sink:
+            try:
+                artifacts.write_to(session, digest, sink)
+            except repository.StoreError as error:
+                raise Failed(str(error)) from None
+        path.chmod(0o644)
+        return path
 
     def _public(self, submission: Submission) -> bool:
         """Whether the submission's dataset is public (the weak sandbox fallback may then be allowed)."""
@@ -448,6 +472,24 @@ class _Reached:
         if ended is None:
             return problem
         return ended.reason if ended.limit else f"{problem} ({ended.reason})"
+
+
+#: Where a team's source archive appears inside its sandbox, read-only.
+ARCHIVE_INSIDE = f"{INSIDE}/tool.tar"
+
+
+def unpacked(start: str) -> str:
+    """The shell line that unpacks the team's source archive into its home and runs ``start`` there.
+
+    GNU tar (from the runtime) reads plain or compressed archives, keeps members inside the target (it refuses
+    ``..`` and strips a leading ``/``), and runs as the sandbox's user, in the sandbox: whatever the archive
+    holds lands in the tool's own size-limited folder.
+    """
+    target = '"$HOME/tool"'
+    return (
+        f"mkdir -p {target} && tar -xf {ARCHIVE_INSIDE} -C {target} --no-same-owner --no-same-permissions "
+        f"&& cd {target} && exec /bin/sh -c {shlex.quote(start)}"
+    )
 
 
 def _settings(submission: Submission, queue: Queue) -> Settings:

@@ -119,8 +119,8 @@ def python_runtime() -> list[str]:
 class Setup:
     """What one tool's sandbox holds: the relay's command line (run inside), the whole environment, a private
     host folder of the runner's (removed at the end), the tool's own directory and files (inside path → host
-    file), read-only, and the processes and threads it may have; ``network=True`` (tests' controls only) keeps
-    the host's network."""
+    file), read-only, or the OCI image archive that is the tool; the processes and threads it may have and the
+    memory; ``network=True`` (tests' controls only) keeps the host's network."""
 
     relay: list[str]
     environment: dict[str, str]
@@ -129,6 +129,8 @@ class Setup:
     files: dict[str, Path] = field(default_factory=dict)
     network: bool = False
     tasks: int = 1024
+    memory_bytes: int = 2 * 2**30
+    image: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,8 @@ class Backend:
     (the runner's connections then travel as frames: :mod:`nlpbench.runner.mux`);
     ``inside``: the relay script is bound into the sandbox at ``INSIDE`` (else
     it runs from nlpbench's own folder, which the tool then sees);
-    ``visible``: the tool's processes are the host's (not those of a kernel of the sandbox's own).
+    ``visible``: the tool's processes are the host's (not those of a kernel of the sandbox's own);
+    ``companion_relay``: the relay runs beside the sandbox, joining its network (a container's).
     """
 
     name: str
@@ -157,6 +160,7 @@ class Backend:
     stdio = False
     inside = True
     visible = True
+    companion_relay = False
 
     def command(self, setup: Setup, fds: Fds) -> Launch:
         """The argument list (and descriptors) that start ``setup`` in this sandbox."""

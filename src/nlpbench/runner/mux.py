@@ -60,13 +60,24 @@ class Bridge:
         async def client(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
             channel = next(numbers)
             clients[channel] = client_writer
-            out.write(frame(channel, OPEN))
+
+            def send(kind: int, payload: bytes = b"") -> bool:
+                """Write a frame unless the relay's input is closed (the sandbox ended): whether it was written."""
+                if transport.is_closing():
+                    client_writer.close()
+                    return False
+                out.write(frame(channel, kind, payload))
+                return True
+
             try:
+                if not send(OPEN):
+                    return
                 while chunk := await client_reader.read(CHUNK):
-                    out.write(frame(channel, DATA, chunk))
+                    if not send(DATA, chunk):
+                        return
                     await out.drain()
-                out.write(frame(channel, EOF))
-            except (OSError, RuntimeError):  # the relay's input closed: the sandbox ended
+                send(EOF)
+            except (OSError, RuntimeError):  # the relay's input broke: the sandbox ended
                 client_writer.close()
 
         async def dispatch() -> None:
@@ -85,7 +96,8 @@ class Bridge:
                         writer.write_eof()
                     elif kind == CLOSE:
                         clients.pop(channel).close()
-            for writer in clients.values():  # the relay ended: so do its connections
+            transport.close()  # the relay ended: nothing more is written to it, and its connections end
+            for writer in clients.values():
                 writer.close()
             self._stop.set()
 

@@ -14,6 +14,10 @@ signal, as :mod:`subprocess` reports it) and the relay exits, which ends the
 sandbox and every process left in it. ``SIGTERM`` is passed on to the tool's
 process group.
 
+With ``COMMAND`` ``-`` the relay starts no tool: it forwards until it is
+ended (a container's entry point is the tool, and the relay joins the
+container's network namespace from outside: :mod:`nlpbench.runner.podman`).
+
 A sandbox that passes no descriptor but the standard streams (gVisor) runs
 ``relay.py stdio - PORT COMMAND``: the runner's connections then come as
 frames on standard input and go back as frames on standard output
@@ -100,6 +104,14 @@ async def serve(listener: socket.socket, port: int, tool: subprocess.Popen) -> i
     return tool.returncode
 
 
+async def forward(listener: socket.socket, port: int) -> None:
+    """Forward every connection until ``SIGTERM``."""
+    stopped = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+    async with await asyncio.start_unix_server(lambda r, w: relay(r, w, port), sock=listener):
+        await stopped.wait()
+
+
 def _signal_group(tool: subprocess.Popen, number: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(tool.pid, number)
@@ -176,6 +188,9 @@ def main(argv: list[str]) -> int:
         asyncio.run(serve_frames(int(port), tool))
         return 0
     listener = socket.socket(fileno=int(listen_fd))
+    if command == "-":  # no tool of ours to start: forward until ended
+        asyncio.run(forward(listener, int(port)))
+        return 0
     tool = subprocess.Popen(["/bin/sh", "-c", command], process_group=0, pass_fds=())
     returncode = asyncio.run(serve(listener, int(port), tool))
     with open(int(status_fd), "w") as status:

@@ -69,6 +69,7 @@ from nlpbench.runner.cgroup import make_cgroup, reap_cgroups
 from nlpbench.runner.isolation import (
     INSIDE,
     Fds,
+    Launch,
     Sandbox,
     SandboxError,
     SandboxUnavailable,
@@ -77,6 +78,7 @@ from nlpbench.runner.isolation import (
     tool_environment,
 )
 from nlpbench.runner.mux import Bridge
+from nlpbench.runner.podman import Podman, containers
 
 __all__ = ["Limits", "Outcome", "Sandbox", "SandboxError", "SandboxUnavailable", "SandboxedTool", "start_tool"]
 
@@ -184,10 +186,11 @@ class SandboxedTool:
         sandbox: Sandbox,
         tool_dir: Path | None = None,
         files: dict[str, Path] | None = None,
+        image: Path | None = None,
     ):
         self.limits = limits
         self.grace_seconds = grace_seconds
-        backend = choose(sandbox)
+        backend = containers(sandbox) if image is not None else choose(sandbox)
         reap_leftovers()
         # opened before anything starts (a bad path fails here); the thread copying the output closes it
         log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")  # noqa: SIM115
@@ -197,43 +200,37 @@ class SandboxedTool:
         self._listener.bind(self.socket_path)
         self._listener.listen(128)
         self._status_read, status_write = os.pipe()
+        self._backend, self._bridge, self._companion = backend, None, None
         fds = Fds()
         #: The tool's cgroup, if one could be made here (else None: rlimits and the runner's watch only).
-        tasks = TASKS_PER_PROCESS * limits.processes if backend.visible else SENTRY_TASKS
-        self.cgroup = make_cgroup(limits.memory_bytes, tasks, owner())
+        tasks = TASKS_PER_PROCESS * limits.processes
+        self.cgroup = make_cgroup(limits.memory_bytes, tasks if backend.visible else SENTRY_TASKS, owner())
         try:
             relay_path = f"{INSIDE}/relay.py" if backend.inside else str(RELAY)
             channel = ["stdio", "-"] if backend.stdio else [str(self._listener.fileno()), str(status_write)]
-            relay = [sys.executable, "-I", "-S", relay_path, *channel, str(port), command]
+            relay = [sys.executable, "-I", "-S", relay_path, *channel, str(port), "-" if image else command]
             inside = (files or {}) | ({f"{INSIDE}/relay.py": RELAY} if backend.inside else {})
+            environment = tool_environment() | {"PORT": str(port)}
+            tasks = TASKS_PER_PROCESS * limits.processes
             setup = Setup(
-                relay,
-                tool_environment() | {"PORT": str(port)},
-                self._private,
-                tool_dir,
-                inside,
-                limits.network,
-                TASKS_PER_PROCESS * limits.processes,
+                relay, environment, self._private, tool_dir, inside, limits.network, tasks, limits.memory_bytes, image
             )
-            launch = backend.command(setup, fds)
-            data_bytes = 0 if self.cgroup else 2 * limits.memory_bytes
-            procs = ":".join(self.cgroup.procs_files) if self.cgroup else ""
-            launcher = [sys.executable, "-I", "-S", str(LAUNCH), procs, str(max(1, int(limits.cpu_seconds)))]
-            stdio = backend.stdio  # the connections travel on the standard streams, the output on stderr
-            self._process = subprocess.Popen(
-                [*launcher, str(data_bytes), "--", *launch.argv],
-                cwd=launch.cwd or str(self._private),
-                env=launch.env,
-                stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=launch.pass_fds if stdio else (self._listener.fileno(), status_write, *launch.pass_fds),
-            )
-            self._output = self._process.stderr if stdio else self._process.stdout
-            self._bridge = Bridge(self._listener, self._process.stdin, self._process.stdout) if stdio else None
+            self._process = self._launch(backend.command(setup, fds), status_write)
+            if isinstance(backend, Podman):  # the relay joins the container's network once the container runs
+                argv = backend.companion(setup, alive=lambda: self._process.poll() is None)
+                self._companion = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    pass_fds=(self._listener.fileno(), status_write),
+                )
         except BaseException:
             log.close()
+            if getattr(self, "_process", None) is not None:
+                self._process.kill()
+                self._process.wait()
             os.close(self._status_read)
             self._cleanup()
             raise
@@ -256,6 +253,28 @@ class SandboxedTool:
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._logger.start()
         self._watcher.start()
+
+    def _launch(self, launch: Launch, status_write: int) -> subprocess.Popen:
+        """Start the sandbox through :mod:`nlpbench.runner.launch` (cgroup, rlimits, death with the runner)."""
+        data_bytes = 0 if self.cgroup else 2 * self.limits.memory_bytes
+        procs = ":".join(self.cgroup.procs_files) if self.cgroup else ""
+        launcher = [sys.executable, "-I", "-S", str(LAUNCH), procs, str(max(1, int(self.limits.cpu_seconds)))]
+        stdio = self._backend.stdio  # the connections travel on the standard streams, the output on stderr
+        relay_fds = () if stdio or self._backend.companion_relay else (self._listener.fileno(), status_write)
+        process = subprocess.Popen(
+            [*launcher, str(data_bytes), "--", *launch.argv],
+            cwd=launch.cwd or str(self._private),
+            env=launch.env,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(*relay_fds, *launch.pass_fds),
+        )
+        self._output = process.stderr if stdio else process.stdout
+        if stdio:
+            self._bridge = Bridge(self._listener, process.stdin, process.stdout)
+        return process
 
     def transport(self) -> httpx.AsyncHTTPTransport:
         """A new asyncio transport reaching the tool (give it to ``httpx.AsyncClient`` with :attr:`url`)."""
@@ -318,9 +337,14 @@ class SandboxedTool:
         return self.outcome
 
     def _cleanup(self) -> None:
-        """Remove the cgroup (killing what is in it), the socket and the private directory."""
+        """Remove the cgroup (killing what is in it), a container and its images, the socket, the private directory."""
         if self.cgroup:
             self.cgroup.remove()
+        if self._companion is not None:
+            self._companion.kill()
+            self._companion.wait()
+        if isinstance(self._backend, Podman):
+            self._backend.clean()
         self._listener.close()
         shutil.rmtree(self._private, ignore_errors=True)
 
@@ -328,6 +352,8 @@ class SandboxedTool:
         """The tool's status as the relay wrote it, if it did (a sandbox killed first says nothing)."""
         if self._bridge is not None:
             return self._bridge.returncode
+        if self._backend.companion_relay:  # the container's status is podman's
+            return self._process.returncode
         os.set_blocking(self._status_read, False)
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             line = os.read(self._status_read, 4096).decode()
@@ -338,6 +364,8 @@ class SandboxedTool:
     def _outcome(self) -> Outcome:
         returncode = self._returncode()
         limit, reason = self._limit or self._cgroup_limit() or (None, "")
+        if limit is None and isinstance(self._backend, Podman) and self._backend.out_of_memory():
+            limit, reason = "memory", f"the tool exceeded its memory limit of {size(self.limits.memory_bytes)}"
         if self.cgroup:  # the kernel's totals: every process, the exited ones too
             self._peak_memory = max(self._peak_memory, self.cgroup.peak_memory_bytes())
             self._cpu = max(self._cpu, self.cgroup.cpu_seconds() or 0.0)
@@ -378,6 +406,8 @@ class SandboxedTool:
         self._signal(signal.SIGKILL)
         if self.cgroup:
             self.cgroup.kill()
+        if isinstance(self._backend, Podman):  # the container runs under podman's monitor, not below us
+            self._backend.stop()
 
     def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
@@ -511,6 +541,7 @@ def start_tool(
     sandbox: Sandbox | None = None,
     tool_dir: Path | None = None,
     files: dict[str, Path] | None = None,
+    image: Path | None = None,
     port: int = 8080,
     startup_seconds: float = 60.0,
     grace_seconds: float = 5.0,
@@ -519,9 +550,11 @@ def start_tool(
 
     ``tool_dir`` (bound read-only at its own path, and the tool's working
     directory) and ``files`` (inside path → host file, read-only) are all the
-    tool gets of the host besides its runtime.
+    tool gets of the host besides its runtime. With ``image`` (an OCI image
+    archive), the image is the tool, run by podman; ``command`` is then unused.
     """
-    tool = SandboxedTool(command, limits, log_path, port, grace_seconds, sandbox or Sandbox(), tool_dir, files)
+    settings = sandbox or Sandbox()
+    tool = SandboxedTool(command, limits, log_path, port, grace_seconds, settings, tool_dir, files, image)
     try:
         tool.wait_ready(startup_seconds)
         yield tool

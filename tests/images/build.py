@@ -1,0 +1,68 @@
+"""OCI image archives for the tests, made offline: the host's Python in a root of its own, and a tool script.
+
+:func:`tool_image` puts Debian's ``python3.11`` (its program, the libraries
+it links to, its standard library without tests) and ``datetool.py`` into a
+root folder, imports it with ``podman import`` (no registry, no network) into
+a podman storage of its own, and saves it as an OCI archive: what a team
+would upload. Skipped, saying why, where podman or that Python is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+PYTHON = Path("/usr/bin/python3.11")
+HERE = Path(__file__).resolve().parent
+
+
+def _libraries(program: Path) -> list[Path]:
+    listed = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=True).stdout
+    return [Path(word) for line in listed.splitlines() for word in line.split() if word.startswith("/")]
+
+
+def tool_image(folder: Path, *, script: Path = HERE / "datetool.py", args: tuple[str, ...] = ()) -> Path:
+    """An OCI archive at ``folder/tool.oci.tar`` whose entry point runs ``script`` with Python 3.11."""
+    for program in ("podman", "ldd"):
+        if shutil.which(program) is None:
+            pytest.skip(f"no {program} here to make a test image")
+    if not PYTHON.exists():
+        pytest.skip(f"no {PYTHON} here to put in a test image")
+    root = folder / "rootfs.tar"
+    with tarfile.open(root, "w") as tar:
+        tar.add(PYTHON, "usr/bin/python3.11")
+        for library in _libraries(PYTHON):
+            tar.add(library.resolve(), f"usr/lib/x86_64-linux-gnu/{library.name}")
+        loader = Path("/lib64/ld-linux-x86-64.so.2")
+        tar.add(loader.resolve(), "usr/lib64/ld-linux-x86-64.so.2")
+        tar.add(Path("/usr/lib/python3.11"), "usr/lib/python3.11", filter=_without_tests)
+        tar.add(script, "app/tool.py")
+        for link, target in (("bin", "usr/bin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")):
+            info = tarfile.TarInfo(link)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+    storage = folder / "podman"
+    base = ["podman", f"--root={storage / 'storage'}", f"--runroot={storage / 'run'}", "--runtime=runc",
+            "--cgroup-manager=cgroupfs", "--events-backend=none"]  # fmt: skip
+    command = json.dumps(["/usr/bin/python3.11", "/app/tool.py", *args])
+    archive = folder / "tool.oci.tar"
+    try:
+        subprocess.run([*base, "import", "--change", f"CMD {command}", str(root), "localhost/test-tool:1"],
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+        subprocess.run([*base, "save", "--format", "oci-archive", "-o", str(archive), "localhost/test-tool:1"],
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+    finally:
+        subprocess.run([*base, "rmi", "--all", "--force"], capture_output=True, timeout=300)
+        shutil.rmtree(storage, ignore_errors=True)
+        root.unlink(missing_ok=True)
+    return archive
+
+
+def _without_tests(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    parts = Path(info.name).parts
+    return None if "test" in parts or "__pycache__" in parts or "idlelib" in parts else info
