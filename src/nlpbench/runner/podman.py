@@ -121,6 +121,13 @@ def podman_base(workspace: Path) -> list[str]:
     ]
 
 
+def remove_storage(workspace: Path) -> None:
+    """Remove every container and image of a run's podman storage below ``workspace`` (a dead runner's)."""
+    base = podman_base(workspace)
+    for command in (["rm", "--all", "--force", "--time", "0"], ["rmi", "--all", "--force"]):
+        subprocess.run([*base, *command], capture_output=True, timeout=120)
+
+
 def load(base: list[str], archive: Path) -> str:
     """Load the OCI (or Docker) image archive into the run's storage; the id of the image it holds (one image)."""
     try:

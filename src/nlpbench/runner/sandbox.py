@@ -160,15 +160,44 @@ def owner_alive(tag: str) -> bool:
         return False
 
 
+#: The longest path of a Unix socket (``sun_path`` holds 108 bytes, the last a NUL).
+SOCKET_PATH_BYTES = 107
+
+
+def places() -> list[Path]:
+    """Where private directories are made: the temporary folder, else (its path too long for a socket) the system's."""
+    return [Path(place) for place in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/dev/shm"))]
+
+
+def private_directory() -> Path:
+    """A new private (0700) directory whose socket path fits a Unix socket address."""
+    for place in places():
+        if len(os.fsencode(place / f"{PREFIX}{owner()}-12345678" / "s")) <= SOCKET_PATH_BYTES and os.access(
+            place, os.W_OK
+        ):
+            return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner()}-", dir=place))
+    raise SandboxError("no temporary folder here has a path short enough for the tool's socket")
+
+
 @functools.cache
 def reap_leftovers() -> None:
     """Remove what runners killed on this machine left: their sandboxes' private directories and empty cgroups."""
-    with suppress(OSError):
-        for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
-            tag = entry.name.removeprefix(PREFIX).rpartition("-")[0]
-            if entry.is_dir() and not entry.is_symlink() and not owner_alive(tag):
-                shutil.rmtree(entry, ignore_errors=True)
+    for place in places():
+        with suppress(OSError):
+            for entry in place.glob(f"{PREFIX}*"):
+                tag = entry.name.removeprefix(PREFIX).rpartition("-")[0]
+                if entry.is_dir() and not entry.is_symlink() and not owner_alive(tag):
+                    _remove_leftover(entry)
     reap_cgroups(owner_alive)
+
+
+def _remove_leftover(folder: Path) -> None:
+    """A dead runner's private directory: its container and images first (podman's mounts live there), then it."""
+    if (folder / "podman").is_dir():
+        from nlpbench.runner.podman import remove_storage
+
+        remove_storage(folder)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class SandboxedTool:
@@ -194,7 +223,7 @@ class SandboxedTool:
         reap_leftovers()
         # opened before anything starts (a bad path fails here); the thread copying the output closes it
         log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")  # noqa: SIM115
-        self._private = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner()}-"))  # a socket path has ≤ 107 bytes
+        self._private = private_directory()
         self.socket_path = str(self._private / "s")
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self.socket_path)
