@@ -240,10 +240,13 @@ class Bubblewrap(Backend):
         return Launch([*argv, "--", *drop, *setup.relay], tuple(fds.opened))
 
 
-def tool_environment() -> dict[str, str]:
-    """A tool's whole environment: a ``PATH``, its home and temporary folders, a UTF-8 locale (and the
-    ``PYTHONPATH`` nlpbench runs with, part of the Python runtime it shares)."""
-    environment = {"PATH": PATH, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+def tool_environment(runtime: Iterable[str] = ()) -> dict[str, str]:
+    """A tool's whole environment: a ``PATH`` (the ``bin`` folders of the Python that runs nlpbench and of the
+    ``runtime`` paths, then the system's), its home and temporary folders, a UTF-8 locale, and the
+    ``PYTHONPATH`` nlpbench runs with (part of the Python runtime it shares)."""
+    folders = [os.path.join(place, "bin") for place in (sys.prefix, sys.base_prefix, *runtime)]
+    path = ":".join([*dict.fromkeys(folder for folder in folders if os.path.isdir(folder)), PATH])
+    environment = {"PATH": path, "HOME": HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     if os.environ.get("PYTHONPATH"):
         environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return environment

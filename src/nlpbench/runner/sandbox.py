@@ -239,7 +239,7 @@ class SandboxedTool:
             channel = ["stdio", "-"] if backend.stdio else [str(self._listener.fileno()), str(status_write)]
             relay = [sys.executable, "-I", "-S", relay_path, *channel, str(port), "-" if image else command]
             inside = (files or {}) | ({f"{INSIDE}/relay.py": RELAY} if backend.inside else {})
-            environment = tool_environment() | {"PORT": str(port)}
+            environment = tool_environment(sandbox.runtime) | {"PORT": str(port)}
             tasks = TASKS_PER_PROCESS * limits.processes
             setup = Setup(
                 relay, environment, self._private, tool_dir, inside, limits.network, tasks, limits.memory_bytes, image
