@@ -249,8 +249,13 @@ class ToolClient:
         try:
             async with asyncio.TaskGroup() as group:  # the first failure cancels the note's other requests
                 replies = [group.create_task(self._annotate_one(document, note, label)) for label in labels]
-        except* ToolError as failures:
-            raise failures.exceptions[0] from None
+        except ExceptionGroup as failures:
+            # not ``except*``: on Python 3.11.0-3.11.3 an exception raised inside it escapes wrapped in a new
+            # group (gh-103590), which nothing above expects; the TaskGroup's group is flat
+            tool_errors, others = failures.split(ToolError)
+            if tool_errors is None or others is not None:
+                raise
+            raise tool_errors.exceptions[0] from None
         result = Document(document.id)
         for found in replies:
             result.annotations.extend(found.result())
