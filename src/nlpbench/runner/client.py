@@ -58,6 +58,13 @@ class ToolError(Exception):
     """A tool that is unreachable, failing, or answering outside the 1.2.0 schemas; one line."""
 
 
+class Unanswered(ToolError):
+    """No usable answer: the tool could not be reached, broke off, took too long, or answered an error status.
+
+    What the network said, which the platform keeps from a team that gave the URL (a port scan reads it).
+    """
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     retries: int = 3
@@ -310,17 +317,17 @@ class ToolClient:
             except httpx.TransportError as error:  # its text may quote what the server sent: named only
                 problem = f"the connection broke off ({type(error).__name__})"
             except httpx.HTTPError as error:
-                raise ToolError(f"{self.url}: {what}: the response cannot be read ({type(error).__name__})") from None
+                raise Unanswered(f"{self.url}: {what}: the response cannot be read ({type(error).__name__})") from None
             else:
                 if response.status_code < 400:
                     return self._json(response, body, what)
                 problem = self._described(response, body)
                 if response.status_code not in self.retry.statuses:
-                    raise ToolError(f"{self.url}: {what}: {problem}")
+                    raise Unanswered(f"{self.url}: {what}: {problem}")
                 retry_after = response.headers.get("retry-after")
             if attempt == self.retry.retries:
                 tries = self.retry.retries + 1
-                raise ToolError(f"{self.url}: {what}: {problem} ({tries} attempt{'s' * (tries > 1)})")
+                raise Unanswered(f"{self.url}: {what}: {problem} ({tries} attempt{'s' * (tries > 1)})")
             self.stats.retries += 1
             await asyncio.sleep(self.retry.delay(attempt, retry_after))
         raise AssertionError("unreachable")
