@@ -78,6 +78,7 @@ def submit(
         image=image,
         predictions=text,
         predictions_name=name,
+        organiser=True,
     )
     request.kind  # noqa: B018 - one of the four, checked before the database is opened
     store = open_db(db)
@@ -180,6 +181,8 @@ def logs(
         return _json(data)
     for event in data["events"]:
         typer.echo(f"{event['at']}  {event['status']:<10} {event['reason']}")
+    if data["reason"] is not None:
+        typer.echo(f"--- why it ended, in full (its team reads less)\n{data['reason']}")
     for stream, log in data["tool"].items():
         typer.echo(f"--- tool {stream}{' (truncated)' if log['truncated'] else ''}")
         typer.echo(log["content"], nl=False)
@@ -201,11 +204,23 @@ def configure(
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests at once."),
     max_response_bytes: int | None = typer.Option(None, "--max-response-bytes", min=1024, help="Largest response."),
     tool_memory: int | None = typer.Option(None, "--tool-memory", min=1, help="MiB a --command tool may hold."),
+    max_attempts: int | None = typer.Option(
+        None, "--max-attempts", min=1, help="Claims of one submission (its workers died) before it ends FAILED."
+    ),
+    tool_hosts: list[str] = typer.Option(
+        [],
+        "--tool-host",
+        help="HOST or HOST:PORT a team's tool URL may name though it is not public, or on a private dataset "
+        "(repeat it; the list given replaces the queue's).",
+    ),
+    no_tool_hosts: bool = typer.Option(False, "--no-tool-hosts", help="Empty the queue's allow-list of tool hosts."),
     db: str = DB_OPTION,
 ) -> None:
-    """Show or change a queue's settings (time budget, quota, profile, request limits)."""
+    """Show or change a queue's settings (time budget, quota, profile, request limits, attempts, tool hosts)."""
     from nlpbench.platform.queue import configure_queue
 
+    if tool_hosts and no_tool_hosts:
+        raise fail("give --tool-host HOST (the whole list) or --no-tool-hosts, not both")
     store = open_db(db)
     try:
         queue = configure_queue(
@@ -221,6 +236,8 @@ def configure(
             concurrency=concurrency,
             max_response_bytes=max_response_bytes,
             tool_memory_bytes=tool_memory * 2**20 if tool_memory is not None else None,
+            max_attempts=max_attempts,
+            tool_hosts=[] if no_tool_hosts else tool_hosts or None,
         )
     finally:
         store.close()
@@ -229,7 +246,10 @@ def configure(
         f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
         f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
         f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
-        f"responses up to {queue.max_response_bytes} bytes, command tools up to {queue.tool_memory_bytes // 2**20} MiB"
+        f"responses up to {queue.max_response_bytes} bytes, "
+        f"command tools up to {queue.tool_memory_bytes // 2**20} MiB, "
+        f"at most {queue.max_attempts} claims of a submission, "
+        f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}"
     )
 
 
