@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections.abc import Iterable
 
@@ -62,21 +63,43 @@ def internal(address: Address) -> bool:
 
 
 def host_entry(entry: str) -> str:
-    """An allow-list entry ``HOST`` or ``HOST:PORT`` (``[v6]:PORT``) in its one spelling, lower case."""
+    """An allow-list entry ``HOST`` or ``HOST:PORT`` (``[V6]:PORT``) in its one spelling (:func:`_spelled`)."""
+    found = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?|([A-Za-z0-9.-]+)(?::(\d{1,5}))?", entry.strip())
+    if found is None:
+        try:  # a bare IPv6 address
+            return _spelled(str(ipaddress.IPv6Address(entry.strip())))
+        except ValueError:
+            raise InputError(f"{entry[:80]!r} is not HOST or HOST:PORT", record="--tool-host") from None
+    v6, v6_port, host, port = found.groups()
     try:
-        url = httpx.URL(f"http://{entry.strip()}")
-    except (httpx.InvalidURL, UnicodeError):
-        url = None
-    if url is None or not url.host or url.path not in ("", "/") or url.userinfo or url.query:
-        raise InputError(f"{entry!r} is not HOST or HOST:PORT", record="--tool-host")
-    host = f"[{url.host}]" if ":" in url.host else url.host
-    return host if url.port is None else f"{host}:{url.port}"
+        host = _spelled(v6 or host)
+    except ValueError:
+        raise InputError(f"{entry[:80]!r} is not HOST or HOST:PORT", record="--tool-host") from None
+    port = v6_port or port
+    if port is not None and not 0 < int(port) < 65536:
+        raise InputError(f"{entry[:80]!r}: port {port} is not one", record="--tool-host")
+    return host if port is None else f"{host}:{int(port)}"
+
+
+def _spelled(host: str) -> str:
+    """A host as allow-lists spell it: an address in its short form (IPv6 in brackets), a name in lower case
+    without a final dot."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if host.startswith("[") or not host.strip("."):
+            raise
+        return host.lower().rstrip(".")
+    return f"[{address}]" if address.version == 6 else str(address)
 
 
 def allow_listed(url: str, hosts: Iterable[str]) -> bool:
     """Whether the host of ``url`` (with its port, or any port) is one of ``hosts`` (:func:`host_entry` spellings)."""
     parsed = httpx.URL(url)
-    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+    try:
+        host = _spelled(parsed.host)
+    except ValueError:
+        return False
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return bool({host, f"{host}:{port}"} & set(hosts))
 

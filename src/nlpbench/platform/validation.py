@@ -156,7 +156,9 @@ async def _check_pages(url: str, timeout: float, transport, told: Disclosure) ->
     async with httpx.AsyncClient(base_url=root, timeout=min(timeout, PAGE_TIMEOUT), transport=transport) as http:
         try:
             problem = await _pages_problem(http)
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
+        except httpx.ConnectError as error:  # nothing came from the server: the OS's (or the guard's) reason
+            problem = f"{checked_url(root)}: the tool cannot be reached ({error or type(error).__name__})"
+        except (httpx.HTTPError, httpx.InvalidURL) as error:  # its text may quote what the server sent
             problem = f"{checked_url(root)}: the tool cannot be reached ({type(error).__name__})"
     if problem is not None:
         raise told.verdict(Invalid, problem, unanswered=True)
