@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -64,6 +65,12 @@ class Arena:
         result = self.nb("submissions", "queue", "default", *args)
         assert result.exit_code == 0, result.stderr
         return result.stdout
+
+    def exported(self, dataset: str, folder: Path) -> list[dict]:
+        """The dataset's gold as NLP Sandbox JSON records: the perfect prediction file."""
+        path = folder / f"{dataset}.json"
+        assert self.nb("dataset", "export", dataset, path, "--format", "sandbox").exit_code == 0
+        return json.loads(path.read_text())
 
     def note_texts(self, dataset: str = "notes") -> list[str]:
         with self.store.session(readonly=True) as session:

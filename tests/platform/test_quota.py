@@ -30,7 +30,7 @@ def with_dataset(store):
 
 
 def request(team: str = "team-a", task: str = "date") -> queues.Request:
-    return queues.Request(team=team, task=task, dataset="notes", tool_url="http://127.0.0.1:9", organiser=True)
+    return queues.Request(team=team, task=task, dataset="notes", tool_url="http://127.0.0.1:9")
 
 
 def test_twenty_concurrent_submits_against_a_quota_of_two_accept_exactly_two(with_dataset):

@@ -78,7 +78,6 @@ def submit(
         image=image,
         predictions=text,
         predictions_name=name,
-        organiser=True,
     )
     request.kind  # noqa: B018 - one of the four, checked before the database is opened
     store = open_db(db)

@@ -105,8 +105,9 @@ class Request:
     image: str | None = None
     predictions: str | None = None
     predictions_name: str | None = None
-    #: Made by an organiser (an organiser's key, the command line): may name any tool URL and open a queue.
-    organiser: bool = False
+    #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
+    #: command line are the organisers'; the platform API says whose key made the request.
+    organiser: bool = True
 
     @property
     def kind(self) -> str:
@@ -319,7 +320,13 @@ def find_gold(session: Session, task: str, dataset: str, version: str | None) ->
 
 
 def submit(store: Store, request: Request, *, moment: datetime | None = None) -> int:
-    """Check the request, count it against the quota and queue it as RECEIVED; its id."""
+    """Check the request, count it against the quota and queue it as RECEIVED; its id.
+
+    What a team may not do (an organiser may): name a queue that does not exist (:class:`NotFound`), give
+    a tool URL on a private dataset or into the worker's networks unless the queue allow-lists its host,
+    or a prediction file of a private dataset's notes, which it never saw — a probe of them
+    (:class:`Forbidden`).
+    """
     kind = _checked_request(request)
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
@@ -330,7 +337,12 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
         if not allowed:  # outside any transaction: it may wait for a resolver
             _check_team_url(request.tool_url, private)
     with store.session() as session:
-        _check_dataset(session, request.task, dataset, version)
+        private = _check_dataset(session, request.task, dataset, version)
+        if private and kind == "predictions" and tasks.is_phi(request.task) and not request.organiser:
+            raise Forbidden(
+                "the notes of a private dataset are annotated by a tool that comes to them (a command), "
+                "not by a team's prediction file"
+            )
         queue = get_queue(session, request.queue, create=request.organiser)
         if queue.quota is not None:
             _check_quota(session, queue, request, moment)
@@ -536,7 +548,8 @@ def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
         while (submission := _claimable(session, store.dialect, queue)) is not None:
             if submission.attempts < limit:
                 break
-            move(session, submission, FAILED, f"stopped {submission.attempts} workers")
+            stopped = submission.attempts
+            move(session, submission, FAILED, f"stopped {stopped} worker{'s' * (stopped != 1)}")
         else:
             return None
         previous = submission.worker
