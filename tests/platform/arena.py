@@ -33,7 +33,7 @@ class Arena:
     keys: dict[str, str]
 
     def call(self, method: str, path: str, who: str | None = "team", **kwargs) -> httpx.Response:
-        headers = {"X-API-Key": self.keys[who]} if who else {}
+        headers = ({"X-API-Key": self.keys[who]} if who else {}) | kwargs.pop("headers", {})
         return self.api.request(method, f"/api/v1{path}", headers=headers, **kwargs)
 
     def submit(self, who: str = "team", **body: Any) -> httpx.Response:
@@ -75,6 +75,10 @@ class Arena:
     def note_texts(self, dataset: str = "notes") -> list[str]:
         with self.store.session(readonly=True) as session:
             return [note.text for note in repository.iter_notes(session, dataset)]
+
+    def note_ids(self, dataset: str = "notes") -> list[str]:
+        with self.store.session(readonly=True) as session:
+            return [note.identifier for note in repository.iter_notes(session, dataset)]
 
 
 def problem(response: httpx.Response, status: int, detail: str | None = None) -> str:
