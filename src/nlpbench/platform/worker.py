@@ -12,7 +12,9 @@ a worker that died goes on where that one stopped:
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
   retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
   them from the workers of that cluster, except to a ``--command`` tool, which
-  only this machine reaches); finished notes are written in batches (at most
+  only this machine reaches, and to a team's URL, which this machine reaches
+  through :class:`~nlpbench.platform.network.GuardedTransport` unless the queue
+  allow-lists its host); finished notes are written in batches (at most
   :data:`FLUSH_NOTES` notes or :data:`FLUSH_SECONDS` apart), each batch in one
   transaction with the progress count and fenced by the lease, so that the
   store is the checkpoint: a note is written once and never lost. A batch is
@@ -25,6 +27,11 @@ a worker that died goes on where that one stopped:
 A heartbeat thread renews the lease every third of it; when the lease is
 lost (cancelled, or taken over after this worker stalled) it cancels the work
 in progress, and the fenced writes refuse anything late.
+
+Why a submission ended is told as :class:`~nlpbench.platform.validation.Disclosure`
+decides (a team tool's failure after it saw notes of a private dataset by its
+class, the whole line kept for organisers in the log stream ``reason``); an
+error nobody foresaw fails the one submission and the worker goes on.
 """
 
 from __future__ import annotations
