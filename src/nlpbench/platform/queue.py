@@ -16,10 +16,9 @@ window began (``day``: 00:00 UTC; ``week``: Monday 00:00 UTC; ``month``: the
 never did costs no place however it ended (INVALID, or CANCELLED or FAILED
 before it was validated — a command tool that exits at its start, a
 submission that stopped its workers), and one waiting for validation holds
-its place until it fails it. The
-count and the insert run under a lock per (team, task, queue) — an advisory
-transaction lock on PostgreSQL, the write lock on SQLite — so concurrent
-submits never overrun the quota.
+its place until it fails it. The count and the insert run under a lock per
+(team, task, queue) — an advisory transaction lock on PostgreSQL, the write
+lock on SQLite — so concurrent submits never overrun the quota.
 """
 
 from __future__ import annotations
@@ -81,7 +80,8 @@ class QuotaExceeded(PlatformError):
 
 
 class Forbidden(PlatformError):
-    """The caller may not do this (a team's tool URL on a private dataset, or into the worker's networks)."""
+    """A team may not do this: give a tool URL on a private dataset or into the worker's networks, or a
+    prediction file of a private dataset's notes."""
 
 
 class Conflict(PlatformError):
