@@ -7,6 +7,7 @@ below the command line raises it instead of printing or exiting.
 
 from __future__ import annotations
 
+import traceback
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +41,18 @@ def json_kind(value: Any) -> str:
     """The JSON type of a decoded value, for messages that must not quote it."""
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")
+
+
+def raised_at(error: BaseException) -> str:
+    """``ValueError raised at dateshift.py:120 in shift_date``: the type and the innermost frame, no message.
+
+    What a log line says of an error nobody expected: its message may quote what it was given (a note).
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return type(error).__name__
+    last = frames[-1]
+    return f"{type(error).__name__} raised at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
 class InputError(Exception):

@@ -3,7 +3,7 @@
 ``nb`` runs ``nlpbench … --db URL`` in process; ``dataset`` puts 8 synthetic
 notes (and a 3-note ``-subset``) into the store; ``tool`` is the misbehaving
 test tool of the runner's tests, served on 127.0.0.1 and healthy at the start
-of each test.
+of each test; ``arena`` is the platform a team attacks in the security tests (:mod:`tests.platform.arena`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from nlpbench.store import open_store, repository
+from tests.platform.arena import Arena, open_arena
 from tests.runner.faulty import faulty
 from tests.store.backends import db_url, store  # noqa: F401
 
@@ -50,3 +51,13 @@ def tool(served_tool):
     yield served_tool
     served_tool.settle()
     served_tool.reset()
+
+
+@pytest.fixture
+def arena(nb, db_url) -> Arena:  # noqa: F811
+    """Private ``notes`` and public ``open``, queue ``default`` opened, keys of two teams and an organiser."""
+    opened = open_store(db_url)
+    made = open_arena(nb, opened)
+    with made.api:
+        yield made
+    opened.close()

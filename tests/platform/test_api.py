@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -15,8 +16,12 @@ PROBLEM = "application/problem+json"
 
 
 @pytest.fixture
-def api(dataset, db_url):
+def api(dataset, db_url, tool):
+    """The API over the 8-note private dataset, its queue ``default`` opened by the organisers, who allow-list
+    the test tool's host for team URLs; keys of teams a and b and of an organiser."""
     opened = open_store(db_url)
+    tool_host = httpx.URL(tool.url)
+    queues.configure_queue(opened, "default", tool_hosts=[f"{tool_host.host}:{tool_host.port}"])
     with opened.session() as session:
         keys = {
             "a": create_key(session, team="team-a"),
@@ -93,7 +98,8 @@ def test_a_submission_made_over_http_is_scored_and_its_per_document_counts_serve
     Worker(api.store, poll=0.05, lease=10).run(until_idle=True)
     data = call(api, "GET", f"/submissions/{made.json()['id']}", "a").json()
     assert data["status"] == "SCORED", data["reason"]
-    rows = call(api, "GET", f"/submissions/{data['id']}/documents?profile=standard", "a").json()["perDocument"]
+    problem(call(api, "GET", f"/submissions/{data['id']}/documents", "a"), 403, "aggregate scores only")
+    rows = call(api, "GET", f"/submissions/{data['id']}/documents?profile=standard", "organiser").json()["perDocument"]
     assert len(rows) == data["results"][0]["perDocumentRows"] > 0
     assert {"type", "document", "metric", "tp", "fp", "fn"} <= set(rows[0])
     assert call(api, "GET", "/healthCheck", None).json() == {"status": "pass"}

@@ -9,7 +9,7 @@ import pytest
 
 from nlpbench.platform import queue as queues
 from nlpbench.store import repository
-from nlpbench.store.submissions import INVALID, Submission
+from nlpbench.store.submissions import CANCELLED, FAILED, INVALID, SCORED, Submission
 
 
 def test_windows_reset_at_midnight_monday_and_the_first_utc():
@@ -63,6 +63,30 @@ def test_invalid_submissions_and_the_last_window_do_not_count(with_dataset):
     with with_dataset.session() as session:
         session.get(Submission, first).status = INVALID
     assert queues.submit(with_dataset, request())
+
+
+@pytest.mark.parametrize(
+    ("status", "validated", "counts"),
+    [
+        (INVALID, False, False),
+        (FAILED, False, False),  # a command tool that exits at its start, a submission that stopped its workers
+        (CANCELLED, False, False),
+        (FAILED, True, True),  # failed while annotating: it was run
+        (CANCELLED, True, True),
+        (SCORED, True, True),
+    ],
+)
+def test_only_a_submission_that_got_past_validation_keeps_its_place(with_dataset, status, validated, counts):
+    first = queues.submit(with_dataset, request())
+    queues.submit(with_dataset, request())
+    with with_dataset.session() as session:
+        row = session.get(Submission, first)
+        row.status, row.validated_at = status, queues.now() if validated else None
+    if counts:
+        with pytest.raises(queues.QuotaExceeded):
+            queues.submit(with_dataset, request())
+    else:
+        assert queues.submit(with_dataset, request())
 
 
 def test_the_quota_through_the_command_line(nb, dataset, tool):

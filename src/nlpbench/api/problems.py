@@ -21,10 +21,8 @@ a response validation error), so it is neither sent nor logged.
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Sequence
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -33,6 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nlpbench.api import schemas
+from nlpbench.errors import raised_at
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("nlpbench.api")
@@ -132,7 +131,7 @@ class Guard:
         try:
             await self.app(scope, limited_receive, watched_send)
         except Exception as error:  # every failure becomes a problem, never a traceback
-            log.error("%s %s failed: %s", scope.get("method"), scope.get("path"), _where(error))
+            log.error("%s %s failed: %s", scope.get("method"), scope.get("path"), raised_at(error))
             if not started:
                 await internal_error(error)(scope, receive, send)
 
@@ -140,12 +139,3 @@ class Guard:
 def internal_error(error: Exception) -> ProblemResponse:
     detail = str(error) if isinstance(error, AnnotatorError) else f"{type(error).__name__} (see the server log)"
     return problem(500, detail, title="Internal error")
-
-
-def _where(error: Exception) -> str:
-    """``ValueError raised at dateshift.py:120 in shift_date``: the type and the innermost frame, no message."""
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
-        return type(error).__name__
-    last = frames[-1]
-    return f"{type(error).__name__} raised at {Path(last.filename).name}:{last.lineno} in {last.name}"

@@ -9,9 +9,10 @@ integer — so that what a tool accepts is exactly what the schema allows. A
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from nlpbench.model import phi_type
 
@@ -60,19 +61,39 @@ IdType = Literal[phi_type("id").subtypes]
 ContactType = Literal[phi_type("contact").subtypes]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _printable(value: str) -> str:
+    if _CONTROL.search(value):
+        raise ValueError("control characters (line breaks, NUL, …) are not allowed here")
+    return value
+
+
+def tool_text(max_length: int, pattern: str | None = None) -> Any:
+    """The type of a string a tool says of itself: at most ``max_length`` characters, no control character."""
+    return Annotated[str, StringConstraints(max_length=max_length, pattern=pattern), AfterValidator(_printable)]
+
+
 class Tool(_Model):
-    """What a tool says about itself: ``GET /tool``."""
+    """What a tool says about itself: ``GET /tool``.
+
+    Pages and reasons show these fields, and a tool sets them: each is bounded and holds no control
+    character. The 1.2.0 schema bounds ``name`` (60) and ``description`` (280); nlpbench bounds the
+    others too (100 for a version, 200 for the author, 254 for an e-mail address, 1,000 for a URL), and
+    its ``url`` (a URI in the schema, shown as a link) is an http(s) one.
+    """
 
     name: Annotated[str, StringConstraints(min_length=3, max_length=60, pattern=RESOURCE_ID_PATTERN)]
-    version: SemVer
+    version: tool_text(100, SEMVER_PATTERN)
     license: License
-    repository: str
-    description: Annotated[str, StringConstraints(max_length=280)]
-    author: str
-    authorEmail: Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+$")]
-    url: Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")]
+    repository: tool_text(1000)
+    description: tool_text(280)
+    author: tool_text(200)
+    authorEmail: tool_text(254, r"^[^@\s]+@[^@\s]+$")
+    url: tool_text(1000, r"^https?://\S+$")
     type: ToolType
-    apiVersion: SemVer
+    apiVersion: tool_text(100, SEMVER_PATTERN)
 
 
 class ToolDependencies(_Model):

@@ -6,6 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,8 @@ def logs(
         return _json(data)
     for event in data["events"]:
         typer.echo(f"{event['at']}  {event['status']:<10} {event['reason']}")
+    if data["reason"] is not None:
+        typer.echo(f"--- why it ended, in full (its team reads less)\n{data['reason']}")
     for stream, log in data["tool"].items():
         typer.echo(f"--- tool {stream}{' (truncated)' if log['truncated'] else ''}")
         typer.echo(log["content"], nl=False)
@@ -201,11 +204,23 @@ def configure(
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests at once."),
     max_response_bytes: int | None = typer.Option(None, "--max-response-bytes", min=1024, help="Largest response."),
     tool_memory: int | None = typer.Option(None, "--tool-memory", min=1, help="MiB a --command tool may hold."),
+    max_attempts: int | None = typer.Option(
+        None, "--max-attempts", min=1, help="Claims of one submission (its workers died) before it ends FAILED."
+    ),
+    tool_hosts: list[str] = typer.Option(
+        [],
+        "--tool-host",
+        help="HOST or HOST:PORT a team's tool URL may name though it is not public, or on a private dataset "
+        "(repeat it; the list given replaces the queue's).",
+    ),
+    no_tool_hosts: bool = typer.Option(False, "--no-tool-hosts", help="Empty the queue's allow-list of tool hosts."),
     db: str = DB_OPTION,
 ) -> None:
-    """Show or change a queue's settings (time budget, quota, profile, request limits)."""
+    """Show or change a queue's settings (time budget, quota, profile, request limits, attempts, tool hosts)."""
     from nlpbench.platform.queue import configure_queue
 
+    if tool_hosts and no_tool_hosts:
+        raise fail("give --tool-host HOST (the whole list) or --no-tool-hosts, not both")
     store = open_db(db)
     try:
         queue = configure_queue(
@@ -221,6 +236,8 @@ def configure(
             concurrency=concurrency,
             max_response_bytes=max_response_bytes,
             tool_memory_bytes=tool_memory * 2**20 if tool_memory is not None else None,
+            max_attempts=max_attempts,
+            tool_hosts=[] if no_tool_hosts else tool_hosts or None,
         )
     finally:
         store.close()
@@ -229,7 +246,10 @@ def configure(
         f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
         f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
         f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
-        f"responses up to {queue.max_response_bytes} bytes, command tools up to {queue.tool_memory_bytes // 2**20} MiB"
+        f"responses up to {queue.max_response_bytes} bytes, "
+        f"command tools up to {queue.tool_memory_bytes // 2**20} MiB, "
+        f"at most {queue.max_attempts} claims of a submission, "
+        f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}"
     )
 
 
@@ -268,6 +288,10 @@ def gold(
 def create_key(
     team: str | None = typer.Option(None, "--team", help="A key for this team (sees its own submissions)."),
     organiser: bool = typer.Option(False, "--organiser", help="An organiser's key (sees all, and the logs)."),
+    label: str = typer.Option("", "--label", help="What the key is for, shown in the key list."),
+    expires: str | None = typer.Option(
+        None, "--expires", help="DAYS from now, or an ISO date or time (UTC unless it says) from which it is refused."
+    ),
     db: str = DB_OPTION,
 ) -> None:
     """Make a platform API key and print it (it is stored hashed: this is the only time it is shown)."""
@@ -275,8 +299,72 @@ def create_key(
 
     if (team is None) == (not organiser):
         raise fail("give exactly one of --team NAME or --organiser")
+    expires_at = _expiry(expires) if expires is not None else None
     with db_session(db) as session:
-        typer.echo(make(session, team=team))
+        typer.echo(make(session, team=team, label=label, expires_at=expires_at))
+
+
+def _expiry(value: str) -> datetime:
+    """``--expires``: a whole number of days from now, or an ISO date (its midnight) or date and time, in UTC."""
+    if value.strip().isdigit():
+        return datetime.now(UTC) + timedelta(days=int(value))
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise fail(f"--expires {value[:40]!r}: give DAYS, or a date like 2026-12-31 (or 2026-12-31T18:00)") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@platform_errors
+def list_keys(
+    team: str | None = typer.Option(None, "--team", help="Only this team's."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """List the platform API keys by their public part (never a secret): whose, label, made, expiry, state."""
+    from nlpbench.platform.keys import list_keys as listed_keys
+
+    with db_session(db, readonly=True) as session:
+        found = listed_keys(session, team=team)
+    moment = datetime.now(UTC)
+    rows = [
+        {
+            "key": key.name,
+            "role": key.role,
+            "team": key.team,
+            "label": key.label,
+            "createdAt": _when(key.created_at),
+            "expiresAt": _when(key.expires_at),
+            "revokedAt": _when(key.revoked_at),
+            "state": key.state(moment),
+        }
+        for key in found
+    ]
+    if fmt == ListFormat.json:
+        return _json(rows)
+    for row in rows:
+        typer.echo(
+            f"{row['key']:<17} {row['state']:<8} {row['team'] or '(organiser)':<20} "
+            f"expires {row['expiresAt'] or 'never':<20}  {row['label']}"
+        )
+    return None
+
+
+def _when(moment: datetime | None) -> str | None:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z") if moment is not None else None
+
+
+@platform_errors
+def revoke_key(
+    key: str = typer.Argument(..., help="The key's public part nbp_<prefix> (as listed), or the whole key."),
+    db: str = DB_OPTION,
+) -> None:
+    """Revoke a platform API key: every request with it is refused from now on, as an unknown key is."""
+    from nlpbench.platform.keys import revoke_key as revoke
+
+    with db_session(db) as session:
+        revoked = revoke(session, key)
+    typer.echo(f"{revoked.name}: revoked")
 
 
 @platform_errors
@@ -368,6 +456,11 @@ def add_commands(app: typer.Typer) -> None:
     group.command("logs")(logs)
     group.command("queue")(configure)
     group.command("gold")(gold)
-    group.command("key")(create_key)
+    keys = typer.Typer(help="Platform API keys: create, list, revoke.")
+    keys.command("create")(create_key)
+    keys.command("list")(list_keys)
+    keys.command("revoke")(revoke_key)
+    group.add_typer(keys, name="keys", no_args_is_help=True)
+    group.command("key", help="The same as `submissions keys create`.")(create_key)
     group.command("serve")(serve)
     app.add_typer(group, name="submissions", no_args_is_help=True)

@@ -12,11 +12,13 @@ writes fail with :class:`Lost`.
 
 Quotas count, per team, task and queue, the submissions made since the
 window began (``day``: 00:00 UTC; ``week``: Monday 00:00 UTC; ``month``: the
-1st, 00:00 UTC) that are not INVALID nor cancelled before validation: a
-submission waiting for validation holds its place until it fails it. The
-count and the insert run under a lock per (team, task, queue) — an advisory
-transaction lock on PostgreSQL, the write lock on SQLite — so concurrent
-submits never overrun the quota.
+1st, 00:00 UTC) that got past validation or may still: a submission that
+never did costs no place however it ended (INVALID, or CANCELLED or FAILED
+before it was validated — a command tool that exits at its start, a
+submission that stopped its workers), and one waiting for validation holds
+its place until it fails it. The count and the insert run under a lock per
+(team, task, queue) — an advisory transaction lock on PostgreSQL, the write
+lock on SQLite — so concurrent submits never overrun the quota.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
-from nlpbench.platform import tasks
+from nlpbench.platform import network, tasks
 from nlpbench.runner.client import ToolError, checked_url
 from nlpbench.store import Store, repository
+from nlpbench.store.models import Dataset
 from nlpbench.store.submissions import (
     ANNOTATING,
     CANCELLED,
+    FAILED,
     FINAL,
     INVALID,
     RECEIVED,
@@ -57,6 +61,10 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}"
 DOCKER_SOCKET = Path("/var/run/docker.sock")
 #: The largest prediction file a submission may carry.
 MAX_PREDICTION_BYTES = 64 * 2**20
+#: The longest file name a submission keeps, its extension included (:func:`safe_name`).
+MAX_NAME_CHARS = 100
+#: The largest id a submission may have (the column is a 32-bit integer): a larger one is not found.
+MAX_ID = 2**31 - 1
 
 
 class PlatformError(Exception):
@@ -69,6 +77,11 @@ class NotFound(PlatformError):
 
 class QuotaExceeded(PlatformError):
     pass
+
+
+class Forbidden(PlatformError):
+    """A team may not do this: give a tool URL on a private dataset or into the worker's networks, or a
+    prediction file of a private dataset's notes."""
 
 
 class Conflict(PlatformError):
@@ -92,6 +105,9 @@ class Request:
     image: str | None = None
     predictions: str | None = None
     predictions_name: str | None = None
+    #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
+    #: command line are the organisers'; the platform API says whose key made the request.
+    organiser: bool = True
 
     @property
     def kind(self) -> str:
@@ -132,12 +148,15 @@ def _checked_name(value: str, what: str) -> str:
 # --- queues and golds -------------------------------------------------------------------------
 
 
-def get_queue(session: Session, name: str) -> Queue:
-    """The queue ``name``, created with the default settings when it does not exist yet."""
+def get_queue(session: Session, name: str, *, create: bool = True) -> Queue:
+    """The queue ``name``, created with the default settings when it does not exist yet — or, without
+    ``create`` (a team naming it), :class:`NotFound`: queues are opened by organisers."""
     _checked_name(name, "queue")
     found = session.scalars(select(Queue).where(Queue.name == name)).first()
     if found is not None:
         return found
+    if not create:
+        raise NotFound(f"no queue {name!r}: queues are opened by the organisers")
     with session.begin_nested():
         session.execute(_insert_ignoring(session, Queue).values(**_defaults(name)))
     return session.scalars(select(Queue).where(Queue.name == name)).one()
@@ -171,11 +190,14 @@ SETTINGS = {
     "concurrency": int,
     "max_response_bytes": int,
     "tool_memory_bytes": int,
+    "max_attempts": int,
+    "tool_hosts": lambda hosts: sorted({network.host_entry(host) for host in hosts}),
 }
 
 
 def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
-    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota); returns the queue."""
+    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``tool_hosts`` replaces
+    the allow-list, ``[]`` empties it); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
@@ -234,9 +256,29 @@ def read_submitted(path: Path) -> tuple[str, str]:
     )
 
 
-def write_submitted(name: str, text: str, parent: Path) -> Path:
+def safe_name(name: str | None) -> str:
+    """A submitted file's name reduced to a base name that names no other place.
+
+    Its last path segment (``/`` and ``\\`` both separate), control characters made ``_``, at most
+    :data:`MAX_NAME_CHARS` characters (the extension kept); ``predictions`` when nothing usable is left
+    (``.``, ``..``, ``/``, empty). A trailing ``/`` — a directory of files (:func:`read_submitted`) — is kept.
+    """
+    name = name or ""
+    directory = name.endswith(("/", "\\"))
+    base = re.sub(r"[\x00-\x1f\x7f]", "_", re.split(r"[/\\]", name.rstrip("/\\"))[-1]).strip()
+    if base in ("", ".", ".."):
+        base = "predictions"
+    if len(base) > MAX_NAME_CHARS:
+        _, dot, extension = base.rpartition(".")
+        extension = dot + extension if dot and len(extension) < 10 else ""
+        base = base[: MAX_NAME_CHARS - len(extension)] + extension
+    return base + "/" * directory
+
+
+def write_submitted(name: str | None, text: str, parent: Path) -> Path:
     """Write a submitted file or directory (:func:`read_submitted`) back under ``parent``; its path."""
-    target = parent / (Path(name).name or "predictions")
+    name = safe_name(name)
+    target = parent / name.rstrip("/")
     if not name.endswith("/"):
         target.write_text(text, encoding="utf-8")
         return target
@@ -278,13 +320,30 @@ def find_gold(session: Session, task: str, dataset: str, version: str | None) ->
 
 
 def submit(store: Store, request: Request, *, moment: datetime | None = None) -> int:
-    """Check the request, count it against the quota and queue it as RECEIVED; its id."""
+    """Check the request, count it against the quota and queue it as RECEIVED; its id.
+
+    What a team may not do (an organiser may): name a queue that does not exist (:class:`NotFound`), give
+    a tool URL on a private dataset or into the worker's networks unless the queue allow-lists its host,
+    or a prediction file of a private dataset's notes, which it never saw — a probe of them
+    (:class:`Forbidden`).
+    """
     kind = _checked_request(request)
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
+    if kind == "tool" and not request.organiser:
+        with store.session(readonly=True) as session:
+            private = _check_dataset(session, request.task, dataset, version)
+            allowed = network.allow_listed(request.tool_url, get_queue(session, request.queue, create=False).tool_hosts)
+        if not allowed:  # outside any transaction: it may wait for a resolver
+            _check_team_url(request.tool_url, private)
     with store.session() as session:
-        _check_dataset(session, request.task, dataset, version)
-        queue = get_queue(session, request.queue)
+        private = _check_dataset(session, request.task, dataset, version)
+        if private and kind == "predictions" and tasks.is_phi(request.task) and not request.organiser:
+            raise Forbidden(
+                "the notes of a private dataset are annotated by a tool that comes to them (a command), "
+                "not by a team's prediction file"
+            )
+        queue = get_queue(session, request.queue, create=request.organiser)
         if queue.quota is not None:
             _check_quota(session, queue, request, moment)
         submission = Submission(
@@ -298,7 +357,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             command=request.command,
             image=request.image,
             predictions=request.predictions,
-            predictions_name=request.predictions_name,
+            predictions_name=safe_name(request.predictions_name) if kind == "predictions" else None,
+            submitted_by="organiser" if request.organiser else "team",
             status=RECEIVED,
             reason=f"{kind} submission received",
             created_at=moment,
@@ -315,6 +375,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
 
 
 def _checked_request(request: Request) -> str:
+    _check_characters(request)
     kind = request.kind
     _checked_name(request.team, "team")
     if not tasks.known(request.task):
@@ -335,12 +396,41 @@ def _checked_request(request: Request) -> str:
             else "this worker runs no images: submit the tool with --tool URL or --command instead",
             record="--image",
         )
-    if kind == "predictions" and len(request.predictions.encode("utf-8", "surrogatepass")) > MAX_PREDICTION_BYTES:
+    if kind == "predictions" and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
         raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
     return kind
 
 
-def _check_dataset(session: Session, task: str, dataset: str, version: str | None) -> None:
+#: The fields of a :class:`Request` that are text, as a submission names them.
+_TEXT_FIELDS = {
+    "team": "team",
+    "task": "task",
+    "dataset": "dataset",
+    "queue": "queue",
+    "tool_url": "toolUrl",
+    "command": "command",
+    "image": "image",
+    "predictions": "predictions",
+    "predictions_name": "predictionsName",
+}
+
+
+def _check_characters(request: Request) -> None:
+    """No NUL and no lone surrogate in any text of the request: neither is text a file or the store can hold."""
+    for attribute, shown in _TEXT_FIELDS.items():
+        value = getattr(request, attribute)
+        if value is None:
+            continue
+        if "\x00" in value:
+            raise InputError(f"a NUL character at character {value.index(chr(0))}", record=shown)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(f"a lone surrogate at character {error.start}: not Unicode text", record=shown) from None
+
+
+def _check_dataset(session: Session, task: str, dataset: str, version: str | None) -> bool:
+    """That the dataset (or the task's gold on it) exists; whether it is private."""
     if tasks.is_phi(task):
         try:
             row = repository.get_dataset(session, dataset)
@@ -348,9 +438,36 @@ def _check_dataset(session: Session, task: str, dataset: str, version: str | Non
             raise InputError(f"no dataset {dataset!r} in the store", record="--dataset") from None
         if version is not None and row.version != version:
             raise InputError(f"dataset {dataset} is version {row.version}, not {version}", record="--dataset")
-    elif find_gold(session, task, dataset, version) is None:
+        return row.visibility != "public"
+    gold = find_gold(session, task, dataset, version)
+    if gold is None:
         shown = dataset + (f"@{version}" if version else "")
         raise InputError(f"no gold of task {task} for dataset {shown}: register one first", record="--dataset")
+    return gold.visibility != "public"
+
+
+def _check_team_url(url: str, private: bool) -> None:
+    """A team's tool URL (not allow-listed): refused on a private dataset, and into the worker's networks."""
+    if private:
+        raise Forbidden(
+            "on a private dataset a tool URL is the organisers' to give: submit a command, or ask the "
+            "organisers to allow-list the tool's host"
+        )
+    try:
+        network.check_team_url(url)
+    except network.Refused as refused:
+        raise Forbidden(str(refused)) from None
+
+
+def is_private(session: Session, submission: Submission) -> bool:
+    """Whether the submission's dataset (or, for a file-scored task, its gold) is private: then its team sees
+    aggregate scores only, and nothing a tool did after it saw a note. What is missing counts as private."""
+    if tasks.is_phi(submission.task):
+        found = session.scalars(select(Dataset.visibility).where(Dataset.name == submission.dataset)).first()
+    else:
+        gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+        found = gold.visibility if gold is not None else None
+    return found != "public"
 
 
 def _check_quota(session: Session, queue: Queue, request: Request, moment: datetime) -> None:
@@ -365,7 +482,7 @@ def _check_quota(session: Session, queue: Queue, request: Request, moment: datet
             Submission.queue == queue.name,
             Submission.created_at >= start,
             Submission.status != INVALID,
-            or_(Submission.status != CANCELLED, Submission.validated_at.is_not(None)),
+            or_(Submission.status.not_in((CANCELLED, FAILED)), Submission.validated_at.is_not(None)),
         )
     ).scalar_one()
     if used >= queue.quota:
@@ -380,7 +497,7 @@ def _check_quota(session: Session, queue: Queue, request: Request, moment: datet
 
 def get(session: Session, submission_id: int, team: str | None = None) -> Submission:
     """The submission; a team sees only its own (another team's is not found, not forbidden)."""
-    found = session.get(Submission, submission_id)
+    found = session.get(Submission, submission_id) if 0 < submission_id <= MAX_ID else None
     if found is None or (team is not None and found.team != team):
         raise NotFound(f"no submission {submission_id}")
     return found
@@ -419,28 +536,24 @@ def move(session: Session, submission: Submission, status: str, reason: str) -> 
 
 
 def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
-    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id."""
+    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id.
+
+    A submission already claimed the queue's ``max_attempts`` times ends FAILED instead ("stopped N
+    workers") and the next is looked at: whatever ended those workers (a crash, an OOM kill) is not
+    tried on another.
+    """
     with store.session() as session:
-        moment = now()
-        query = (
-            select(Submission)
-            .where(
-                Submission.queue == queue,
-                or_(
-                    Submission.status == RECEIVED,
-                    and_(Submission.status.in_(RUNNING), Submission.lease_expires_at < moment),
-                ),
-            )
-            .order_by(Submission.id)
-            .limit(1)
-        )
-        if store.dialect == "postgresql":
-            query = query.with_for_update(skip_locked=True)
-        submission = session.scalars(query).first()
-        if submission is None:
+        limit = session.scalars(select(Queue.max_attempts).where(Queue.name == queue)).first()
+        limit = _defaults(queue)["max_attempts"] if limit is None else limit
+        while (submission := _claimable(session, store.dialect, queue)) is not None:
+            if submission.attempts < limit:
+                break
+            stopped = submission.attempts
+            move(session, submission, FAILED, f"stopped {stopped} worker{'s' * (stopped != 1)}")
+        else:
             return None
         previous = submission.worker
-        submission.worker, submission.lease_expires_at = worker, moment + timedelta(seconds=lease)
+        submission.worker, submission.lease_expires_at = worker, now() + timedelta(seconds=lease)
         submission.attempts += 1
         if submission.status == RECEIVED:
             move(session, submission, VALIDATING, f"claimed by worker {worker}")
@@ -452,6 +565,25 @@ def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
                 f"taken over by worker {worker}: the lease of {previous} expired",
             )
         return submission.id
+
+
+def _claimable(session: Session, dialect: str, queue: str) -> Submission | None:
+    """The oldest submission of ``queue`` that waits, or runs under an expired lease; row-locked on PostgreSQL."""
+    query = (
+        select(Submission)
+        .where(
+            Submission.queue == queue,
+            or_(
+                Submission.status == RECEIVED,
+                and_(Submission.status.in_(RUNNING), Submission.lease_expires_at < now()),
+            ),
+        )
+        .order_by(Submission.id)
+        .limit(1)
+    )
+    if dialect == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    return session.scalars(query).first()
 
 
 def _held(submission_id: int, worker: str):

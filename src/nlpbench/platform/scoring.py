@@ -25,7 +25,7 @@ from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
 from nlpbench import __version__, formats
-from nlpbench.errors import collected_warnings
+from nlpbench.errors import InputError, collected_warnings
 from nlpbench.platform import intervals, tasks
 from nlpbench.platform.queue import Conflict, find_gold, get, write_submitted
 from nlpbench.report.model import Report, Row
@@ -35,6 +35,8 @@ from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submissio
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")
+#: The folder, inside a scoring's scratch directory, of a file-scored task's submitted predictions.
+PREDICTIONS_FOLDER = "predictions"
 
 
 @dataclass
@@ -57,11 +59,16 @@ def predictions_store(submission_id: int) -> str:
 
 
 def score(session: Session, submission: Submission, profile: str) -> Scored:
-    """Score the submission's stored predictions under ``profile``; bad predictions raise :class:`InputError`."""
+    """Score the submission's stored predictions under ``profile``; bad predictions raise :class:`InputError`,
+    naming its file by its path inside the scratch directory (``predictions/NAME``, ``gold/ARGUMENT/NAME``)."""
     with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
-        if tasks.is_phi(submission.task):
-            return _score_phi(session, submission, profile, Path(scratch))
-        return _score_files(session, submission, profile, Path(scratch))
+        try:
+            if tasks.is_phi(submission.task):
+                return _score_phi(session, submission, profile, Path(scratch))
+            return _score_files(session, submission, profile, Path(scratch))
+        except InputError as error:
+            inside = (error.path or "").removeprefix(f"{scratch}/")
+            raise InputError(error.problem.replace(f"{scratch}/", ""), inside or None, error.record) from None
 
 
 def _score_phi(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
@@ -90,10 +97,8 @@ def _score_files(session: Session, submission: Submission, profile: str, scratch
         (scratch / "gold" / argument).mkdir(parents=True)
         path = write_submitted(name, text, scratch / "gold" / argument)
         arguments[argument] = [path] if argument in tasks.LIST_ARGUMENTS else path
-    (scratch / "predictions").mkdir()
-    pred = write_submitted(
-        submission.predictions_name or "predictions", submission.predictions or "", scratch / "predictions"
-    )
+    (scratch / PREDICTIONS_FOLDER).mkdir()
+    pred = write_submitted(submission.predictions_name, submission.predictions or "", scratch / PREDICTIONS_FOLDER)
     arguments[tasks.PRED_ARGUMENT.get(submission.task, "pred")] = pred
     scored = Scored()
     scored.add(submission.task, REGISTRY.get(submission.task).score(profile=profile, **arguments), scratch)

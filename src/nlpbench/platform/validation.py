@@ -4,7 +4,8 @@ In order, each failure a one-line :class:`Invalid` naming what failed (never
 a response body):
 
 1. ``GET /`` redirects (3xx) to ``/api/v1/tool``;
-2. ``GET /api/v1/ui`` answers (after redirects) with a status below 400;
+2. ``GET /api/v1/ui`` answers with a status below 400, after redirects within the tool's own origin only
+   (neither page's body is read);
 3. the runner's check (:func:`nlpbench.runner.client.validate_tool`): health,
    ``GET /tool`` valid against the 1.2.0 schema and of a type that serves the
    task's annotation types, and one schema-valid answer to the example note of
@@ -14,6 +15,14 @@ a response body):
 5. reproducibility: the notes of dataset ``NAME-subset`` annotated twice
    (the controller annotated its subset twice and compared); any difference is
    :class:`Invalid` with the number of notes and spans that differed.
+
+What the submission's team reads of a failure is decided by :class:`Disclosure`:
+once the tool has been sent notes of a private dataset, whatever it does
+(a status, a size, an offset, a content type, which note it fails on) can
+carry what it read, so the team reads the class of failure only and the
+organisers the whole line (:class:`Verdict`); and what the network said of a
+team's tool URL (refused, reset, timed out, an error status) is the
+organisers' too, so that the worker is no port scanner.
 """
 
 from __future__ import annotations
@@ -27,14 +36,49 @@ import httpx
 from nlpbench.api import schemas
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
-from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions
+from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, Unanswered, checked_url
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.
 PAGE_TIMEOUT = 10.0
+#: Redirects ``GET /api/v1/ui`` may take, each within the tool's origin.
+MAX_REDIRECTS = 5
 
 
-class Invalid(Exception):
-    """The tool failed validation; one line."""
+#: What a team reads when the tool it gave by URL could not be reached or answered with an error.
+UNREACHABLE = "the tool could not be reached, or gave no usable answer"
+
+
+class Verdict(Exception):
+    """Why a submission ends: ``str()`` is the one line its team reads, ``detail`` the line only organisers
+    read when it says more (None when it does not)."""
+
+    def __init__(self, reason: str, detail: str | None = None):
+        super().__init__(reason)
+        self.detail = detail if detail != reason else None
+
+
+class Invalid(Verdict):
+    """The tool failed validation."""
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """What a submission's team may read of why its tool failed (organisers read every detail)."""
+
+    #: The dataset is private and the tool the team's (not a URL the organisers gave): a failure after the
+    #: tool was sent notes is told by its class only.
+    private: bool = False
+    #: The team gave the tool's URL: a failure of the network or an error status is told as UNREACHABLE.
+    team_url: bool = False
+
+    def verdict(self, kind: type[Verdict], detail: str, *, unanswered: bool, seen: str | None = None) -> Verdict:
+        """``kind`` of ``detail``: the team reads ``seen`` (the class of a failure after the tool saw notes)
+        on a private dataset, :data:`UNREACHABLE` for a team's URL that gave no usable answer, else ``detail``."""
+        if seen is not None and self.private:
+            return kind(seen, detail)
+        if unanswered and self.team_url:
+            return kind(UNREACHABLE, detail)
+        return kind(detail)
 
 
 @dataclass(frozen=True)
@@ -45,6 +89,7 @@ class Settings:
     retry: RetryPolicy = RetryPolicy()  # noqa: RUF009 - frozen
     concurrency: int = 8
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    disclosure: Disclosure = Disclosure()
 
 
 @dataclass
@@ -70,16 +115,18 @@ async def validate(
 ) -> Validated:
     """Run every check in order; :class:`Invalid` at the first that fails.
 
-    ``transport`` makes a new httpx transport for each client (a sandboxed tool is reached over a Unix socket).
+    ``transport`` makes a new httpx transport for each client (a sandboxed tool is reached over a Unix socket,
+    a team's URL through :class:`~nlpbench.platform.network.GuardedTransport`).
     """
-    await _check_pages(url, settings.timeout, transport())
+    told = settings.disclosure
+    await _check_pages(url, settings.timeout, transport(), told)
     options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
     client = options.client(url, transport())
     try:
         async with client:
             check = await validate_tool(client, settings.labels)
     except ToolError as error:
-        raise Invalid(str(error)) from None
+        raise told.verdict(Invalid, str(error), unanswered=isinstance(error, Unanswered)) from None
     validated = Validated(check.tool.model_dump(), list(check.warnings))
     if check.tool.apiVersion != schemas.API_VERSION:
         message = f"the tool implements API {check.tool.apiVersion}, not {schemas.API_VERSION}"
@@ -90,26 +137,55 @@ async def validate(
     second = await _annotate(url, subset, settings, transport)
     notes, spans = differences(first, second)
     if notes:
-        raise Invalid(
+        detail = (
             f"not reproducible: annotating the {len(subset)} validation notes twice gave different "
             f"annotations for {notes} notes ({spans} spans differ)"
         )
+        seen = "not reproducible: annotating the validation notes twice gave different annotations"
+        raise told.verdict(Invalid, detail, unanswered=False, seen=seen)
     return validated
 
 
-async def _check_pages(url: str, timeout: float, transport) -> None:
+async def _check_pages(url: str, timeout: float, transport, told: Disclosure) -> None:
+    """``GET /`` redirects to the tool's description; ``GET /api/v1/ui`` answers, redirected within the origin.
+
+    Only statuses and headers are read: a body the tool sends here is never taken in. Every failure here is
+    one a port scan would read, so a team's URL gets :data:`UNREACHABLE` for each.
+    """
     root = root_of(url)
     async with httpx.AsyncClient(base_url=root, timeout=min(timeout, PAGE_TIMEOUT), transport=transport) as http:
         try:
-            response = await http.get("/", follow_redirects=False)
-            location = response.headers.get("location", "")
-            if not (300 <= response.status_code < 400 and location.rstrip("/").endswith(f"{BASE_PATH}/tool")):
-                raise Invalid(f"GET / answers HTTP {response.status_code} instead of redirecting to {BASE_PATH}/tool")
-            response = await http.get(f"{BASE_PATH}/ui", follow_redirects=True)
-            if response.status_code >= 400:
-                raise Invalid(f"GET {BASE_PATH}/ui answers HTTP {response.status_code}")
-        except httpx.HTTPError as error:
-            raise Invalid(f"{root}: the tool cannot be reached ({type(error).__name__})") from None
+            problem = await _pages_problem(http)
+        except httpx.ConnectError as error:  # nothing came from the server: the OS's (or the guard's) reason
+            problem = f"{checked_url(root)}: the tool cannot be reached ({error or type(error).__name__})"
+        except (httpx.HTTPError, httpx.InvalidURL) as error:  # its text may quote what the server sent
+            problem = f"{checked_url(root)}: the tool cannot be reached ({type(error).__name__})"
+    if problem is not None:
+        raise told.verdict(Invalid, problem, unanswered=True)
+
+
+async def _pages_problem(http: httpx.AsyncClient) -> str | None:
+    """What is wrong with the tool's ``/`` and ``/api/v1/ui``, or None."""
+    status, location, _ = await _status(http, "/")
+    if not (300 <= status < 400 and location.rstrip("/").endswith(f"{BASE_PATH}/tool")):
+        return f"GET / answers HTTP {status} instead of redirecting to {BASE_PATH}/tool"
+    target: str | httpx.URL = f"{BASE_PATH}/ui"
+    for _ in range(MAX_REDIRECTS + 1):
+        status, location, at = await _status(http, target)
+        if not (300 <= status < 400 and location):
+            break
+        target = at.join(location)
+        if (target.scheme, target.host, target.port) != (at.scheme, at.host, at.port):
+            return f"GET {BASE_PATH}/ui redirects outside the tool's origin"
+    else:
+        return f"GET {BASE_PATH}/ui redirects more than {MAX_REDIRECTS} times"
+    return f"GET {BASE_PATH}/ui answers HTTP {status}" if status >= 400 else None
+
+
+async def _status(http: httpx.AsyncClient, url: str | httpx.URL) -> tuple[int, str, httpx.URL]:
+    """The status, ``Location`` and URL of ``GET url``, its body left unread."""
+    async with http.stream("GET", url, follow_redirects=False) as response:
+        return response.status_code, response.headers.get("location", ""), response.url
 
 
 async def _annotate(
@@ -127,7 +203,12 @@ async def _annotate(
     try:
         return [document async for document in run.stream(subset)]
     except ToolError as error:
-        raise Invalid(f"validation notes: {error}") from None
+        raise settings.disclosure.verdict(
+            Invalid,
+            f"validation notes: {error}",
+            unanswered=isinstance(error, Unanswered),
+            seen="validation notes: the tool failed on them",
+        ) from None
 
 
 def differences(first: Sequence[Document], second: Sequence[Document]) -> tuple[int, int]:

@@ -13,13 +13,26 @@ from nlpbench.platform import queue as queues
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
 
+#: The log stream that keeps the organisers' line of why a submission ended, when its team reads less.
+REASON_STREAM = "reason"
+
+
+#: What stands for a result's warnings when its team reads it on a private dataset.
+PRIVATE_WARNINGS = "the scorer's warnings name notes of a private dataset: the organisers can read them"
+
 
 def _moment(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
-def submission_json(session: Session, submission: Submission, *, details: bool = False) -> dict[str, Any]:
-    """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility)."""
+def submission_json(
+    session: Session, submission: Submission, *, details: bool = False, team: bool = False
+) -> dict[str, Any]:
+    """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility).
+
+    Seen by its ``team`` on a private dataset, the results keep their aggregate scores but not the
+    scorer's warnings, which name notes of the gold.
+    """
     data: dict[str, Any] = {
         "id": submission.id,
         "queue": submission.queue,
@@ -51,6 +64,9 @@ def submission_json(session: Session, submission: Submission, *, details: bool =
             for event in queues.events(session, submission.id)
         ]
         data["results"] = [_result_json(session, result) for result in _results(session, submission.id)]
+        if team and queues.is_private(session, submission):
+            for result in data["results"]:
+                result["warnings"] = [PRIVATE_WARNINGS] if result["warnings"] else []
     return data
 
 
@@ -102,10 +118,16 @@ def per_document(session: Session, submission_id: int, profile: str) -> list[dic
 
 
 def logs_json(session: Session, submission: Submission) -> dict[str, Any]:
-    """For organisers: the events, and what a tool nlpbench started printed (it may hold PHI)."""
-    logs = session.scalars(select(SubmissionLog).where(SubmissionLog.submission_id == submission.id))
+    """For organisers: the events, the whole line of why it ended where its team reads less (``reason``, see
+    :class:`~nlpbench.platform.validation.Disclosure`), and what a tool nlpbench started printed (it may hold PHI)."""
+    logs = {
+        log.stream: log
+        for log in session.scalars(select(SubmissionLog).where(SubmissionLog.submission_id == submission.id))
+    }
+    reason = logs.pop(REASON_STREAM, None)
     return {
         "id": submission.id,
         "events": submission_json(session, submission, details=True)["events"],
-        "tool": {log.stream: {"content": log.content, "truncated": log.truncated} for log in logs},
+        "reason": reason.content if reason is not None else None,
+        "tool": {stream: {"content": log.content, "truncated": log.truncated} for stream, log in logs.items()},
     }

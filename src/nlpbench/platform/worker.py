@@ -12,7 +12,9 @@ a worker that died goes on where that one stopped:
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
   retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
   them from the workers of that cluster, except to a ``--command`` tool, which
-  only this machine reaches); finished notes are written in batches (at most
+  only this machine reaches, and to a team's URL, which this machine reaches
+  through :class:`~nlpbench.platform.network.GuardedTransport` unless the queue
+  allow-lists its host); finished notes are written in batches (at most
   :data:`FLUSH_NOTES` notes or :data:`FLUSH_SECONDS` apart), each batch in one
   transaction with the progress count and fenced by the lease, so that the
   store is the checkpoint: a note is written once and never lost. A batch is
@@ -25,11 +27,17 @@ a worker that died goes on where that one stopped:
 A heartbeat thread renews the lease every third of it; when the lease is
 lost (cancelled, or taken over after this worker stalled) it cancels the work
 in progress, and the fenced writes refuse anything late.
+
+Why a submission ended is told as :class:`~nlpbench.platform.validation.Disclosure`
+decides (a team tool's failure after it saw notes of a private dataset by its
+class, the whole line kept for organisers in the log stream ``reason``); an
+error nobody foresaw fails the one submission and the worker goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shlex
 import socket
@@ -45,14 +53,17 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from nlpbench import formats
-from nlpbench.errors import InputError, collected_warnings
+from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
 from nlpbench.platform import queue as queues
 from nlpbench.platform import tasks
-from nlpbench.platform.scoring import predictions_store, score, store_result
-from nlpbench.platform.validation import Invalid, Settings, validate
+from nlpbench.platform.network import GuardedTransport, allow_listed
+from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
+from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
+from nlpbench.platform.views import REASON_STREAM
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
+from nlpbench.runner.client import Unanswered
 from nlpbench.runner.isolation import INSIDE, Sandbox
 from nlpbench.runner.run import new_event_loop
 from nlpbench.store import Store, repository
@@ -78,10 +89,14 @@ FLUSH_NOTES = 256
 FLUSH_SECONDS = 1.0
 #: The most of a started tool's output kept in the store (its end).
 MAX_LOG_BYTES = 2**20
+#: The reason a submission ends with when processing it failed in a way nobody foresaw (the log names the place).
+INTERNAL_ERROR = "the worker met an internal error while processing this submission; the organisers can see where"
+
+log = logging.getLogger(__name__)
 
 
-class Failed(Exception):
-    """The submission cannot finish; one line."""
+class Failed(Verdict):
+    """The submission cannot finish."""
 
 
 def default_name() -> str:
@@ -123,10 +138,22 @@ class Worker:
             return session.execute(waiting).scalar_one() > 0
 
     def process(self, submission_id: int) -> None:
-        """Run one claimed submission from its status to its end (or until the lease is lost)."""
+        """Run one claimed submission from its status to its end (or until the lease is lost).
+
+        Nothing one submission does stops the worker: an exception nobody foresaw ends it FAILED with
+        :data:`INTERNAL_ERROR`, and the log names the exception's type and place only (its message may
+        quote a note or what a tool sent).
+        """
         job = _Job(self, submission_id)
-        with job.heartbeat(), suppress(queues.Lost):
-            job.run()
+        try:
+            with job.heartbeat(), suppress(queues.Lost):
+                job.run()
+        except Exception as error:
+            log.error("submission %d: %s", submission_id, raised_at(error))
+            try:
+                job.move(FAILED, INTERNAL_ERROR)
+            except Exception as again:  # the store itself failing, or the lease lost: another claim ends it
+                log.error("submission %d could not be marked FAILED: %s", submission_id, raised_at(again))
 
 
 class _Job:
@@ -139,6 +166,8 @@ class _Job:
         self.lost = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
+        #: What the team may read of a failure; :meth:`run` sets it from the submission (private until then).
+        self.told = Disclosure(private=True)
 
     # --- lease ------------------------------------------------------------------------------
 
@@ -203,18 +232,33 @@ class _Job:
         with self.store.session() as session:
             submission = session.get(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
+            organisers_tool = submission.kind == "tool" and submission.submitted_by == "organiser"
+            self.told = Disclosure(
+                private=not organisers_tool and queues.is_private(session, submission),
+                team_url=submission.kind == "tool" and not organisers_tool,
+            )
         try:
             with self._tool(submission, queue) as reached:  # one start of a --command tool for both stages
+                reached = _guarded(reached, submission, queue)
                 if submission.status == VALIDATING:
                     submission = self.validate(submission, queue, reached)
                 if submission.status == ANNOTATING:
                     submission = self.annotate(submission, queue, reached)
             if submission.status == SCORING:
                 self.score(submission, queue)
-        except Invalid as error:
-            self.move(INVALID, str(error))
-        except Failed as error:
-            self.move(FAILED, str(error))
+        except Verdict as verdict:
+            self.end(INVALID if isinstance(verdict, Invalid) else FAILED, verdict)
+
+    def end(self, status: str, verdict: Verdict) -> None:
+        """Move to ``status`` with the line the team reads; the organisers' detail, if any, kept beside the
+        tool's output (``nlpbench submissions logs``), in the same transaction."""
+        with self.write() as (session, submission):
+            queues.move(session, submission, status, str(verdict))
+            mine = (SubmissionLog.submission_id == self.id, SubmissionLog.stream == REASON_STREAM)
+            session.execute(delete(SubmissionLog).where(*mine))
+            if verdict.detail is not None:
+                session.add(SubmissionLog(submission_id=self.id, stream=REASON_STREAM, content=verdict.detail))
+        self.worker.on_status(self.id, status)
 
     def validate(self, submission: Submission, queue: Queue, reached: _Reached | None) -> Submission:
         if submission.kind == "predictions":
@@ -227,10 +271,10 @@ class _Job:
             subset, warnings = self._subset(submission)
             try:
                 validated = self.run_async(
-                    validate(reached.url, subset, _settings(submission, queue), reached.transport)
+                    validate(reached.url, subset, _settings(submission, queue, self.told), reached.transport)
                 )
             except Invalid as error:
-                raise Invalid(reached.explained(str(error))) from None
+                raise reached.explained(error) from None
             total = self._count_notes(submission.dataset)
             tool = validated.tool
             self.move(
@@ -254,7 +298,7 @@ class _Job:
             try:
                 scored = score(session, held, queue.profile)
             except InputError as error:
-                raise (Invalid if held.kind == "predictions" else Failed)(str(error)) from None
+                raise self._unscorable(Invalid if held.kind == "predictions" else Failed, held, error) from None
             store_result(session, held, queue.profile, scored)
             rows = len(scored.per_document)
             queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
@@ -365,7 +409,8 @@ class _Job:
             )
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         labels = tasks.PHI_TASKS[submission.task]
-        scheduler = self.worker.scheduler if reached.sandboxed is None else None
+        # a Dask worker reaches URLs by its own means: only the organisers' URLs are sent from there
+        scheduler = self.worker.scheduler if reached.sandboxed is None and not self.told.team_url else None
         run = AnnotationRun(
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
@@ -390,7 +435,7 @@ class _Job:
             try:
                 async with asyncio.timeout(max(remaining, 0)):
                     async for document in run.stream(notes):
-                        _same_tool(submission, run)
+                        self._same_tool(submission, run)
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
@@ -404,13 +449,30 @@ class _Job:
                 ) from None
             except ToolError as error:
                 flush()
-                raise Failed(reached.explained(str(error))) from None
-        _same_tool(submission, run)
+                failed = self.told.verdict(
+                    Failed, str(error), unanswered=isinstance(error, Unanswered), seen="the tool failed on a note"
+                )
+                raise reached.explained(failed) from None
+        self._same_tool(submission, run)
+
+    def _same_tool(self, submission: Submission, run: AnnotationRun) -> None:
+        """A tool that changed since it was validated (another version behind the same URL) is not run further."""
+        tool, meta = run.check.tool if run.check else None, submission.tool_meta or {}
+        if tool is not None and (tool.name, tool.version, tool.type) != (
+            meta.get("name"),
+            meta.get("version"),
+            meta.get("type"),
+        ):
+            detail = (
+                f"the tool is now {tool.name} {tool.version} ({tool.type}), "
+                f"not the {meta.get('name')} {meta.get('version')} that was validated"
+            )
+            raise self.told.verdict(Failed, detail, unanswered=False, seen="the tool changed since it was validated")
 
     def _store_predictions(self, submission: Submission) -> None:
         """Read a PHI prediction file, check every note and span against the dataset, and store it."""
         labels = set(tasks.PHI_TASKS[submission.task])
-        shown = Path(submission.predictions_name or "predictions").name
+        shown = queues.safe_name(submission.predictions_name).rstrip("/")
         with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
             path = Path(scratch) / shown
             path.write_text(submission.predictions or "", encoding="utf-8")
@@ -427,10 +489,10 @@ class _Job:
                 if document is None:
                     continue
                 for annotation in document.annotations:
-                    if annotation.end > len(note.text):
+                    if annotation.end > len(note.text):  # the note's length is not said: it is the note's
                         raise Invalid(
                             f"{shown}: note {note.id}: {annotation.label} at {annotation.start}-{annotation.end} "
-                            f"ends beyond the note ({len(note.text)} chars)"
+                            "ends beyond the note"
                         )
                     covered = note.text[annotation.start : annotation.end]
                     if annotation.text != covered:
@@ -455,7 +517,14 @@ class _Job:
             try:
                 score(session, submission, queue.profile)
             except InputError as error:
-                raise Invalid(str(error)) from None
+                raise self._unscorable(Invalid, submission, error) from None
+
+    def _unscorable(self, kind: type[Verdict], submission: Submission, error: InputError) -> Verdict:
+        """Why scoring stopped: the scorer's line when it is about the team's own prediction file, else (the
+        gold, or predictions nlpbench stored) told by its class on a private dataset."""
+        own = not tasks.is_phi(submission.task) and (error.path or "").startswith(f"{PREDICTIONS_FOLDER}/")
+        seen = None if own else "the predictions could not be scored against the gold"
+        return self.told.verdict(kind, str(error), unanswered=False, seen=seen)
 
 
 @dataclass
@@ -466,12 +535,20 @@ class _Reached:
     transport: Callable[[], Any] = lambda: None
     sandboxed: Any = None
 
-    def explained(self, problem: str) -> str:
-        """``problem``, or why the sandboxed tool ended when it did (a limit it hit) — what explains a failure."""
+    def explained(self, verdict: Verdict) -> Verdict:
+        """``verdict``, or why the sandboxed tool ended when it did (a limit it hit) — what explains a failure.
+
+        A limit is told to the team (it is the organisers' setting); how the tool ended otherwise (its exit
+        status) is added where the verdict's whole line is.
+        """
         ended = self.sandboxed.wait(1) if self.sandboxed is not None else None
         if ended is None:
-            return problem
-        return ended.reason if ended.limit else f"{problem} ({ended.reason})"
+            return verdict
+        if ended.limit:
+            return type(verdict)(ended.reason)
+        if verdict.detail is None:
+            return type(verdict)(f"{verdict} ({ended.reason})")
+        return type(verdict)(str(verdict), f"{verdict.detail} ({ended.reason})")
 
 
 #: Where a team's source archive appears inside its sandbox, read-only.
@@ -492,9 +569,20 @@ def unpacked(start: str) -> str:
     )
 
 
-def _settings(submission: Submission, queue: Queue) -> Settings:
+def _guarded(reached: _Reached | None, submission: Submission, queue: Queue) -> _Reached | None:
+    """A team's tool URL is reached through :class:`GuardedTransport` (public addresses only, checked at each
+    connection), unless the queue allow-lists its host; every other tool as it is."""
+    if reached is None or submission.kind != "tool" or submission.submitted_by == "organiser":
+        return reached
+    if allow_listed(submission.tool_url, queue.tool_hosts):
+        return reached
+    return _Reached(reached.url, GuardedTransport, reached.sandboxed)
+
+
+def _settings(submission: Submission, queue: Queue, told: Disclosure) -> Settings:
     return Settings(
         labels=tasks.PHI_TASKS[submission.task],
+        disclosure=told,
         api_version_fatal=queue.api_version_fatal,
         timeout=queue.request_timeout,
         retry=RetryPolicy(retries=queue.retries),
@@ -510,20 +598,6 @@ def _limits(queue: Queue) -> dict[str, Any]:
         "retry": RetryPolicy(retries=queue.retries),
         "max_response_bytes": queue.max_response_bytes,
     }
-
-
-def _same_tool(submission: Submission, run: AnnotationRun) -> None:
-    """A tool that changed since it was validated (another version behind the same URL) is not run further."""
-    tool, meta = run.check.tool if run.check else None, submission.tool_meta or {}
-    if tool is not None and (tool.name, tool.version, tool.type) != (
-        meta.get("name"),
-        meta.get("version"),
-        meta.get("type"),
-    ):
-        raise Failed(
-            f"the tool is now {tool.name} {tool.version} ({tool.type}), "
-            f"not the {meta.get('name')} {meta.get('version')} that was validated"
-        )
 
 
 def _annotation_store(session, dataset: str, name: str) -> int:

@@ -99,6 +99,9 @@ class Submission(Base):
     image: Mapped[str | None] = mapped_column(Text, default=None)
     predictions: Mapped[str | None] = mapped_column(Text, default=None)
     predictions_name: Mapped[str | None] = mapped_column(Text, default=None)
+    #: ``team`` or ``organiser``: a team's tool URL reaches public addresses only (unless allow-listed), and
+    #: what the network said of it is kept from the team.
+    submitted_by: Mapped[str] = mapped_column(String(10), default="team")
     #: ``sha256:…`` of the uploaded archive (an OCI image or a tool's source) an ``image``/``archive`` runs.
     artifact: Mapped[str | None] = mapped_column(String(71), default=None)
     status: Mapped[str] = mapped_column(String(12), default=RECEIVED)

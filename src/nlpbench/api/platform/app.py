@@ -6,7 +6,8 @@ Under ``/api/v1``:
   predictionsName?}`` → 201 and the submission; 429 past the quota;
 - ``GET /submissions`` (``status``, ``queue``, ``limit``) — newest first;
 - ``GET /submissions/{id}`` — with its events and results;
-- ``GET /submissions/{id}/documents?profile=P`` — the stored per-document counts;
+- ``GET /submissions/{id}/documents?profile=P`` — the stored per-document counts (on a private dataset,
+  organisers only: its team sees aggregate scores);
 - ``POST /submissions/{id}/cancel`` — 409 once it has ended;
 - ``GET /submissions/{id}/logs`` — organisers only (a tool's output may hold PHI);
 - ``GET /healthCheck`` — the only request without a key.
@@ -14,8 +15,14 @@ Under ``/api/v1``:
 Every other request needs a platform API key (``X-API-Key`` or
 ``Authorization: Bearer``): a team key makes and sees its own team's
 submissions only (another team's is 404, as if it did not exist), an
-organiser key sees all. Errors are RFC 7807 problem objects that quote no
-note text and no tool body.
+organiser key sees all. A team submits to the queues the organisers opened
+(naming another is 404), and gives a tool URL only on a public dataset and
+to a public address, unless the queue allow-lists its host (else 403; see
+:mod:`nlpbench.platform.network`). Keys are looked up at every request: one
+made, revoked or expired while the server runs counts at once. Errors are
+RFC 7807 problem objects that quote no note text and no tool body; a NUL or
+a lone surrogate in a request, or an id past any submission's, is a problem
+too (400, 404), never a 500.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from nlpbench.store import Store
 from nlpbench.store.submissions import STATUSES
 
 BASE_PATH = "/api/v1"
+PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(queues.PlatformError)
     async def refused(_request: Request, error: queues.PlatformError) -> ProblemResponse:
-        status = {queues.NotFound: 404, queues.QuotaExceeded: 429, queues.Conflict: 409}.get(type(error), 400)
+        status = {queues.NotFound: 404, queues.QuotaExceeded: 429, queues.Conflict: 409, queues.Forbidden: 403}.get(
+            type(error), 400
+        )
         return problem(status, str(error))
 
     router = APIRouter(prefix=BASE_PATH)
@@ -134,6 +144,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             image=body.image,
             predictions=body.predictions,
             predictions_name=body.predictionsName,
+            organiser=me.organiser,
         )
         submission_id = queues.submit(store, request)
         with store.session(readonly=True) as session:
@@ -143,7 +154,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     def listing(
         me: Who,
         status: Annotated[str | None, Query(pattern="^(" + "|".join(STATUSES) + ")$")] = None,
-        queue: Annotated[str | None, Query(max_length=60)] = None,
+        queue: Annotated[str | None, Query(pattern=f"^{queues.NAME_PATTERN}$")] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> dict[str, Any]:
         with store.session(readonly=True) as session:
@@ -153,14 +164,17 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     @router.get("/submissions/{submission_id}", tags=["Submissions"])
     def one(submission_id: int, me: Who) -> dict[str, Any]:
         with store.session(readonly=True) as session:
-            return submission_json(session, queues.get(session, submission_id, me.team), details=True)
+            found = queues.get(session, submission_id, me.team)
+            return submission_json(session, found, details=True, team=not me.organiser)
 
     @router.get("/submissions/{submission_id}/documents", tags=["Submissions"])
     def documents(
-        submission_id: int, me: Who, profile: Annotated[str, Query(max_length=40)] = "standard"
+        submission_id: int, me: Who, profile: Annotated[str, Query(pattern=PROFILE_PATTERN)] = "standard"
     ) -> dict[str, Any]:
         with store.session(readonly=True) as session:
-            queues.get(session, submission_id, me.team)
+            found = queues.get(session, submission_id, me.team)
+            if not me.organiser and queues.is_private(session, found):
+                raise HTTPException(403, "the dataset is private: its team sees aggregate scores only")
             return {"profile": profile, "perDocument": per_document(session, submission_id, profile)}
 
     @router.post("/submissions/{submission_id}/cancel", tags=["Submissions"])
