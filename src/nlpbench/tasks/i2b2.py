@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError
 from nlpbench.formats.i2b2 import read_raw
 from nlpbench.metrics import deid
@@ -28,6 +28,7 @@ from nlpbench.profiles.rounding import significant
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed, no_gold
 
 #: Tag names the script reads as PHI: the categories and the generic ``PHI``.
 TAG_NAMES = frozenset(CATEGORIES) | {"PHI"}
@@ -94,13 +95,11 @@ def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
 def _files(path: Path, suffix: str | None) -> list[Path]:
     """``path`` itself when it is a file, else the files of the directory whose names end in ``suffix``
     (every entry, each of which must then be a file, when ``suffix`` is None), in name order."""
-    if path.is_file():
+    if not files.is_folder(path):
         return [path]
-    if not path.is_dir():
-        raise InputError("no such file or directory", path)
     if suffix is not None:
-        return sorted(p for p in path.iterdir() if p.name.endswith(suffix) and p.is_file())
-    entries = sorted(path.iterdir())
+        return [p for p in files.listed(path, suffix, hidden=True) if p.is_file()]
+    entries = files.listed(path, hidden=True)
     for entry in entries:
         if not entry.is_file():
             raise InputError("not a file (evaluate.py reads every entry of the gold directory)", entry)
@@ -347,9 +346,11 @@ def _pairs(
     who = f"system {name!r}" if name else "the system"
     if missing:
         consequence = "not scored" if profile.only_common_notes else "scored as notes without system tags"
-        warnings.append(f"{len(missing)} gold notes have no file from {who} ({', '.join(missing[:5])}…): {consequence}")
+        named = listed([gold[doc_id].path.name for doc_id in missing])
+        warnings.append(f"{len(missing)} gold notes have no file from {who} ({named}): {consequence}")
     if extra:
-        warnings.append(f"{len(extra)} notes from {who} have no gold file ({', '.join(extra[:5])}…): not scored")
+        named = listed([system[doc_id].path.name for doc_id in extra])
+        warnings.append(f"{len(extra)} notes from {who} have no gold file ({named}): not scored")
     for doc_id in sorted(gold.keys() & system.keys() if profile.only_common_notes else gold.keys()):
         found = system.get(doc_id)
         if found is not None and found.text != gold[doc_id].text:
@@ -384,6 +385,8 @@ def score_i2b2(
     )
     with collector_paused():
         gold_notes = _gold_notes(Path(gold), chosen, odd)
+        if not gold_notes:
+            raise no_gold(gold, "notes")
         by_system = _system_notes(Path(pred), chosen, odd)
         found = evaluations(chosen, selection, warnings)
         for name in sorted(by_system) or [""]:
