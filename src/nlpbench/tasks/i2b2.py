@@ -93,15 +93,16 @@ def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
 
 
 def _files(path: Path, suffix: str | None) -> list[Path]:
-    """``path`` itself when it is a file, else the files of the directory whose names end in ``suffix``
-    (every entry, each of which must then be a file, when ``suffix`` is None), in name order."""
+    """``path`` itself when it is a file, else the entries of the directory whose names end in ``suffix``
+    (every entry, none of which may then be a folder, when ``suffix`` is None), in name order; an entry that
+    cannot be read says why when it is read."""
     if not files.is_folder(path):
         return [path]
     if suffix is not None:
-        return [p for p in files.listed(path, suffix, hidden=True) if p.is_file()]
+        return files.listed(path, suffix, hidden=True)
     entries = files.listed(path, hidden=True)
     for entry in entries:
-        if not entry.is_file():
+        if files.is_folder(entry):
             raise InputError("not a file (evaluate.py reads every entry of the gold directory)", entry)
     return entries
 
