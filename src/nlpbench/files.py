@@ -110,16 +110,16 @@ def is_folder(path: str | Path) -> bool:
         raise os_error(error, path) from None
 
 
-def listed(folder: str | Path, suffix: str = "", *, hidden: bool = False) -> list[Path]:
-    """The entries of ``folder`` whose names end in ``suffix``, in name order, those whose names start with
-    ``.`` only with ``hidden`` (as a shell's ``*`` sees them); an OS error is an :class:`InputError`."""
+def listed(folder: str | Path, suffix: str = "", *, hidden: bool = False, ordered: bool = True) -> list[Path]:
+    """The entries of ``folder`` whose names end in ``suffix``, in name order (in the order the file system
+    gives them unless ``ordered``), those whose names start with ``.`` only with ``hidden`` (as a shell's
+    ``*`` sees them); an OS error is an :class:`InputError`."""
     try:
         names = os.listdir(folder)
     except OSError as error:
         raise os_error(error, folder) from None
-    return sorted(
-        Path(folder, name) for name in names if name.endswith(suffix) and (hidden or not name.startswith("."))
-    )
+    found = [Path(folder, name) for name in names if name.endswith(suffix) and (hidden or not name.startswith("."))]
+    return sorted(found) if ordered else found
 
 
 def read_bytes(path: str | Path) -> bytes:

@@ -121,15 +121,18 @@ class RawTag:
     type: str | None
     start: str | None
     end: str | None
+    id: str | None = None
 
 
-def read_raw(path: Path) -> tuple[str, list[RawTag]]:
-    """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order."""
+def read_raw(path: Path) -> tuple[str, list[RawTag] | None]:
+    """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order (None: no ``<TAGS>``)."""
     root, text = _parse(path)
     tags = root.find("TAGS")
+    if tags is None:
+        return text, None
     return text, [
-        RawTag(tag.tag, tag.get("TYPE"), tag.get("start"), tag.get("end"))
-        for tag in (tags if tags is not None else ())
+        RawTag(tag.tag, tag.get("TYPE"), tag.get("start"), tag.get("end"), tag.get("id"))
+        for tag in tags
         if isinstance(tag.tag, str)
     ]
 
