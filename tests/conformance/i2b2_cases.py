@@ -398,8 +398,43 @@ def random_cases(count: int = 8, seed: int = 2014) -> list[dict]:
     return cases
 
 
+#: Four notes each (the seed of their random text and tags, their ids) whose macro means print another last
+#: digit summed in sorted order than in evaluate.py's (Python 2.7's set order of the ids, which these ids fix
+#: whatever order the file system lists the files in).
+ORDER_CASES = ((30, ("125-01", "102-01", "115-01", "138-01")), (89, ("133-01", "101-01", "129-01", "122-01")))
+
+
+def order_cases() -> list[dict]:
+    cases = []
+    for seed, ids in ORDER_CASES:
+        rng, files = random.Random(seed), {}
+        for name in ids:
+            text, gold = random_note(rng)
+            system = perturbed(rng, gold, len(text))
+            files[f"gold/{name}.xml"] = xml(text, [tag(c, s, e, ty, text[s:e]) for c, s, e, ty in gold])
+            files[f"system/{name}.xml"] = xml(text, [tag(c, s, e, ty, text[s:e]) for c, s, e, ty in system])
+        cases.append({"name": f"macro_order_{seed}", "args": [], "files": files})
+    return cases
+
+
+def stop_cases() -> list[dict]:
+    """Files evaluate.py stops on with a traceback (and one it reads, though its tag id is not ASCII)."""
+    without_tags = xml(TEXT, []).replace("<TAGS>\n</TAGS>\n", "")
+    not_ascii_type = [*GOLD[:3], t("AGE", "64", "AGÉ"), *GOLD[4:]]
+    not_ascii_id_bad_type = [*GOLD[:3], tag("NAME", *at(TEXT, "64"), "CITY", "64", id="Pé"), *GOLD[4:]]
+    not_ascii_id = [*GOLD[:3], tag("AGE", *at(TEXT, "64"), "AGE", "64", id="Pé"), *GOLD[4:]]
+    return [
+        {"name": "stop_system_without_tags", "args": [], "files": pair([], GOLD) | {"system/100-01.xml": without_tags}},
+        {"name": "stop_gold_without_tags", "args": [], "files": pair(GOLD, []) | {"gold/100-01.xml": without_tags}},
+        {"name": "stop_system_type_not_ascii", "args": [], "files": pair(not_ascii_type, GOLD)},
+        {"name": "stop_gold_type_not_ascii", "args": [], "files": pair(GOLD, not_ascii_type)},
+        {"name": "stop_id_not_ascii_and_a_bad_type", "args": [], "files": pair(not_ascii_id_bad_type, GOLD)},
+        {"name": "id_not_ascii_on_a_good_tag", "args": [], "files": pair(not_ascii_id, GOLD)},
+    ]
+
+
 def cases() -> list[dict]:
-    return handmade() + random_cases()
+    return handmade() + random_cases() + order_cases() + stop_cases()
 
 
 def write_case(case: dict, root: Path) -> None:
@@ -433,7 +468,9 @@ def _vectors_json(how: str, recorded: list[dict]) -> str:
         dumps({k: case[k] for k in ("name", "args", "files")})[:-1]
         + ', "blocks": [\n'
         + ",\n".join("  " + dumps(block) for block in case["blocks"])
-        + "]}"
+        + "]"
+        + (f', "error": {dumps(case["error"])}' if "error" in case else "")
+        + "}"
         for case in recorded
     ]
     return '{"how": ' + dumps(how) + ',\n"cases": [\n' + ",\n".join(entries) + "\n]}\n"
@@ -445,19 +482,19 @@ def record(python: str, script: str) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             write_case(case, Path(tmp))
             done = subprocess.run(
-                [python, script, "phi", *case["args"], "system/", "gold/"],
-                cwd=tmp,
-                capture_output=True,
-                text=True,
-                check=True,
+                [python, script, "phi", *case["args"], "system/", "gold/"], cwd=tmp, capture_output=True, text=True
             )
-        recorded.append(case | {"blocks": parse_blocks(done.stdout)})
+        if done.returncode:
+            recorded.append(case | {"blocks": [], "error": done.stderr.strip().splitlines()[-1]})
+        else:
+            recorded.append(case | {"blocks": parse_blocks(done.stdout)})
     how = (
         "Made by `python tests/conformance/i2b2_cases.py record PYTHON EVALUATE_PY`: each case written into a "
         "temporary directory and run as `PYTHON EVALUATE_PY phi [args] system/ gold/` there, with "
         "kotfic/i2b2_evaluation_scripts at acbfd4edaffdfa690e00cf52eedc7b2890641b99 (its latest commit, "
         "'Adding type specific PHI evaluations'), under CPython 2.7.18 (pyenv, wide unicode) with lxml 4.9.3 "
-        "and numpy 1.16.6 (pip install --target, PYTHONPATH). blocks: what each printed block says, as printed."
+        "and numpy 1.16.6 (pip install --target, PYTHONPATH). blocks: what each printed block says, as printed; "
+        "error: the last line of the traceback of a run that stopped."
     )
     VECTORS.write_text(_vectors_json(how, recorded), "utf-8")
     print(f"{VECTORS}: {len(recorded)} cases")

@@ -8,7 +8,8 @@ P/R/F1, the per-document tables (``"nan"`` where they print nan), the
 ``UserWarning`` messages, or the last line of the exception it died of. A
 case's ``track`` (D unless given) is nlpbench's ``--track``; the scripts do
 not know it. Where a script crashes or silently misreads bad input, nlpbench
-gives the error line of ``CRASHES`` instead; where it crashes on valid input,
+gives the error line of ``CRASHES`` instead (an empty gold file among them: nothing to
+score against is an error under every profile); where it crashes on valid input,
 nlpbench scores it by the script's formulas (``SCORED_DESPITE_CRASH``) and
 warns which script fails with which exception.
 
@@ -32,6 +33,18 @@ CASES = json.loads((Path(__file__).parent / "codiesp_official_cases.json").read_
 SCRIPT_TRACK = {"map": "D", "f1": "D", "x": "X"}
 SCRIPT = {"map": "codiespD_P_evaluation.py", "f1": "comp_f1_diag_proc.py", "x": "codiespX_evaluation.py"}
 
+#: An empty gold file: the official scripts crash on it, nlpbench refuses it (nothing to score against).
+EMPTY_GOLD = (
+    "empty_gold_file_map",
+    "empty_gold_with_predictions_map",
+    "empty_gold_and_pred_map",
+    "empty_gold_file_f1",
+    "empty_gold_with_predictions_f1",
+    "empty_gold_and_pred_f1",
+    "x_empty_gold",
+    "x_empty_gold_with_predictions",
+    "x_empty_gold_and_pred",
+)
 #: Official crash (or, for comp_f1, silent misreading) of bad input → the error nlpbench reports.
 CRASHES = {
     "wrong_column_count_pred_map": ("pred", "line 1: expected 2 tab-separated fields (case, code), found 3"),
@@ -45,10 +58,9 @@ CRASHES = {
     "x_wrong_columns_pred": ("pred", "line 1: expected 4 tab-separated fields"),
     "x_wrong_columns_gold": ("gold", "line 1: expected 5 tab-separated fields"),
     "x_gold_position_without_space": ("gold", "line 1: reference position '10' is not 'start end'"),
+    **dict.fromkeys(EMPTY_GOLD, ("gold", "the gold holds no codes: there is nothing to score against")),
 }
 NO_PREDICTION = (None, 0.0, None)  # precision 0/0, recall 0, F1 undefined
-NO_GOLD = (0.0, None, None)  # precision 0 over the predictions, recall 0/0
-NOTHING = (None, None, None)
 #: The official script crashed on valid input: what nlpbench reports instead (MAP, or micro P/R/F1).
 SCORED_DESPITE_CRASH = {
     # all-digit codes make pandas read an integer column; comp_f1 (read as text) gives 1.0 on the same files
@@ -57,20 +69,11 @@ SCORED_DESPITE_CRASH = {
     "blank_lines_only_pred_map": None,
     "empty_pred_two_documents_map": None,
     "empty_pred_track_p_map": None,
-    "empty_gold_file_map": 0.0,  # the one predicted document is not in the gold: AP 0
-    "empty_gold_with_predictions_map": 0.0,
-    "empty_gold_and_pred_map": None,
-    "empty_gold_file_f1": NO_GOLD,
-    "empty_gold_with_predictions_f1": NO_GOLD,
-    "empty_gold_and_pred_f1": NOTHING,
     "x_empty_pred": NO_PREDICTION,
     "x_empty_pred_two_documents": NO_PREDICTION,
     "x_blank_lines_only_pred": NO_PREDICTION,
     "x_no_valid_code": NO_PREDICTION,
     "x_no_valid_code_two_documents": NO_PREDICTION,
-    "x_empty_gold": NO_GOLD,
-    "x_empty_gold_with_predictions": NO_GOLD,
-    "x_empty_gold_and_pred": NOTHING,
     "numeric_only_predicted_codes_map": 0.5,  # 0016070 found at rank 1 of 2 gold codes
     "x_numeric_only_codes": (1.0, 1.0, 1.0),
     "numeric_only_valid_codes_f1": (1.0, 1.0, 1.0),

@@ -1,3 +1,4 @@
+import re
 import warnings
 
 import pytest
@@ -6,6 +7,11 @@ from hypothesis import strategies as st
 
 from nlpbench.errors import InputError, InputWarning
 from nlpbench.formats.coref import (
+    _CLOSE,
+    _DOUBLE_ANTECEDENT,
+    _OPEN,
+    _SINGLE,
+    _take_enclosed,
     read,
     read_conll2012,
     read_jsonl,
@@ -56,6 +62,47 @@ def test_a_cell_that_closes_and_reopens_a_chain_is_read_as_v801_reads_it(tmp_pat
 def test_removed_matches_can_make_new_ones(tmp_path):
     """Each pass deletes its first match until none is left: ``(1(2))`` loses ``(2)``, then ``(1)`` is a single."""
     assert clusters_of(tmp_path, ["(1(2))"]) == [("2", ((0, 0),)), ("1", ((0, 0),))]
+
+
+def _perl_passes(cell):
+    """What v8.01 takes from a cell: its four ``while ($cell =~ s/PATTERN//)`` loops, searched again after each
+    removal (the reference for the one-pass reading)."""
+    taken = []
+    for pattern in (r"\((\d+\+\d)\)", r"\((\d+)\)", r"\((\d+)", r"(\d+)\)"):
+        found = []
+        while match := re.search(pattern, cell):
+            found.append(match[1])
+            cell = cell[: match.start()] + cell[match.end() :]
+        taken.append(found)
+    return taken
+
+
+def _one_pass(cell):
+    discarded, cell = _take_enclosed(_DOUBLE_ANTECEDENT, cell)
+    singles, cell = _take_enclosed(_SINGLE, cell)
+    return [discarded, singles, _OPEN.findall(cell), _CLOSE.findall(_OPEN.sub("", cell))]
+
+
+@settings(max_examples=2000)
+@given(st.text(alphabet="()12+|a", max_size=40))
+def test_one_pass_reads_a_cell_as_v801_s_removal_loops(cell):
+    assert _one_pass(cell) == _perl_passes(cell)
+
+
+def test_a_cell_of_a_million_mentions_is_read_in_one_pass(tmp_path):
+    """v8.01's loops search the cell again after each removal: 300,000 nested mentions took minutes that way."""
+    cells = ["(1" * 300_000 + "1)" * 300_000, "(1)" * 1_000_000]
+    (document,) = read_conll2012(conll(tmp_path, "".join(f"d 0 {i} w {cell}\n" for i, cell in enumerate(cells))))
+    # the first cell is 300,000 singles "(11)", each made by removing the one inside it
+    assert [(c.id, len(c.mentions)) for c in document.clusters] == [("11", 300_000), ("1", 1_000_000)]
+
+
+def test_a_file_with_no_document_is_not_conll2012(tmp_path):
+    path = tmp_path / "in.conll"
+    path.write_text('{"doc_key": "d", "clusters": []}\n{"doc_key": "e", "clusters": []}\n')
+    with pytest.raises(InputError) as raised:
+        list(read_conll2012(path))
+    assert str(raised.value) == f"{path}: no #begin document line: not CoNLL-2012 (2 lines, none inside a document)"
 
 
 def test_chain_ids_are_strings_and_underscore_and_dash_mean_nothing(tmp_path):

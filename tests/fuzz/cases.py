@@ -28,13 +28,13 @@ def _ner_document() -> Document:
     return Document("n1", NER_TEXT, annotations, relations=[Relation("lives_in", "T1", "T2", id="R1")])
 
 
-def _phi_document() -> Document:
+def _phi_document(doc_id: str = "n2") -> Document:
     annotations = [
-        Annotation("n2", Span(5, 15), "date", "2020-01-02", {"dateFormat": "YYYY-MM-DD"}),
-        Annotation("n2", Span(23, 31), "person_name", "John Lee", {"personType": "doctor"}),
-        Annotation("n2", Span(35, 40), "location", "Paris", {"locationType": "city"}),
+        Annotation(doc_id, Span(5, 15), "date", "2020-01-02", {"dateFormat": "YYYY-MM-DD"}),
+        Annotation(doc_id, Span(23, 31), "person_name", "John Lee", {"personType": "doctor"}),
+        Annotation(doc_id, Span(35, 40), "location", "Paris", {"locationType": "city"}),
     ]
-    return Document("n2", PHI_TEXT, annotations)
+    return Document(doc_id, PHI_TEXT, annotations)
 
 
 TIMELINES = {"p1": [["taxol", "contains-1", "2013-01-02"], ["taxol", "begins-on", "2013-01"]], "p2": []}
@@ -56,12 +56,17 @@ CODES = "N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n"
 GOLD_D, PRED_D = "S1\tn39.0\nS1\tr52\nS2\ta53.9\n", "S1\tR52\nS1\tn39.0\nS3\ta53.9\n"
 GOLD_X = "S1\tDIAGNOSTICO\tn39.0\tinfección urinaria\t10 30\nS1\tPROCEDIMIENTO\tbw40zzz\teco\t50 55;60 70\n"
 PRED_X = "S1\t8 31\tDIAGNOSTICO\tn39.0\nS1\t50 70\tPROCEDIMIENTO\tbw40zzz\n"
-OMIN_NER = 'id,sample,entities,labels\nA,"X, Y",X,PER\nB,Z,Z,LOC\n'
-OMIN_TOKENS = json.dumps({"doc_key": "faa/3_A_0", "sentences": [["X", ",", "Y"]]}) + "\n"
+FAA_IDS = ("19990101000001A", "19990101000002B")  # OMIn's documents are 15-character FAA ids
+OMIN_NER = f'id,sample,entities,labels\n{FAA_IDS[0]},"X, Y",X,PER\n{FAA_IDS[1]},Z,Z,LOC\n'
+OMIN_TOKENS = "".join(
+    json.dumps({"doc_key": f"faa/{row}_{faa}_0", "sentences": [words]}) + "\n"
+    for row, (faa, words) in enumerate(zip(FAA_IDS, (["X", ",", "Y"], ["Z"]), strict=True))
+)
 OMIN_NEL = "id,sample,entity,qid\nA,s,\"['FUEL TANK', 'TANK']\",\"['Q1', None]\"\n"
 OMIN_NEL_PRED = "c5_id,mentions,qids\nA,FUEL TANK,Q1\nA,TANK,\n"
 OMIN_RE = "id,subject,subject_type,relation,relation_type,object,object_type\nA,Aircraft,V,struck,R,Tree,O\n"
 OMIN_COREF = 'id,coreferences\nd1,"[[[0,0],[2,2]]]"\n'
+TRIPLES = {"id": "d1", "triples": [{"head": "John", "head_type": "PER", "label": "lives_in", "tail": "Paris"}]}
 
 
 def write_seeds(directory: Path) -> dict[str, Path]:
@@ -86,6 +91,7 @@ def write_seeds(directory: Path) -> dict[str, Path]:
     written("conll.txt", "conll", [ner])
     written("i2b2", "i2b2", [phi])
     written("ner.jsonl", "jsonl", [ner])
+    written("ner-pred.jsonl", "jsonl", [ner])
     text("timelines.json", json.dumps(TIMELINES))
     text("timelines-pred.json", json.dumps(TIMELINES_PRED))
     text("ids.txt", "p1\np2\n")
@@ -107,6 +113,9 @@ def write_seeds(directory: Path) -> dict[str, Path]:
     text("nel.csv", OMIN_NEL)
     text("nel-pred.csv", OMIN_NEL_PRED)
     text("re.csv", OMIN_RE)
+    text("triples.jsonl", json.dumps(TRIPLES) + "\n")
+    written("i2b2-system", "i2b2", [_phi_document("100-01")])
+    written("i2b2-gold", "i2b2", [_phi_document("100-01")])
     return paths
 
 
@@ -148,7 +157,7 @@ CASES: list[Case] = [
     _validate("jsonl", "ner.jsonl"),
     _validate("timelines", "timelines.json"),
     _validate("timelines-tsv", "system.tsv"),
-    _convert("records.json", "sandbox", "brat"),
+    _convert("bundles.json", "sandbox", "brat"),
     _convert("brat", "brat", "sandbox"),
     _convert("ner.jsonl", "jsonl", "bioc"),
     _convert("bioc.json", "bioc", "jsonl"),
@@ -231,6 +240,29 @@ CASES: list[Case] = [
     Case(
         "score-codiesp-x",
         ("score", "codiesp", "-t", "X", "-g", "{gold-x.tsv}", "-p", "{pred-x.tsv}", "-c", "{codes.tsv}"),
+    ),
+    Case(
+        "score-relations-triples",
+        ("score", "relations", "-g", "{triples.jsonl}", "-p", "{triples.jsonl}", "--gold-format", "jsonl-triples"),
+    ),
+    Case("score-i2b2", ("score", "i2b2", "-g", "{i2b2-gold}", "-p", "{i2b2-system}", "--profile", "i2b2-2014")),
+    Case("score-i2b2-standard", ("score", "i2b2", "-g", "{i2b2-gold}", "-p", "{i2b2-system}")),
+    Case(
+        "compare-ner",
+        (
+            "compare",
+            "{ner.jsonl}",
+            "{ner-pred.jsonl}",
+            "-T",
+            "ner",
+            "-g",
+            "{ner.jsonl}",
+            "--trials",
+            "100",
+            "--",
+            "--gold-format",
+            "jsonl",
+        ),
     ),
     Case(
         "score-timelines",

@@ -26,6 +26,7 @@ def main() -> None:
         outcome = {
             "argv": argv,
             "exit": result.exit_code,
+            "stdout": result.stdout,
             "stderr": result.stderr,
             "traceback": "".join(traceback.format_exception(*result.exc_info)) if escaped else None,
         }

@@ -6,9 +6,12 @@ standard error; every line it prints there (warnings too) is under 2 KB. Inputs 
 damaged by Hypothesis (truncated, bytes flipped or inserted, JSON values of
 the wrong type, keys repeated, a byte order mark, bytes that are not UTF-8,
 lone surrogates, deep nesting, huge lines), plus a fixed set of hostile
-inputs for every command. All the inputs of a command share one subprocess,
-so that the start-up of Python is paid once per command; the run is
-derandomized and small enough for CI.
+inputs for every file of every command: the same classes, UTF-16 and Latin-1
+text, a line past the readers' limit, and paths no file can be opened at (a
+loop of symbolic links, a directory, a dangling link, a path under a file).
+A byte order mark on a file of records changes nothing a command prints.
+All the inputs of a command share one subprocess, so that the start-up of
+Python is paid once per command; the run is derandomized and small enough for CI.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from nlpbench.files import MAX_LINE
 from tests.fuzz.cases import CASES, OUT, Case, write_seeds
 
 MEMORY = 2 * 1024**3
@@ -45,21 +49,7 @@ def _limit_memory() -> None:
 
 def run_batch(case: Case, inputs: list[tuple[str, Path]]) -> None:
     """Run ``case`` once per (description, folder of its files) and check each outcome."""
-    argvs = []
-    for _, folder in inputs:
-        argvs.append([_filled(word, folder) for word in case.argv])
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
-    done = subprocess.run(
-        [sys.executable, str(RUNNER)],
-        input=json.dumps(argvs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=_limit_memory,
-        env=env,
-    )
-    outcomes = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(outcomes) == len(inputs), f"the runner died ({done.returncode}): {done.stderr[-2000:]}"
+    outcomes = _run([[_filled(word, folder) for word in case.argv] for _, folder in inputs])
     for (description, _), outcome in zip(inputs, outcomes, strict=True):
         where = f"{case.name} on {description}"
         assert outcome["traceback"] is None, f"{where}: {outcome['traceback']}"
@@ -71,6 +61,23 @@ def run_batch(case: Case, inputs: list[tuple[str, Path]]) -> None:
             assert len(lines) == 1, f"{where}: {len(lines)} lines on stderr: {outcome['stderr'][:2000]}"
             assert len(outcome["stderr"].encode()) < 2048, f"{where}: a {len(outcome['stderr'])}-character error"
             assert lines[0].startswith("nlpbench: error: "), f"{where}: {lines[0][:300]}"
+
+
+def _run(argvs: list[list[str]]) -> list[dict]:
+    """Each command's outcome (exit, stdout, stderr, traceback), all run in one subprocess under :data:`MEMORY`."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, str(RUNNER)],
+        input=json.dumps(argvs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=_limit_memory,
+        env=env,
+    )
+    outcomes = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(outcomes) == len(argvs), f"the runner died ({done.returncode}): {done.stderr[-2000:]}"
+    return outcomes
 
 
 def _filled(word: str, folder: Path) -> str:
@@ -88,11 +95,7 @@ def prepare(case: Case, seeds: dict[str, Path], folder: Path, target: int, damag
             shutil.copytree(source, folder / name)
         else:
             shutil.copy(source, folder / name)
-    name = case.seeds[target % len(case.seeds)]
-    path = folder / name
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file())
-        path = files[target % len(files)]
+    path = _target(case, folder, target)
     description, data = damage(path.read_bytes())
     path.write_bytes(data)
     assert OUT not in case.seeds
@@ -109,12 +112,49 @@ def _hostile() -> list[tuple[str, object]]:
         ("deep objects inside", lambda data: _inside(data, b'{"a":' * 5000)),
         ("a byte order mark", lambda data: BOM + data),
         ("bytes that are not UTF-8", lambda data: _inside(data, b"\xff\xfe\xc3")),
+        ("UTF-16", lambda data: data.decode("utf-8", "replace").encode("utf-16")),
+        ("Latin-1", lambda data: _inside(data.decode("utf-8", "replace").encode("latin-1", "replace"), b"caf\xe9")),
         ("a lone surrogate escape", lambda data: data.replace(b'"', b'"\\ud800', 2)),
         ("a 1 MB line", lambda data: _inside(data, b"x" * 1_000_000)),
+        ("a line past the limit", lambda data: _inside(data, b"(1)" * (MAX_LINE // 3 + 1))),
         ("empty", lambda data: b""),
         ("cut in half", lambda data: data[: len(data) // 2]),
         ("NUL bytes", lambda data: data.replace(b"\n", b"\x00\n", 1)),
     ]
+
+
+def _replaced() -> list[tuple[str, object]]:
+    """The fixed paths no file can be opened at, put where a command reads a file: (description, path -> None)."""
+
+    def under_a_file(path: Path) -> None:
+        (path.parent / "a-file").write_text("")
+        path.symlink_to("a-file/inside")
+
+    return [
+        ("a loop of symbolic links", lambda path: path.symlink_to(path.name)),
+        ("a directory", lambda path: path.mkdir()),
+        ("a dangling symbolic link", lambda path: path.symlink_to("nowhere")),
+        ("a path under a file", under_a_file),
+    ]
+
+
+def prepare_replaced(case: Case, seeds: dict[str, Path], folder: Path, target: int, make) -> str:
+    """Copy the case's seeds into ``folder`` and put seed number ``target`` (a file of it, for a folder) out of
+    reach of ``open``; the damage's description."""
+    prepare(case, seeds, folder, target, lambda data: ("", data))
+    path = _target(case, folder, target)
+    path.unlink()
+    make(path)
+    return str(path.relative_to(folder))
+
+
+def _target(case: Case, folder: Path, target: int) -> Path:
+    """The file of seed number ``target`` that is damaged: the seed, or a file of it for a folder."""
+    path = folder / case.seeds[target % len(case.seeds)]
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file())
+        path = files[target % len(files)]
+    return path
 
 
 def _inside(data: bytes, what: bytes) -> bytes:
@@ -236,6 +276,10 @@ def test_damaged_and_hostile_inputs(case, seeds, tmp_path_factory):
                 folder = root / f"hostile-{number}-{target}"
                 damaged = lambda raw, change=change, description=description: (description, change(raw))  # noqa: E731
                 inputs.append((prepare(case, seeds, folder, target, damaged), folder))
+        for number, (description, make) in enumerate(_replaced()):
+            for target in range(len(case.seeds)):
+                folder = root / f"replaced-{number}-{target}"
+                inputs.append((f"{prepare_replaced(case, seeds, folder, target, make)} as {description}", folder))
         for number in range(BATCH):
             target = data.draw(st.integers(0, len(case.seeds) - 1))
             folder = root / str(number)
@@ -243,3 +287,32 @@ def test_damaged_and_hostile_inputs(case, seeds, tmp_path_factory):
         run_batch(case, inputs)
 
     check()
+
+
+def _outcome(outcome: dict, folder: Path) -> tuple:
+    """What a run printed, with its folder's name taken out."""
+    return outcome["exit"], outcome["stdout"].replace(str(folder), "F"), outcome["stderr"].replace(str(folder), "F")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_a_byte_order_mark_changes_nothing(case, seeds, tmp_path):
+    """Each file of records with a UTF-8 byte order mark: the same exit status and the same output. (A note's
+    own text, brat's .txt, keeps the mark: its offsets count it.)"""
+    runs = []
+    for target in range(len(case.seeds)):
+        folder = tmp_path / str(target)
+        prepare(case, seeds, folder, target, lambda data: ("", data))
+        path = _target(case, folder, target)
+        if path.suffix == ".txt" and path.with_suffix(".ann").exists():
+            continue
+        marked = tmp_path / f"{target}-bom"
+        shutil.copytree(folder, marked)
+        (marked / path.relative_to(folder)).write_bytes(BOM + path.read_bytes())
+        runs += [folder, marked]
+    assert runs, case.name
+    outcomes = _run([[_filled(word, folder) for word in case.argv] for folder in runs])
+    for number in range(0, len(runs), 2):
+        plain, marked = runs[number : number + 2]
+        clean, with_bom = outcomes[number : number + 2]
+        assert clean["exit"] == 0, f"{case.name}: {clean['stderr']}"
+        assert _outcome(with_bom, marked) == _outcome(clean, plain), f"{case.name}: {marked.name}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from nlpbench import files
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
 from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, TOOL_DIR_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.errors import collected_warnings
@@ -32,7 +33,10 @@ def annotate(
         "it runs in a sandbox without network and is stopped at the end.",
     ),
     tool_log: Path = typer.Option(
-        None, "--tool-log", help="With --command: where the tool's output goes, capped (default OUT.tool.log)."
+        None,
+        "--tool-log",
+        readable=False,
+        help="With --command: where the tool's output goes, capped (default OUT.tool.log).",
     ),
     sandbox: SandboxChoice = SANDBOX_OPTION,
     runtime: list[Path] = RUNTIME_OPTION,
@@ -59,7 +63,7 @@ def annotate(
         None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
     ),
     checkpoint: Path = typer.Option(
-        None, "--checkpoint", help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
+        None, "--checkpoint", readable=False, help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
     ),
     restart: bool = typer.Option(False, "--restart", help="Start the checkpoint again, whatever it holds."),
     show_text: bool = typer.Option(
@@ -186,15 +190,16 @@ def stopped(error: Exception, kept: str) -> typer.Exit:
 
 
 def _distinct(**paths: Path | None) -> None:
-    """Refuse to write over the notes (or the output over the checkpoint): each path is its own file (None: a URL)."""
-    seen: dict[Path, str] = {}
+    """Refuse to write over the notes (or the output over the checkpoint): each path is its own file (None: a
+    URL), told apart by device and inode (:func:`nlpbench.files.same_file`), not by spelling."""
+    seen: list[tuple[str, Path]] = []
     for option, path in paths.items():
         if path is None:
             continue
-        resolved = path.resolve()
-        if resolved in seen:
-            raise fail(f"--{option} {path} is --{seen[resolved]} too; give it another path")
-        seen[resolved] = option
+        for other, earlier in seen:
+            if files.same_file(path, earlier):
+                raise fail(f"--{option} {path} is --{other} too; give it another path")
+        seen.append((option, path))
 
 
 def _labels(types: str | None) -> tuple[str, ...] | None:

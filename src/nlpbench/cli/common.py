@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from nlpbench import files
 from nlpbench.errors import InputError
 from nlpbench.registry import UnknownName
 from nlpbench.report import Report, render
@@ -41,7 +42,9 @@ PER_DOCUMENT_OPTION = typer.Option(
     "--per-document/--no-per-document",
     help="Include per-document rows in JSON output (leave them out to keep memory flat on huge corpora).",
 )
-OUTPUT_OPTION = typer.Option(None, "--output", "-o", help="Write the report to this file instead of standard output.")
+OUTPUT_OPTION = typer.Option(
+    None, "--output", "-o", readable=False, help="Write the report to this file instead of standard output."
+)
 
 
 class IntervalMethod(StrEnum):
@@ -65,7 +68,11 @@ def fail(message: str) -> typer.Exit:
 
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn bad input into one line on standard error and exit status 2, never a traceback."""
+    """Turn bad input into one line on standard error and exit status 2, never a traceback.
+
+    An operating-system error on a path (one that names its file) is bad input too: the file, and what is
+    wrong with it in a few words (:func:`nlpbench.files.reason`).
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -73,25 +80,64 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except (InputError, UnknownName) as error:
             raise fail(str(error)) from None
-        except FileNotFoundError as error:
-            raise fail(f"{error.filename}: no such file") from None
-        except IsADirectoryError as error:
-            raise fail(f"{error.filename}: is a directory, not a file") from None
-        except PermissionError as error:
-            raise fail(f"{error.filename}: permission denied") from None
+        except OSError as error:
+            if error.filename is None:
+                raise
+            raise fail(str(files.os_error(error))) from None
 
     return wrapper
 
 
 def emit(report: Report, fmt: OutputFormat, output: Path | None) -> None:
-    """Print or write the report; warnings also go to standard error."""
+    """Print the report, or write it to ``output`` whole or not at all; warnings also go to standard error."""
     text = render(report, fmt.value)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        files.write_text(output, text)
         stderr().print(f"wrote {output}", markup=False)
     else:
         sys.stdout.write(text)
     warn(report.warnings)
+
+
+def store_file(db: str | None) -> Path | None:
+    """The SQLite file of the store ``--db`` names (or ``$NLPBENCH_DB``, or the default), None for a server:
+    an input no output may replace."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from nlpbench.store import resolve_url
+
+    try:
+        parsed = make_url(resolve_url(db))
+    except ArgumentError:
+        return None  # opening it says what is wrong
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def choices(names: Iterable[str]) -> str:
+    """How an option that takes one of ``names`` shows its value in help, as Typer shows an enumeration's."""
+    return "<" + "|".join(names) + ">"
+
+
+def _flags_take_no_value() -> None:
+    """Show no value type for a flag in help: Typer 0.29 shows ``<bool>`` beside every flag (``--help``
+    included), though a flag takes no value. Done once, when the first command module loads this one."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "flags_take_no_value", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag and not self.count else shown(self, ctx)
+
+    display_type_rich.flags_take_no_value = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_take_no_value()
 
 
 def warn(warnings: list[str]) -> None:

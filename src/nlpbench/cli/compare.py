@@ -11,7 +11,8 @@ from pathlib import Path
 
 import typer
 
-from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors
+from nlpbench import files
+from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, store_file
 from nlpbench.cli.db import DB_OPTION
 from nlpbench.errors import InputError
 from nlpbench.report import Report
@@ -31,9 +32,9 @@ def compare(
     a: str = typer.Argument(..., help="System A's output, or submission:ID of a scored submission in --db."),
     b: str = typer.Argument(..., help="System B's output, or submission:ID."),
     task: str = typer.Option(None, "--task", "-T", help="The scoring task, as `nlpbench score TASK` names it."),
-    gold: Path = typer.Option(None, "--gold", "-g", help="The gold both systems are scored against."),
+    gold: Path = typer.Option(None, "--gold", "-g", readable=False, help="The gold both systems are scored against."),
     profile: str = typer.Option(
-        None, "--profile", help="With submission:ID: the stored result of this profile (default: the first)."
+        None, "--profile", help="With submission:ID, the stored result of this profile (default: the first)."
     ),
     db: str = DB_OPTION,
     metric: list[str] = typer.Option(None, "--metric", "-m", help="Compare only this metric (repeatable)."),
@@ -61,20 +62,19 @@ def compare(
     stored = [side.startswith(STORED) for side in (a, b)]
     if any(stored) and not all(stored):
         raise fail("compare two files or two submissions (submission:ID), not one of each")
-    if all(stored):
-        reports = _stored([a, b], db, profile)
-    elif task is None or gold is None:
+    if not all(stored) and (task is None or gold is None):
         raise fail("give --task and --gold to score two files (or compare submission:ID with submission:ID)")
-    else:
-        extra = list(context.args)
-        reports = [_score(task, gold, Path(path), extra, name) for name, path in (("A", a), ("B", b))]
-    emit(
-        compare_reports(
+    store = store_file(db) if all(stored) else None
+    with files.guarded({"A": a, "B": b, "--gold": gold, "--db": store}, {"--output": output}):
+        if all(stored):
+            reports = _stored([a, b], db, profile)
+        else:
+            extra = list(context.args)
+            reports = [_score(task, gold, Path(path), extra, name) for name, path in (("A", a), ("B", b))]
+        compared = compare_reports(
             *reports, metrics=metric or (), test=test.value, trials=trials, confidence=confidence, seed=seed
-        ),
-        fmt,
-        output,
-    )
+        )
+        emit(compared, fmt, output)
 
 
 def _score(task: str, gold: Path, pred: Path, extra: list[str], name: str) -> Report:

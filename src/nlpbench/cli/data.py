@@ -7,32 +7,38 @@ from pathlib import Path
 
 import typer
 
-from nlpbench import formats, profiles, tasks
+from nlpbench import files, formats, profiles, tasks
 from nlpbench.cli.common import one_line_errors, warn
 from nlpbench.errors import collected_warnings
 from nlpbench.formats import timelines as timeline_formats
 
 TEXT_DIR_OPTION = typer.Option(
-    None, "--text-dir", help="Directory of <document id>.txt note texts, for formats that do not carry text."
+    None,
+    "--text-dir",
+    readable=False,
+    help="Directory of <document id>.txt note texts, for formats that do not carry text.",
 )
 
 
 @one_line_errors
 def convert(
-    source: Path = typer.Argument(..., help="File or directory to read."),
-    target: Path = typer.Argument(..., help="File or directory to write."),
+    source: Path = typer.Argument(..., readable=False, help="File or directory to read."),
+    target: Path = typer.Argument(..., readable=False, help="File or directory to write."),
     from_format: str = typer.Option(..., "--from", help="Format of SOURCE (see `nlpbench formats`)."),
     to_format: str = typer.Option(..., "--to", help="Format of TARGET."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Convert annotations between formats, checking every span against its text on the way.
 
+    TARGET is written whole or not at all, and never over SOURCE or a file read from it.
+
     Patient timelines have formats of their own: [bold]--from timelines-tsv --to timelines[/]
     summarises ChemoTimelines system TSV output into timeline JSON as docker_output_to_timeline.py
     does (filtering, de-duplication, generic mentions, label conflicts).
     """
+    inputs, outputs = {"SOURCE": source, "--text-dir": text_dir}, {"TARGET": target}
     if from_format in timeline_formats.REGISTRY or to_format in timeline_formats.REGISTRY:
-        with collected_warnings() as warnings:
+        with collected_warnings() as warnings, files.guarded(inputs, outputs):
             patients, tuples = timeline_formats.convert(source, target, from_format, to_format)
         warn(warnings)
         typer.echo(f"{target}: wrote {patients} patients, {tuples} timeline tuples")
@@ -48,7 +54,7 @@ def convert(
             counts["links"] += len(document.links)
             yield document
 
-    with collected_warnings() as warnings:
+    with collected_warnings() as warnings, files.guarded(inputs, outputs):
         documents = formats.checked(formats.with_texts(reader.read(source), text_dir), source)
         writer.write(counted(documents), target)
     left_out = [
@@ -62,7 +68,7 @@ def convert(
 
 @one_line_errors
 def validate(
-    path: Path = typer.Argument(..., help="File or directory to check."),
+    path: Path = typer.Argument(..., readable=False, help="File or directory to check."),
     fmt: str = typer.Option(..., "--format", "-f", help="Its format (see `nlpbench formats`)."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nlpbench.cli.common import fail, progress, stderr, warn
+from nlpbench import files
+from nlpbench.cli.common import fail, progress, stderr, store_file, warn
 from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
@@ -140,7 +141,7 @@ def report(name: str, imported: Imported) -> None:
 
 @store_errors
 def import_(
-    path: Path = typer.Argument(..., help="File or directory to import."),
+    path: Path = typer.Argument(..., readable=False, help="File or directory to import."),
     fmt: str = typer.Option(
         ..., "--format", "-f", help="Its format: i2b2, brat, bioc, sandbox-bundles… (see `nlpbench formats`)."
     ),
@@ -150,7 +151,7 @@ def import_(
     license: str = typer.Option("none", "--license", help="Its licence (a GitHub licence keyword)."),
     public: bool = typer.Option(False, "--public", help="Mark the dataset public: pages may show its text."),
     subset: int = typer.Option(0, "--subset", min=0, help="Also create NAME-subset with the first N notes."),
-    text_dir: Path = typer.Option(None, "--text-dir", help="Directory of <note id>.txt texts."),
+    text_dir: Path = typer.Option(None, "--text-dir", readable=False, help="Directory of <note id>.txt texts."),
     db: str = DB_OPTION,
 ) -> None:
     """Import notes and gold annotations as a dataset: notes into FHIR store evaluation, gold into goldstandard.
@@ -225,13 +226,16 @@ def show(name: str = typer.Argument(..., help="The dataset id."), db: str = DB_O
 @store_errors
 def export(
     name: str = typer.Argument(..., help="The dataset id."),
-    output: Path = typer.Argument(..., help="File or directory to write."),
+    output: Path = typer.Argument(..., readable=False, help="File or directory to write."),
     fmt: str = typer.Option("sandbox-bundles", "--format", "-f", help="Output format (see `nlpbench formats`)."),
     annotation_store: str = typer.Option("goldstandard", "--annotation-store", help="Which annotations to write."),
     fhir_store: str = typer.Option("evaluation", "--fhir-store", help="Which notes to write."),
     db: str = DB_OPTION,
 ) -> None:
-    """Write a dataset's notes and one annotation store (the gold standard by default) in any format."""
+    """Write a dataset's notes and one annotation store (the gold standard by default) in any format.
+
+    OUTPUT is written whole or not at all, never over the store's own file.
+    """
     from nlpbench import formats
     from nlpbench.store import repository as repo
 
@@ -244,7 +248,11 @@ def export(
             counts["annotations"] += len(document.annotations)
             yield document
 
-    with collected_warnings() as warnings, db_session(db, readonly=True) as session:
+    with (
+        collected_warnings() as warnings,
+        files.guarded({"--db": store_file(db)}, {"OUTPUT": output}),
+        db_session(db, readonly=True) as session,
+    ):
         writer.write(counted(repo.documents(session, name, annotation_store, fhir_store)), output)
     warn(warnings)
     typer.echo(f"{output}: wrote {counts['notes']} notes, {counts['annotations']} annotations of {annotation_store}")

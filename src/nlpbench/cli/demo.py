@@ -8,9 +8,10 @@ from pathlib import Path
 
 import typer
 
-from nlpbench import formats
+from nlpbench import files, formats, profiles
 from nlpbench.cli.annotate import stopped
-from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
+from nlpbench.cli.common import choices, fail, one_line_errors, progress, stderr, store_file, warn
+from nlpbench.cli.serve import listen
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
 from nlpbench.report.render import table_text
@@ -24,13 +25,19 @@ TITLE = "nlpbench demo leaderboard"
 @one_line_errors
 def demo(
     out: Path = typer.Option(
-        Path("nlpbench-demo"), "--out", "-o", help="Directory for the store, the tools' logs and the static pages."
+        Path("nlpbench-demo"),
+        "--out",
+        "-o",
+        readable=False,
+        help="Directory for the store, the tools' logs and the static pages.",
     ),
     notes: int = typer.Option(0, "--notes", "-n", min=0, help="Use only the first N notes (0: all 300)."),
     tools: str = typer.Option(
         None, "--tools", help="Comma-separated annotators to benchmark (default: phi and every installed adapter)."
     ),
-    profile: str = typer.Option("standard", "--profile", help="Scoring profile of the span metrics."),
+    profile: str = typer.Option(
+        "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
     serve: bool = typer.Option(
         True, "--serve/--no-serve", help="Serve the leaderboard, or write it as static pages to OUT/site and exit."
@@ -57,10 +64,13 @@ def demo(
     unknown = [name for name in names if name not in annotators.load_all()]
     if unknown:
         raise fail(_unknown_tool(unknown[0]))
+    if serve:  # a busy port fails now, not after minutes of benchmark
+        listen("127.0.0.1", port).close()
+    database = out / "nlpbench.db"
+    files.refuse_inputs({"the store": store_file(None)}, {"--out's store": database})  # rebuilt, never the user's
     dataset = synth.embedded()[: notes or None]
     out.mkdir(parents=True, exist_ok=True)
-    database = out / "nlpbench.db"
-    database.unlink(missing_ok=True)  # the demo's store is rebuilt each run, like its other outputs
+    database.unlink(missing_ok=True)
     url = f"sqlite:///{database}"
     store = open_db(url)
     try:
@@ -148,14 +158,14 @@ async def _crawl(store, site: Path) -> Path:
             written = site / _file_of(path)
             written.parent.mkdir(parents=True, exist_ok=True)
             if not answer.headers["content-type"].startswith("text/html"):
-                written.write_bytes(answer.content)
+                files.write_bytes(written, answer.content)
                 continue
             links = [found.group(2) for found in link.finditer(answer.text)]
             waiting += [target for target in dict.fromkeys(links) if target not in seen]
             seen.update(links)
             here = posixpath.dirname(_file_of(path)) or "."
             text = link.sub(lambda found, here=here: _relative(found, here), answer.text)
-            written.write_text(text, encoding="utf-8")
+            files.write_text(written, text)
     return site / "index.html"
 
 
@@ -186,8 +196,12 @@ def run(
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
-    out: Path = typer.Option(Path("nlpbench-run"), "--out", "-o", help="Directory for the outputs and the report."),
-    profile: str = typer.Option("standard", "--profile", help="Scoring profile of the span metrics."),
+    out: Path = typer.Option(
+        Path("nlpbench-run"), "--out", "-o", readable=False, help="Directory for the outputs and the report."
+    ),
+    profile: str = typer.Option(
+        "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds one request may take, whole answer read."),
     retries: int = typer.Option(
@@ -219,10 +233,8 @@ def run(
 
     source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
     urls = _tools(tool)
-    for name in urls:  # what run writes for a tool must not land on the dataset
-        for written in (out / f"{name}.json", out / f"{name}.checkpoint.jsonl"):
-            if source.path is not None and written.resolve() == source.path.resolve():
-                raise fail(f"--notes {notes} is where the run writes tool {name}'s output; give another --out")
+    written = [out / f"{name}{suffix}" for name in urls for suffix in (".json", ".checkpoint.jsonl")]
+    files.refuse_inputs({"--notes": source.path}, [("--out", path) for path in [*written, out / "report.html"]])
     with collected_warnings() as warnings:
         dataset = list(source.documents(gold=True))
     warn(warnings)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.cli.common import (
     CI_METHOD_OPTION,
     CI_OPTION,
@@ -28,6 +28,7 @@ from nlpbench.cli.common import (
     SEED_OPTION,
     IntervalMethod,
     OutputFormat,
+    choices,
     emit,
     fail,
     one_line_errors,
@@ -74,27 +75,45 @@ def scored(command: Callable[..., Report]) -> Callable[..., None]:
     def run(*args, fmt: OutputFormat, output: Path | None, per_document: bool, ci: bool, **options) -> None:
         interval = {name: options.pop(name) for name in ("ci_method", "confidence", "resamples", "seed")}
         shown = fmt is OutputFormat.json and per_document
+        inputs = _read_paths(options)
         if "output" in own_names:
             options["output"] = output
-        with progress("scoring") as tick:
-            report = command(*args, **options, on_document=tick, per_document=shown or ci)
-        if report is None:  # the command printed its own rendering (i2b2 --official)
-            return
-        if ci:
-            from nlpbench.stats.report import with_intervals
+        with files.guarded(inputs, {"--output": output}):
+            with progress("scoring") as tick:
+                report = command(*args, **options, on_document=tick, per_document=shown or ci)
+            if report is None:  # the command printed its own rendering (i2b2 --official)
+                return
+            if ci:
+                from nlpbench.stats.report import with_intervals
 
-            method = interval.pop("ci_method").value
-            with progress("resampling"):
-                with_intervals(report, method=method, **interval)
-        if not shown:
-            report.per_document = []
-        emit(report, fmt, output)
+                method = interval.pop("ci_method").value
+                with progress("resampling"):
+                    with_intervals(report, method=method, **interval)
+            if not shown:
+                report.per_document = []
+            emit(report, fmt, output)
 
     own_names = set(inspect.signature(command).parameters)
     own = [p for p in inspect.signature(command).parameters.values() if p.name not in (*_GIVEN, "output")]
     run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])
     run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
     return one_line_errors(run)
+
+
+def _read_paths(options: dict[str, object]) -> list[tuple[str, object]]:
+    """The files a score command reads, by option: its Path options (a list of them too), and the
+    ``--gold`` and ``--pred`` of ``score sandbox`` (a file, or a URL that names none)."""
+    found = []
+    for name, value in options.items():
+        for one in value if isinstance(value, list) else [value]:
+            if isinstance(one, Path) or (name in ("gold", "pred") and isinstance(one, str)):
+                found.append((f"--{name.replace('_', '-')}", one))
+    return found
+
+
+def profile_option(family: str) -> typer.Option:
+    """``--profile``: one of the profiles of ``family``, listed in help."""
+    return typer.Option("standard", "--profile", metavar=choices(profiles.names(family)), help="Scoring rules.")
 
 
 def add_commands(root: typer.Typer) -> None:
@@ -119,12 +138,13 @@ def sandbox(
         None, "--pred", "-p", help="Predicted annotations: a file (see --pred-format) or an annotation store URL."
     ),
     annotation_types: list[AnnotationType] = typer.Option(
-        ["location"],
+        None,
         "--annotation-type",
         "-t",
-        help="Which annotations to score; repeat for several, or 'all' for the five types, in one pass.",
+        help="Which annotations to score; repeat for several, or 'all' for the five types, in one pass "
+        "(default: every one of the five types the inputs hold).",
     ),
-    profile: str = typer.Option("standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names('spans'))}."),
+    profile: str = profile_option("spans"),
     relax: int = typer.Option(2, "--relax", min=0, help="Length difference instance_relax accepts."),
     errors: int = typer.Option(0, "--errors", min=0, help="List up to N false positives and N false negatives."),
     gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
@@ -143,7 +163,9 @@ def sandbox(
     Profiles: [bold]standard[/] (one-to-one matching, whitespace tokens, unrounded),
     [bold]nlpsandbox[/] (nlpsandbox-client 4.3.1 exactly), [bold]nlpsandbox-legacy[/]
     (the scorer before 2022). Several types (-t date -t id, or -t all) are scored in
-    one pass over the files; each row then carries its annotation_type.
+    one pass over the files; each row then carries its annotation_type. Without
+    -t, every one of the five types that the gold or the predictions hold is scored,
+    and the titles name them.
     """
     if example:
         gold, pred = example_file("gold.json"), example_file("pred.json")
@@ -152,9 +174,9 @@ def sandbox(
     from nlpbench.cli.stored import scoring_input
     from nlpbench.tasks.sandbox import score_sandbox
 
-    names = [t.value for t in annotation_types]
-    chosen = list(ALL_TYPES) if "all" in names else names
-    return score_sandbox(
+    names = [t.value for t in annotation_types or ()]
+    chosen = list(ALL_TYPES) if "all" in names or not names else names
+    report = score_sandbox(
         scoring_input(gold, db),
         scoring_input(pred, db),
         chosen[0] if len(chosen) == 1 else chosen,
@@ -166,10 +188,27 @@ def sandbox(
         per_document=per_document,
         on_document=on_document,
     )
+    return report if names else held_types(report)
 
 
-def profile_option(family: str) -> typer.Option:
-    return typer.Option("standard", "--profile", help=f"Scoring rules: {', '.join(profiles.names(family))}.")
+def held_types(report: Report) -> Report:
+    """A report of every annotation type scored, cut to the types the inputs hold (a gold or predicted
+    annotation, instance_strict's TP + FP + FN above 0), with those types as its subject; a report on
+    inputs without any annotation keeps them all."""
+    held = [
+        row["annotation_type"]
+        for row in report.scores
+        if row["metric"] == "instance_strict" and "label" not in row and "average" not in row
+        and row["tp"] + row["fp"] + row["fn"]
+    ] or list(ALL_TYPES)  # fmt: skip
+    kept = set(held)
+    report.scores = [row for row in report.scores if row["annotation_type"] in kept]
+    report.per_document = [row for row in report.per_document if row["annotation_type"] in kept]
+    if report.errors is not None:
+        report.errors = [row for row in report.errors if row["annotation_type"] in kept]
+    report.inputs["annotation_type"] = held
+    report.subject = ", ".join(held)
+    return report
 
 
 PRED_FORMAT_OPTION = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold).")
@@ -181,8 +220,8 @@ GOLD_DOCUMENTS_ONLY_OPTION = typer.Option(
 @app.command("ner")
 @scored
 def ner(
-    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities."),
-    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted entities."),
+    gold: Path = typer.Option(..., "--gold", "-g", readable=False, help="Gold entities."),
+    pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted entities."),
     profile: str = profile_option("ner"),
     gold_format: str = typer.Option(
         "conll", "--gold-format", help="conll, jsonl, any format of `nlpbench formats`, or omin (OMIn CSV)."
@@ -195,7 +234,7 @@ def ner(
         help="Keep both sides to these labels: conll03, ontonotes, ace05, ace05_nltk, scierc, or LABEL,LABEL,…",
     ),
     tokens: Path = typer.Option(
-        None, "--tokens", help="Token source for OMIn mention strings (OMIn test.english.jsonlines)."
+        None, "--tokens", readable=False, help="Token source for OMIn mention strings (OMIn test.english.jsonlines)."
     ),
     gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
     on_document: Callable[[str], None] | None = None,
@@ -228,8 +267,10 @@ def ner(
 @app.command("linking")
 @scored
 def linking(
-    gold: Path = typer.Option(..., "--gold", "-g", help="Gold entities with their (mention, QID) choices."),
-    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted (mention, QID) links."),
+    gold: Path = typer.Option(
+        ..., "--gold", "-g", readable=False, help="Gold entities with their (mention, QID) choices."
+    ),
+    pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted (mention, QID) links."),
     profile: str = profile_option("linking"),
     gold_format: str = typer.Option("omin", "--gold-format", help="omin (nel.csv and tool CSVs) or jsonl."),
     pred_format: str = PRED_FORMAT_OPTION,
@@ -237,7 +278,10 @@ def linking(
         "qids", "--qid-column", "-q", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
     ),
     ontology: Path = typer.Option(
-        None, "--ontology", help="Local ontology (JSON, see nlpbench.formats.ontology): adds class and jc rows."
+        None,
+        "--ontology",
+        readable=False,
+        help="Local ontology (JSON, see nlpbench.formats.ontology): adds class and jc rows.",
     ),
     gold_documents_only: bool = GOLD_DOCUMENTS_ONLY_OPTION,
     on_document: Callable[[str], None] | None = None,
@@ -271,8 +315,8 @@ def linking(
 @app.command("relations")
 @scored
 def relations(
-    gold: Path = typer.Option(..., "--gold", "-g", help="Gold relations."),
-    pred: Path = typer.Option(..., "--pred", "-p", help="Predicted relations."),
+    gold: Path = typer.Option(..., "--gold", "-g", readable=False, help="Gold relations."),
+    pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted relations."),
     profile: str = profile_option("relations"),
     gold_format: str = typer.Option(
         "brat",
@@ -316,8 +360,12 @@ def relations(
 @app.command("coref")
 @scored
 def coref(
-    key: Path = typer.Option(..., "--key", "-k", help="Gold clusters (CoNLL-2012 unless --key-format)."),
-    response: Path = typer.Option(..., "--response", "-r", help="System clusters (the key's format unless told)."),
+    key: Path = typer.Option(
+        ..., "--key", "-k", readable=False, help="Gold clusters (CoNLL-2012 unless --key-format)."
+    ),
+    response: Path = typer.Option(
+        ..., "--response", "-r", readable=False, help="System clusters (the key's format unless told)."
+    ),
     profile: str = profile_option("coref"),
     key_format: str = typer.Option("conll2012", "--key-format", help="Format of --key: conll2012, jsonl, omin-csv."),
     response_format: str = typer.Option(
@@ -377,13 +425,25 @@ class Track(StrEnum):
 def codiesp(
     track: Track = typer.Option(..., "--track", "-t", case_sensitive=False, help="CodiEsp track: D, P or X."),
     gold: Path = typer.Option(
-        ..., "--gold", "-g", help="Gold TSV: case, code (D, P); case, label, code, reference, 's e[;s e]' (X)."
+        ...,
+        "--gold",
+        "-g",
+        readable=False,
+        help="Gold TSV: case, code (D, P); case, label, code, reference, 's e[;s e]' (X).",
     ),
     pred: Path = typer.Option(
-        ..., "--pred", "-p", help="Predicted TSV: case, code in rank order (D, P); case, 's e', label, code (X)."
+        ...,
+        "--pred",
+        "-p",
+        readable=False,
+        help="Predicted TSV: case, code in rank order (D, P); case, 's e', label, code (X).",
     ),
     valid_codes: list[Path] = typer.Option(
-        ..., "--valid-codes", "-c", help="Valid-code list (code in the first column); repeat for X's D and P lists."
+        ...,
+        "--valid-codes",
+        "-c",
+        readable=False,
+        help="Valid-code list (code in the first column); repeat for X's D and P lists.",
     ),
     profile: str = profile_option("codiesp"),
     k: list[int] = typer.Option(
@@ -410,14 +470,22 @@ def timelines(
         ...,
         "--gold",
         "-g",
+        readable=False,
         help="Gold timelines: a JSON object from patient id to a list of (chemo, label, date) triples.",
     ),
     pred: Path = typer.Option(
-        ..., "--pred", "-p", help="Predicted timelines, the same JSON (convert system TSV with `nlpbench convert`)."
+        ...,
+        "--pred",
+        "-p",
+        readable=False,
+        help="Predicted timelines, the same JSON (convert system TSV with `nlpbench convert`).",
     ),
-    all_ids: Path = typer.Option(..., "--all-ids", help="Every patient id, one per line."),
+    all_ids: Path = typer.Option(..., "--all-ids", readable=False, help="Every patient id, one per line."),
     gold_ids: Path = typer.Option(
-        None, "--gold-ids", help="Score only these patients (the manually annotated ones), one id per line."
+        None,
+        "--gold-ids",
+        readable=False,
+        help="Score only these patients (the manually annotated ones), one id per line.",
     ),
     mode: Mode = typer.Option(..., "--mode", "-m", help="strict, or relaxed to the day, month or year."),
     profile: str = profile_option("timelines"),
@@ -462,9 +530,9 @@ def timelines(
 @scored
 def i2b2(
     pred: Path = typer.Option(
-        ..., "--pred", "-p", help="System i2b2 XML: a directory of PATIENT-RECORD.xml, or a file."
+        ..., "--pred", "-p", readable=False, help="System i2b2 XML: a directory of PATIENT-RECORD.xml, or a file."
     ),
-    gold: Path = typer.Option(..., "--gold", "-g", help="Gold i2b2 XML: a directory or a file."),
+    gold: Path = typer.Option(..., "--gold", "-g", readable=False, help="Gold i2b2 XML: a directory or a file."),
     profile: str = profile_option("i2b2"),
     filters: str = typer.Option(
         None, "--filter", help="Score only these tags: CATEGORY or TYPE words, comma-separated."
@@ -499,7 +567,7 @@ def i2b2(
         return report
     text = official_text(report)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        files.write_text(output, text)
     else:
         typer.echo(text, nl=False)
     warn(report.warnings)

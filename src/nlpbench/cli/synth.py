@@ -21,7 +21,7 @@ _SANDBOX_ONLY = {"sandbox", "sandbox-bundles", "sandbox-response"}
 
 @one_line_errors
 def synth(
-    output: Path = typer.Argument(None, help="File or directory to write (see `nlpbench formats`)."),
+    output: Path = typer.Argument(None, readable=False, help="File or directory to write (see `nlpbench formats`)."),
     notes: int = typer.Option(100, "--notes", "-n", min=0, help="How many notes to generate."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed: the same seed gives the same notes."),
     fmt: str = typer.Option("sandbox-bundles", "--format", "-f", help="Output format (see `nlpbench formats`)."),

@@ -9,19 +9,20 @@ valid input is reported with :class:`~nlpbench.errors.InputWarning`.
 from __future__ import annotations
 
 import csv
-import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, shorten
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
 Reader = Callable[..., Iterator[Document]]
 
-# CSV cells hold whole notes: a cell may be longer than the csv module's default limit of 128 KiB.
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+# CSV cells hold whole notes: a cell may be longer than the csv module's default limit of 128 KiB, up to the
+# longest line any reader accepts.
+csv.field_size_limit(files.MAX_LINE)
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,9 @@ def checked(documents: Iterable[Document], source: Path | str) -> Iterator[Docum
 
 
 def read_text(path: Path, *, bom: bool = True) -> str:
-    """A text file as Python reads it, keeping ``\\r`` so that offsets stay true.
+    """A note's text file as Python reads it, keeping ``\\r`` so that offsets stay true.
 
     A note's text keeps a byte order mark (it is a character its offsets count);
     ``bom=False`` skips it, for files whose lines are records.
     """
-    try:
-        with open(path, encoding="utf-8" if bom else "utf-8-sig", newline="") as handle:
-            return handle.read()
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+    return files.read_text(path, bom=bom)

@@ -17,6 +17,7 @@ import bioc
 from bioc import biocjson, biocxml
 
 from nlpbench.errors import InputError, shorten
+from nlpbench.files import opened, read_bytes, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
@@ -27,16 +28,14 @@ def read(path: Path) -> Iterator[Document]:
     path = Path(path)
     try:
         if path.suffix.lower() == ".json":
-            data = path.read_bytes()
+            data = read_bytes(path)
             jsonstream.decode(data, path)  # bounded, UTF-8, no lone surrogate, no repeated key
             collection = biocjson.loads(data.decode("utf-8-sig"))
         else:
-            with open(path, "rb") as handle:  # the XML parser reads the encoding and a byte order mark itself
+            with opened(path) as handle:  # the XML parser reads the encoding and a byte order mark itself
                 collection = biocxml.load(handle)
     except InputError:
         raise
-    except OSError as error:
-        raise InputError(error.strerror or str(error), path) from None
     except Exception as error:  # the bioc package raises parser-specific errors
         raise InputError(f"malformed BioC: {error}", path) from None
     for index, bioc_document in enumerate(collection.documents):
@@ -164,7 +163,7 @@ def _bioc_annotation(annotation: Annotation, number: int, text: str, links: dict
 def write(documents: Iterable[Document], path: Path) -> None:
     path = Path(path)
     collection = to_collection(documents)
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         if path.suffix.lower() == ".json":
             biocjson.dump(collection, handle, indent=1)
         else:

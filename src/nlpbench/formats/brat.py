@@ -11,12 +11,15 @@ reported, not kept.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.files import in_folder, text_lines, written
 from nlpbench.formats import read_text, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
@@ -26,24 +29,29 @@ _FRAGMENT = re.compile(r"^(\d+) (\d+)$")
 def read(path: Path) -> Iterator[Document]:
     """Read one ``.ann`` file (with its ``.txt``), or every ``.ann`` of a directory in name order."""
     path = Path(path)
-    files = sorted(path.glob("*.ann")) if path.is_dir() else [path.with_suffix(".ann")]
-    for file in files:
-        yield read_file(file)
+    if not files.is_folder(path):
+        yield read_file(path.with_suffix(".ann"))
+        return
+    names = files.listed(path, ".ann")
+    if not names:
+        raise InputError("no .ann file in this directory: not brat standoff", path)
+    for name in names:
+        yield read_file(name)
 
 
 def read_file(ann_path: Path) -> Document:
     txt_path = ann_path.with_suffix(".txt")
-    if not txt_path.is_file():
+    if not os.path.lexists(txt_path):
         raise InputError("no .txt file beside the .ann file", txt_path)
-    if not ann_path.is_file():
+    if not os.path.lexists(ann_path):
         raise InputError("no such .ann file", ann_path)
     document = Document(ann_path.stem, read_text(txt_path))
     attributes: list[tuple[str, str, str | bool, str]] = []
     skipped: dict[str, int] = {}
     ids: dict[str, str] = {}  # id -> where it was given
     references: list[tuple[str, str, str]] = []  # (what, id it names, where)
-    for number, line in enumerate(read_text(ann_path, bom=False).split("\n"), start=1):
-        line = line.rstrip("\r")
+    for number, line in enumerate(text_lines(ann_path, newline="\n"), start=1):
+        line = line.rstrip("\r\n")
         if not line.strip():
             continue
         where = f"line {number}"
@@ -182,9 +190,10 @@ def write(documents: Iterable[Document], path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     for document in documents:
         ann = to_ann(document)
-        with open(path / f"{document.id}.txt", "w", encoding="utf-8", newline="") as handle:
+        with written(in_folder(path, f"{document.id}.txt"), newline="") as handle:
             handle.write(document.text or "")
-        (path / f"{document.id}.ann").write_text(ann, encoding="utf-8")
+        with written(in_folder(path, f"{document.id}.ann")) as handle:
+            handle.write(ann)
 
 
 register("brat", "brat standoff (.txt + .ann: T, A/M, N and R lines)", read, write, keeps=("relations", "links"))

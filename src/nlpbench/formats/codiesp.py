@@ -46,7 +46,9 @@ from typing import NoReturn
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from nlpbench import files
 from nlpbench.errors import InputError, excerpt
+from nlpbench.files import written
 from nlpbench.model import CodeReference, RankedCodes
 
 _TOKEN = re.compile(r"\S+")
@@ -282,26 +284,22 @@ def write_predicted_references(references: Iterable[CodeReference], path: Path |
 
 
 def _write(path: Path | str, lines: Iterable[str]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with written(path, newline="") as handle:
         handle.writelines(lines)
 
 
 def _text(path: Path | str) -> str:
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+    """The file as text, a byte-order mark skipped, lines ended by ``\\n``; lines longer than
+    :data:`~nlpbench.files.MAX_LINE` and bytes that are not UTF-8 are an :class:`InputError`."""
+    text = files.check_lines(files.read_text(path), path)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _bytes(path: Path | str) -> bytes:
-    """The file's bytes without a byte-order mark, lines ended by ``\\n``; not UTF-8 raises as :func:`_text` does."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    try:
-        data.isascii() or data.decode("utf-8")
-    except UnicodeDecodeError:
-        _text(path)  # raises the reader's one-line error
+    """The file's bytes without a byte-order mark, lines ended by ``\\n``; checked as :func:`_text` checks."""
+    data = files.check_lines(files.read_bytes(path), path)
+    if not data.isascii():
+        files.decoded(data, path)  # raises the reader's one-line error
     data = data.removeprefix(b"\xef\xbb\xbf")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -23,7 +23,8 @@ from functools import partial
 from pathlib import Path
 
 from nlpbench.errors import InputError, InputWarning, excerpt
-from nlpbench.formats import read_text, register
+from nlpbench.files import text_lines, written
+from nlpbench.formats import register
 from nlpbench.model import Annotation, Document, Span
 
 SCHEMES = ("iob1", "iob2", "bioes")
@@ -31,10 +32,10 @@ _TAG = re.compile(r"^([BIES])-(.+)$")
 
 
 def read(path: Path) -> Iterator[Document]:
+    """The documents of a CoNLL BIO file, in order; a byte order mark is skipped, lines are bounded."""
     path = Path(path)
-    lines = read_text(path).split("\n")
     builder = _Builder(path)
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text_lines(path, newline="\n"), start=1):
         columns = line.split()
         if not columns:
             builder.end_sentence()
@@ -60,7 +61,8 @@ class _Builder:
         self._reset()
 
     def _reset(self) -> None:
-        self.text = ""
+        self.pieces: list[str] = []  # the text being rebuilt, joined once at the document's end
+        self.length = 0
         self.tokens: list[tuple[int, int]] = []
         self.annotations: list[tuple[int, int, str]] = []
         self.open: tuple[int, str] | None = None  # (start, label) of the entity being read
@@ -70,13 +72,13 @@ class _Builder:
         prefix, label = self._parse(tag, where)
         if prefix is None or prefix in "BS" or self.open is None or self.open[1] != label:
             self._close()
-        if self.sentence_started:
-            self.text += " "
-        elif self.text:
-            self.text += "\n"
-        start = len(self.text)
-        self.text += token
-        self.tokens.append((start, len(self.text)))
+        if self.length:
+            self.pieces.append(" " if self.sentence_started else "\n")
+            self.length += 1
+        start = self.length
+        self.pieces.append(token)
+        self.length += len(token)
+        self.tokens.append((start, self.length))
         self.sentence_started = True
         if prefix is None:
             return
@@ -109,9 +111,10 @@ class _Builder:
         if self.tokens:
             self.count += 1
             doc_id = str(self.count)
-            document = Document(doc_id, self.text, metadata={"tokens": self.tokens})
+            text = "".join(self.pieces)
+            document = Document(doc_id, text, metadata={"tokens": self.tokens})
             document.annotations = [
-                Annotation(doc_id, Span(s, e), label, self.text[s:e]) for s, e, label in self.annotations
+                Annotation(doc_id, Span(s, e), label, text[s:e]) for s, e, label in self.annotations
             ]
             yield document
         self._reset()
@@ -184,7 +187,7 @@ def write(documents: Iterable[Document], path: Path, scheme: str = "iob2") -> No
     """Write documents separated by ``-DOCSTART-`` lines, tags in ``scheme``."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES)}")
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         for document in documents:
             handle.write("-DOCSTART- O\n\n" + to_conll(document, scheme) + "\n")
 

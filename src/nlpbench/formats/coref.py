@@ -20,7 +20,8 @@ it:
   otherwise its ``|``-separated or concatenated parts are taken in four passes,
   as v8.01 does: double antecedents ``(N+M)`` are discarded, then every
   one-token mention ``(N)``, then every opening ``(N``, then every closing
-  ``N)``; a closing ends the most recently opened mention of the same chain,
+  ``N)`` (each pass reads the cell once, with the outcome of v8.01's removal
+  loops); a closing ends the most recently opened mention of the same chain,
   so nested mentions of one chain close last-opened first;
 - chains are ordered by first appearance and their mentions by where they
   end; chain ids are compared as written (``01`` is not ``1``).
@@ -56,14 +57,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.formats import jsonstream
 from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
 
 _BEGIN = re.compile(r"^#\s*begin document (.*?)$")
 _END = re.compile(r"#\s*end document")
-_DOUBLE_ANTECEDENT = re.compile(r"\((\d+\+\d)\)")
-_SINGLE = re.compile(r"\((\d+)\)")
+_DOUBLE_ANTECEDENT = re.compile(r"\d+\+\d")  # inside brackets: (N+M)
+_SINGLE = re.compile(r"\d+")  # inside brackets: (N)
+_BRACKETS = re.compile(r"[()]|[^()]+")
 _OPEN = re.compile(r"\((\d+)")
 _CLOSE = re.compile(r"(\d+)\)")
 _ONE_PART = re.compile(r"(\()?(\d+)(\))?")
@@ -127,6 +130,8 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
             path,
             f"document {shorten(document.key)}, line {number}",
         )
+    if outside and not seen:
+        raise InputError(f"no #begin document line: not CoNLL-2012 ({outside} lines, none inside a document)", path)
     if outside:
         warnings.warn(f"{path}: lines outside any document, ignored: {outside}", InputWarning, stacklevel=2)
 
@@ -161,16 +166,14 @@ class _ConllDocument:
             elif closing:
                 self._close(chain, number)
             return
-        discarded, cell = _take_all(_DOUBLE_ANTECEDENT, cell)
+        discarded, cell = _take_enclosed(_DOUBLE_ANTECEDENT, cell)
         self.discarded += len(discarded)
-        singles, cell = _take_all(_SINGLE, cell)
+        singles, cell = _take_enclosed(_SINGLE, cell)
         for chain in singles:
             self._single(chain)
-        opens, cell = _take_all(_OPEN, cell)
-        for chain in opens:
+        for chain in _OPEN.findall(cell):
             self._open(chain, number)
-        closes, cell = _take_all(_CLOSE, cell)
-        for chain in closes:
+        for chain in _CLOSE.findall(_OPEN.sub("", cell)):
             self._close(chain, number)
 
     def _single(self, chain: str) -> None:
@@ -227,16 +230,34 @@ class _ConllDocument:
         return CorefDocument(self.key, clusters, sentences)
 
 
-def _take_all(pattern: re.Pattern[str], cell: str) -> tuple[list[str], str]:
-    """Remove the first match of ``pattern`` from ``cell`` until none is left, as Perl's ``while (s///)`` does.
+def _take_enclosed(inner: re.Pattern[str], cell: str) -> tuple[list[str], str]:
+    """Remove ``(INNER)`` from ``cell`` until none is left, as Perl's ``while ($cell =~ s/\\((INNER)\\)//)`` does:
+    the leftmost first, then again from the start, so that ``(1(2)3)`` loses ``(2)`` and then ``(13)``.
 
-    Returns the captured chain ids in the order removed, and what is left.
+    Returns the captured ids in the order removed, and what is left. Perl's loop searches the whole cell
+    once per removal (quadratic: a cell of 100,000 mentions took minutes); this reads it once. A match
+    holds no bracket inside, so the only place a match can start is the last ``(`` still standing: the
+    cell is kept as the text before the first ``(`` and one segment per ``(`` after it, and a ``)``
+    either removes the last segment (its text after ``(`` is a whole ``INNER``) or ends its chances.
     """
-    found = []
-    while match := pattern.search(cell):
-        found.append(match[1])
-        cell = cell[: match.start()] + cell[match.end() :]
-    return found, cell
+    found: list[str] = []
+    segments: list[list[str]] = [[]]  # the pieces of each segment; every one but the first starts with "("
+    open_: list[bool] = [False]  # whether a ")" could still close the segment into a match
+    for piece in _BRACKETS.findall(cell):
+        if piece == "(":
+            segments.append([piece])
+            open_.append(True)
+            continue
+        if piece == ")" and open_[-1]:
+            text = "".join(segments[-1][1:])
+            if inner.fullmatch(text):
+                found.append(text)
+                segments.pop()
+                open_.pop()
+                continue
+            open_[-1] = False
+        segments[-1].append(piece)
+    return found, "".join(piece for segment in segments for piece in segment)
 
 
 def write_conll2012(documents: Iterable[CorefDocument], path: Path | str) -> None:
@@ -250,7 +271,7 @@ def write_conll2012(documents: Iterable[CorefDocument], path: Path | str) -> Non
     pair their brackets differently): that is an error.
     """
     path = Path(path)
-    with open(path, "w", encoding="utf-8") as handle:
+    with files.written(path) as handle:
         for document in documents:
             handle.write(_conll_text(document, path))
 
@@ -365,7 +386,7 @@ def _check_within(document: CorefDocument, path: Path, where: str) -> None:
 
 def write_jsonl(documents: Iterable[CorefDocument], path: Path | str) -> None:
     """One JSON object per document: ``doc_key``, ``sentences`` when known, ``clusters``."""
-    with open(path, "w", encoding="utf-8") as handle:
+    with files.written(path) as handle:
         for document in documents:
             record: dict[str, object] = {"doc_key": document.id}
             if document.sentences:
@@ -464,7 +485,7 @@ def _literal(cell: str, column: str, path: Path, where: str) -> object:
 
 def write_omin_csv(documents: Iterable[CorefDocument], path: Path | str) -> None:
     """Write ``id,coreferences`` rows, the clusters as Python list literals like OMIn's ``cr.csv``."""
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with files.written(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "coreferences"])
         for document in documents:
@@ -501,15 +522,15 @@ def _clusters(value: object, name: str, path: Path, where: str, *, allow_unplace
 
 @contextmanager
 def _open_text(path: Path) -> Iterator[Iterator[str]]:
-    """A UTF-8 text file (a byte order mark skipped) opened for reading; a decoding or CSV error becomes an
-    :class:`InputError`."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        try:
-            yield handle
-        except UnicodeDecodeError as error:
-            raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
-        except csv.Error as error:
-            raise InputError(f"not comma-separated values ({error})", path) from None
+    """The lines of a UTF-8 text file (a byte order mark skipped, each bounded: :func:`~nlpbench.files.text_lines`);
+    a CSV error becomes an :class:`InputError`."""
+    lines = files.text_lines(path, newline="")
+    try:
+        yield lines
+    except csv.Error as error:
+        raise InputError(f"not comma-separated values ({error})", path) from None
+    finally:
+        lines.close()
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt
+from nlpbench.files import in_folder, opened, written
 from nlpbench.formats import register
 from nlpbench.model import Annotation, Document, Span
 
@@ -74,15 +76,21 @@ _BY_LABEL = {label: (category, attribute, types) for category, (label, attribute
 def read(path: Path) -> Iterator[Document]:
     """Read one XML file, or every ``*.xml`` file of a directory in name order."""
     path = Path(path)
-    files = sorted(path.glob("*.xml")) if path.is_dir() else [path]
-    for file in files:
-        yield read_file(file)
+    if not files.is_folder(path):
+        yield read_file(path)
+        return
+    names = files.listed(path, ".xml")
+    if not names:
+        raise InputError("no .xml file in this directory: not i2b2 XML", path)
+    for name in names:
+        yield read_file(name)
 
 
 def _parse(path: Path) -> tuple[ET.Element, str]:
     """The root element of an i2b2 file and its note text (line breaks normalised to LF, as XML parsers do)."""
     try:
-        root = ET.parse(path).getroot()
+        with opened(path) as handle:
+            root = ET.parse(handle).getroot()
     except ET.ParseError as error:
         line, column = error.position
         raise InputError(f"malformed XML at line {line}, column {column}", path) from None
@@ -113,15 +121,18 @@ class RawTag:
     type: str | None
     start: str | None
     end: str | None
+    id: str | None = None
 
 
-def read_raw(path: Path) -> tuple[str, list[RawTag]]:
-    """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order."""
+def read_raw(path: Path) -> tuple[str, list[RawTag] | None]:
+    """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order (None: no ``<TAGS>``)."""
     root, text = _parse(path)
     tags = root.find("TAGS")
+    if tags is None:
+        return text, None
     return text, [
-        RawTag(tag.tag, tag.get("TYPE"), tag.get("start"), tag.get("end"))
-        for tag in (tags if tags is not None else ())
+        RawTag(tag.tag, tag.get("TYPE"), tag.get("start"), tag.get("end"), tag.get("id"))
+        for tag in tags
         if isinstance(tag.tag, str)
     ]
 
@@ -189,7 +200,8 @@ def write(documents: Iterable[Document], path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     changes: Counter[str] = Counter()
     for document in documents:
-        (path / f"{document.id}.xml").write_text(to_xml(document, changes), encoding="utf-8")
+        with written(in_folder(path, f"{document.id}.xml")) as handle:
+            handle.write(to_xml(document, changes))
     for change, count in changes.items():
         warnings.warn(f"{path}: {count} {change}", InputWarning, stacklevel=2)
 

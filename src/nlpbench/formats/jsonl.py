@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
+from nlpbench.files import written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
 
@@ -198,7 +199,7 @@ def to_record(document: Document, left_out: Counter[str] | None = None) -> dict[
 
 def write(documents: Iterable[Document], path: Path) -> None:
     left_out: Counter[str] = Counter()
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         for document in documents:
             handle.write(json.dumps(to_record(document, left_out), ensure_ascii=False) + "\n")
     for what, count in left_out.items():

@@ -35,6 +35,7 @@ import msgspec
 import numpy as np
 
 from nlpbench.errors import EXCERPT, InputError, excerpt
+from nlpbench.files import MAX_LINE, LineTooLong, bounded_lines, opened
 
 #: The deepest nesting any reader accepts; real files nest a handful of levels.
 MAX_DEPTH = 128
@@ -146,7 +147,7 @@ def decode(data: bytes, path: Path | str, where: str | None = None, type: Any = 
     except msgspec.DecodeError as error:
         raise InputError(f"malformed JSON: {error}", path, where) from None
     except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path, where) from None
+        raise InputError(f"not UTF-8 text ({error.reason})", path, where) from None
     no_repeated_key(data, path, where, value if type is Any else _UNDECODED)
     return value
 
@@ -169,7 +170,9 @@ def no_repeated_key(text: bytes, path: Path | str, where: str | None = None, val
     """
     try:
         encoded = _ENCODER.encode(_PLAIN.decode(text) if value is _UNDECODED else value)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except UnicodeDecodeError as error:  # bytes inside a value read as msgspec.Raw, never decoded so far
+        raise InputError(f"not UTF-8 text ({error.reason})", path, where) from None
+    except msgspec.DecodeError:
         encoded = None
     if encoded is not None:
         if b"\\" not in text:
@@ -263,7 +266,7 @@ def items(
     pass that only counts what a checked pass reads again. With ``fallback_type``, a line that is JSON
     but not of ``line_type`` is decoded into ``fallback_type`` instead (its reader says what is odd).
     """
-    first = handle.readline()
+    first = handle.readline(MAX_LINE + 1)  # a longer first line is no lone "[": ijson streams it
     if first.startswith(BOM):
         first = first[len(BOM) :]
     if first.strip() != b"[":
@@ -276,31 +279,34 @@ def items(
     fallback = msgspec.json.Decoder(fallback_type) if fallback_type is not None else None
     offset = handle.tell()  # where the line being read starts
     count, comma = 0, False  # items read so far; whether the last one was followed by a comma
-    lines = iter(handle)
-    for line in lines:
-        stripped = line.strip()
-        if stripped == b"]" and (count == 0 or not comma) and not any(rest.strip() for rest in lines):
-            return
-        if not stripped:
+    lines = bounded_lines(handle)
+    try:
+        for line in lines:
+            stripped = line.strip()
+            if stripped == b"]" and (count == 0 or not comma) and not any(rest.strip() for rest in lines):
+                return
+            if not stripped:
+                offset += len(line)
+                continue
+            if count and not comma:
+                break  # an item follows one without a comma: let ijson say so
+            followed = stripped.endswith(b",")
+            text = stripped[:-1] if followed else stripped
+            plain = b"\\" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH  # cannot nest too deep
+            try:
+                if not plain:
+                    check(text)
+                item = _decoded(text, decoder, fallback)
+            except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                break  # ijson, behind its own depth limit, says what is wrong
+            if keys_checked:
+                no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
             offset += len(line)
-            continue
-        if count and not comma:
-            break  # an item follows one without a comma: let ijson say so
-        followed = stripped.endswith(b",")
-        text = stripped[:-1] if followed else stripped
-        plain = b"\\" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH  # cannot nest too deep
-        try:
-            if not plain:
-                check(text)
-            item = _decoded(text, decoder, fallback)
-        except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            break  # ijson, behind its own depth limit, says what is wrong
-        if keys_checked:
-            no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
-        offset += len(line)
-        comma = followed
-        count += 1
-        yield item
+            comma = followed
+            count += 1
+            yield item
+    except LineTooLong:
+        pass  # a line too long to hold: ijson streams it
     # The file ended early, or a line is not one whole item: hand the rest to
     # ijson behind a stand-in for what was read, so that it continues the same
     # array and accepts or refuses exactly what it would have.
@@ -404,14 +410,17 @@ class _Prefixed:
 def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     """``("line N", value)`` for each non-blank line of a JSON Lines file, in order.
 
-    A line that is not JSON, or bytes that are not UTF-8, stop the reading
-    with an :class:`InputError` naming the line.
+    A line that is not JSON, bytes that are not UTF-8, or a line longer than
+    :data:`~nlpbench.files.MAX_LINE` stop the reading with an :class:`InputError` naming the line.
     """
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(BOM):
-                line = line[len(BOM) :]
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            yield where, decode(line, path, where)
+    with opened(path) as handle:
+        try:
+            for number, line in enumerate(bounded_lines(handle), start=1):
+                if number == 1 and line.startswith(BOM):
+                    line = line[len(BOM) :]
+                if not line.strip():
+                    continue
+                where = f"line {number}"
+                yield where, decode(line, path, where)
+        except LineTooLong as error:
+            raise InputError(str(error), path, f"line {error.number}") from None

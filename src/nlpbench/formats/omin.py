@@ -42,6 +42,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.formats import jsonstream
 from nlpbench.formats.jsonl import tokens_document
@@ -54,35 +55,30 @@ def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str
     """``(where, row)`` for each data row; ``where`` names the row and its first line."""
     path = Path(path)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            columns = reader.fieldnames or []
-            missing = [c for c in required if c not in columns]
-            if missing:
-                raise InputError(
-                    f"no column {', '.join(missing)} (columns: {shorten(', '.join(columns))})", path, "header"
-                )
+        reader = csv.DictReader(files.text_lines(path, newline=""))
+        columns = reader.fieldnames or []
+        missing = [c for c in required if c not in columns]
+        if missing:
+            raise InputError(f"no column {', '.join(missing)} (columns: {shorten(', '.join(columns))})", path, "header")
+        line = reader.line_num + 1
+        for number, row in enumerate(reader, start=1):
+            if None in row:
+                raise InputError("more cells than header columns", path, f"row {number} (line {line})")
+            yield f"row {number} (line {line})", {k: v or "" for k, v in row.items()}
             line = reader.line_num + 1
-            for number, row in enumerate(reader, start=1):
-                if None in row:
-                    raise InputError("more cells than header columns", path, f"row {number} (line {line})")
-                yield f"row {number} (line {line})", {k: v or "" for k, v in row.items()}
-                line = reader.line_num + 1
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
     except csv.Error as error:
         raise InputError(f"bad CSV: {error}", path) from None
 
 
 def id_column(path: Path) -> str:
     """The document-id column of an OMIn CSV: ``id``, ``c5_id``, ``c5_unique_id`` or ``c5``."""
+    lines = files.text_lines(path, newline="")
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            header = next(csv.reader(handle), [])
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+        header = next(csv.reader(lines), [])
     except csv.Error as error:
         raise InputError(f"bad CSV: {error}", path) from None
+    finally:
+        lines.close()
     for name in ID_COLUMNS:
         if name in header:
             return name

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, excerpt
 from nlpbench.formats import jsonstream
 from nlpbench.model import Ontology, OntologyNode
@@ -34,7 +35,7 @@ def _positive(value: object) -> bool:
 
 def read(path: Path) -> Ontology:
     path = Path(path)
-    data = jsonstream.decode(path.read_bytes(), path)
+    data = jsonstream.decode(files.read_bytes(path), path)
     if not isinstance(data, dict) or not _positive(data.get("total")) or not isinstance(data.get("nodes"), dict):
         raise InputError("an ontology is an object with a positive integer total and an object of nodes", path)
     nodes = {}

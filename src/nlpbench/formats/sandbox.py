@@ -48,6 +48,7 @@ from typing import Annotated, Any
 import msgspec
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
+from nlpbench.files import opened, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns, SpanRow
 from nlpbench.model.columns import LENGTH, SUBTYPE, TEXT
@@ -73,7 +74,7 @@ def read(path: Path, labels: Collection[str] | None = None, *, columns: bool = F
     """
     path = Path(path)
     oddities = _Oddities(path, labels, columns)
-    with open(path, "rb") as handle:
+    with opened(path) as handle:
         first = _first_byte(handle, path)
         handle.seek(0)
         if first == b"[":
@@ -100,7 +101,7 @@ def count_notes(path: Path) -> Counter[str]:
     """How many records of the list in ``path`` name each note; a record that cannot be read is left
     for the reading itself to report."""
     counts: Counter[str] = Counter()
-    with open(path, "rb") as handle:
+    with opened(path) as handle:
         try:
             for record in jsonstream.items(handle, path, _Named, keys_checked=False):
                 source = record.annotationSource if isinstance(record, _Named) else record.get("annotationSource")
@@ -152,16 +153,18 @@ class _Oddities:
 
 
 def _first_byte(handle, path: Path) -> bytes:
+    """The first byte after a byte order mark and blanks, read a block at a time."""
     if handle.read(len(jsonstream.BOM)) != jsonstream.BOM:
         handle.seek(0)
     while True:
-        byte = handle.read(1)
-        if not byte:
+        block = handle.read(65536)
+        if not block:
             raise InputError("empty file", path)
-        if not byte.isspace():
-            if byte not in b"[{":
+        content = block.lstrip()
+        if content:
+            if content[:1] not in (b"[", b"{"):
                 raise InputError("malformed JSON: expected a list or an object", path)
-            return byte
+            return content[:1]
 
 
 def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Document]:
@@ -544,7 +547,7 @@ def _warn_left_out(path: Path, left_out: Counter[str]) -> None:
 def write(documents: Iterable[Document], path: Path) -> None:
     """Write a JSON list of annotation records, one record a line."""
     left_out: Counter[str] = Counter()
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         handle.write("[")
         for index, document in enumerate(documents):
             handle.write(",\n" if index else "\n")
@@ -584,7 +587,7 @@ def write_bundles(documents: Iterable[Document], path: Path, confidence: float |
             note = {"identifier": document.id, **note}
         patients.setdefault(patient, []).append({"note": note, "annotation": record})
     bundles = [{"patient": {"identifier": patient}, "note_bundles": notes} for patient, notes in patients.items()]
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         json.dump({"patient_bundles": bundles}, handle, ensure_ascii=False, indent=1)
     _warn_left_out(path, left_out)
 
@@ -601,7 +604,7 @@ def write_response(documents: Iterable[Document], path: Path) -> None:
         raise InputError(f"a tool response holds one note, not {len(documents)}", path)
     left_out: Counter[str] = Counter()
     record = record_json(documents[0], left_out)
-    with open(path, "w", encoding="utf-8") as handle:
+    with written(path) as handle:
         json.dump({k: v for k, v in record.items() if k in BY_ARRAY}, handle, ensure_ascii=False, indent=1)
     _warn_left_out(path, left_out)
 

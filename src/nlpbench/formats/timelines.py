@@ -29,6 +29,7 @@ from pathlib import Path
 
 import msgspec
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.formats import jsonstream
 from nlpbench.model import TIMELINE_LABELS, Timeline, TimelineTuple
@@ -46,7 +47,7 @@ def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
 
     Tuples whose label is not a ChemoTimelines label are kept, and counted in a warning.
     """
-    data = Path(path).read_bytes()
+    data = files.read_bytes(path)
     try:
         patients = jsonstream.decode(data, path, type=dict[str, tuple[TimelineTuple, ...]])
     except msgspec.ValidationError:  # JSON, but not timelines: say where
@@ -97,7 +98,7 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
     def __init__(self, path: Path):
         self.path = path
         self.labels = _Labels(path)
-        data = Path(path).read_bytes()
+        data = files.read_bytes(path)
         try:
             self._raw = jsonstream.decode(data, path, type=dict[str, msgspec.Raw])
         except msgspec.ValidationError:  # JSON, but no object
@@ -107,6 +108,8 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
         raw = self._raw[patient]
         try:
             tuples = _TUPLES.decode(raw)
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-8 text ({error.reason})", self.path, f"patient {shorten(patient)}") from None
         except msgspec.ValidationError:  # JSON, but not a timeline: say where
             problem = _patient_problem(patient, msgspec.json.decode(raw), self.path)
             raise problem or InputError("not a timeline", self.path, f"patient {shorten(patient)}") from None
@@ -163,16 +166,12 @@ def write(timelines: Iterable[Timeline], path: Path) -> None:
         json.dumps(timeline.patient, ensure_ascii=False) + ": " + json.dumps(timeline.tuples, ensure_ascii=False)
         for timeline in timelines
     ]
-    Path(path).write_text("{\n  " + ",\n  ".join(lines) + "\n}\n" if lines else "{}\n", encoding="utf-8")
+    files.write_text(path, "{\n  " + ",\n  ".join(lines) + "\n}\n" if lines else "{}\n")
 
 
 def read_ids(path: Path) -> list[str]:
     """The ids of an id file, one per line, as eval_timeline.py reads them (a blank line is ``""``)."""
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return [line.splitlines()[0] for line in handle]
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+    return [line.splitlines()[0] for line in files.text_lines(path)]
 
 
 #: Chemo mentions the summariser calls generic (lower-cased text, exact match).
@@ -248,20 +247,17 @@ def _summarise_rows(path: Path) -> _Summary:
     reasons = (_NO_RELATION, _NOT_CALENDAR, _REPEATED, _GENERIC, _CONFLICT)
     summary = _Summary({}, set(), {}, {}, dict.fromkeys(reasons, 0))
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = csv.reader(handle, delimiter="\t")
-            header = next(rows, None)
-            if header is None:
-                raise InputError("empty file: expected a header line with the system output columns", path)
-            missing = [name for name in TSV_COLUMNS if name not in header]
-            if missing:
-                raise InputError(f"no column {', '.join(missing)} in the header", path, "line 1")
-            column = {name: header.index(name) for name in TSV_COLUMNS}
-            for number, row in enumerate(rows, start=2):
-                if row:
-                    _summarise_row(row, len(header), column, summary, path, f"line {number}")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
+        rows = csv.reader(files.text_lines(path, newline=""), delimiter="\t")
+        header = next(rows, None)
+        if header is None:
+            raise InputError("empty file: expected a header line with the system output columns", path)
+        missing = [name for name in TSV_COLUMNS if name not in header]
+        if missing:
+            raise InputError(f"no column {', '.join(missing)} in the header", path, "line 1")
+        column = {name: header.index(name) for name in TSV_COLUMNS}
+        for number, row in enumerate(rows, start=2):
+            if row:
+                _summarise_row(row, len(header), column, summary, path, f"line {number}")
     except csv.Error as error:
         raise InputError(f"not tab-separated values ({error})", path) from None
     return summary

@@ -80,15 +80,15 @@ class CodingProfile(Profile):
     nan_when_undefined: bool = quirk(
         False,
         "The official scripts print nan (null here) where a corpus value divides by 0: MAP when no predicted "
-        "code is valid (trectools averages over no document), precision and F1 without a valid predicted code, "
-        "recall and F1 without gold codes; standard reports 0 and warns.",
+        "code is valid (trectools averages over no document), precision and F1 without a valid predicted code; "
+        "standard reports 0 and warns. (A gold file without codes is an error under every profile.)",
     )
     official_failures: bool = quirk(
         False,
         "The official scripts fail on some valid input: codiespD_P_evaluation.py and codiespX_evaluation.py on an "
-        "empty file (pandas EmptyDataError), comp_f1_diag_proc.py on an empty gold file (ZeroDivisionError), "
-        "codiespX_evaluation.py when no predicted code is valid (ValueError); nlpbench scores it by their formulas "
-        "and warns which script fails with which exception.",
+        "empty prediction file (pandas EmptyDataError), codiespX_evaluation.py when no predicted code is valid "
+        "(ValueError); nlpbench scores it by their formulas and warns which script fails with which exception. "
+        "(An empty gold file, on which they fail too, is an error under every profile.)",
     )
     round_digits: int | None = quirk(None, "The official scripts print every value rounded to 3 decimals.")
     extras: bool = quirk(

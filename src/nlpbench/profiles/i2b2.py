@@ -29,6 +29,25 @@ TYPES = frozenset(
     | {"BIOID", "IDNUM"}
 )
 
+#: The TYPEs each of evaluate.py's tag classes takes (any case), by element name; it prints a WARNING about any
+#: other. OTHER's list is the string 'OTHER', so any part of it ('OTH', '') passes its ``in`` test.
+SCRIPT_TYPES: dict[str, frozenset[str] | str] = {
+    "PHI": TYPES,
+    "NAME": frozenset({"PATIENT", "DOCTOR", "USERNAME"}),
+    "PROFESSION": frozenset({"PROFESSION"}),
+    "LOCATION": frozenset(
+        {"ROOM", "DEPARTMENT", "HOSPITAL", "ORGANIZATION", "STREET", "CITY", "STATE", "COUNTRY", "ZIP"}
+        | {"LOCATION-OTHER"}
+    ),
+    "AGE": frozenset({"AGE"}),
+    "DATE": frozenset({"DATE"}),
+    "CONTACT": frozenset({"PHONE", "FAX", "EMAIL", "URL", "IPADDR"}),
+    "ID": frozenset(
+        {"SSN", "MEDICALRECORD", "HEALTHPLAN", "ACCOUNT", "LICENSE", "VEHICLE", "DEVICE", "BIOID", "IDNUM"}
+    ),
+    "OTHER": "OTHER",
+}
+
 #: HIPAA PHI as the track's README lists it: (category, TYPE pattern).
 HIPAA = (
     ("NAME", "PATIENT"),
@@ -154,6 +173,22 @@ class I2b2Profile(Profile):
         CATEGORIES,
         "The order of the per-category evaluations; evaluate.py prints them in Python 2's order of its tag dict.",
     )
+    note_order: str = quirk(
+        "sorted",
+        "The order notes are scored in, and their macro means and SDs summed in. evaluate.py ('python27-set'): "
+        "list(set(system ids) & set(gold ids)) under Python 2.7, an order set by each id's hash, the tables' "
+        "growth and the order the file system lists the files (nlpbench.profiles.py27); numpy sums in that "
+        "order, so another order can change the last printed digit (0.4938 against 0.4937 over 4 notes). "
+        "standard ('sorted'): by note id.",
+    )
+    script_stops: bool = quirk(
+        False,
+        "evaluate.py stops with a traceback on some files it reads: one without <TAGS> (AttributeError), and "
+        "one with a PHI tag it prints a WARNING about (a TYPE its category does not list, offsets that are "
+        "not integers, no start, end or TYPE) when that line would hold non-ASCII text, the value or the tag's "
+        "id (UnicodeEncodeError under Python 2). nlpbench scores the file and warns, naming it and the tag, "
+        "that the script stops there.",
+    )
 
     def is_hipaa(self, category: str, tag_type: str) -> bool:
         """Whether a tag is HIPAA PHI under this profile."""
@@ -193,5 +228,7 @@ I2B2_2014 = register(
         gold_reads_every_file=True,
         binary_keeps_phi_type=True,
         print_order=SCRIPT_CATEGORY_ORDER,
+        note_order="python27-set",
+        script_stops=True,
     )
 )

@@ -24,6 +24,9 @@ class Report:
     per_document: list[Row] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[Row] | None = None
+    #: What the report covers beyond its task and profile (the annotation types a run found and scored),
+    #: named in the title of every rendering for people; not part of the JSON, whose inputs say it.
+    subject: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

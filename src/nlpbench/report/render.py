@@ -158,7 +158,7 @@ class _IndentedJSON:
 
 
 def to_markdown(report: Report) -> str:
-    out = [f"## {report.task} — profile `{report.profile}`", ""]
+    out = [f"## {report.task} — profile `{report.profile}`{f' — {report.subject}' if report.subject else ''}", ""]
     out += _markdown_table(report.scores, score_cell)
     if report.errors:
         out += ["", "### Errors", "", *_markdown_table(report.errors)]
@@ -179,13 +179,13 @@ def to_table(report: Report, width: int | None = None) -> str:
     console = _plain_console(width or 120)
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
-    title = f"{report.task} · profile {report.profile}"
+    title = f"{report.task} · profile {report.profile}" + (f" · {report.subject}" if report.subject else "")
     if "ci" in report.inputs:
         settings = report.inputs["ci"]
         title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
     console.print(_rich_table(title, overall, score_cell))
     if sliced:
-        console.print(_rich_table("by label", sliced, score_cell))
+        console.print(_rich_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
     if report.errors:
         console.print(_rich_table("errors", report.errors))
     return console.file.getvalue()

@@ -30,7 +30,7 @@ from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
-from nlpbench.tasks.coverage import listed
+from nlpbench.tasks.coverage import listed, no_gold
 
 TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
@@ -172,6 +172,8 @@ def _score_rankings(
     gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile, track: str, cutoffs: list[int]
 ) -> _Tally:
     relevant = {doc.doc_id: {code.lower() for code in doc.codes} for doc in tsv.read_ranked_codes(gold)}
+    if not relevant:
+        raise no_gold(gold, "codes")
     predicted = tsv.read_ranked_codes(pred)
     rankings: dict[str, tuple[str, ...]] = {}
     invalid: Counter[str] = Counter()
@@ -186,7 +188,7 @@ def _score_rankings(
             rankings[doc.doc_id] = ranking
     sides = _Sides(set(relevant), set(rankings), profile)
     tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
-    tally.notes += _undefined_notes(profile, track, gold_codes=len(relevant), predicted=total, valid=len(rankings))
+    tally.notes += _undefined_notes(profile, track, predicted=total, valid=len(rankings))
     tally.shape = _Shape(
         _state(relevant and (code for codes in relevant.values() for code in codes)),
         _state(predicted and (code for doc in predicted for code in doc.codes)),
@@ -228,6 +230,8 @@ def _score_rankings(
 
 def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile) -> _Tally:
     gold_columns = tsv.read_reference_columns(gold, listed=profile.listed_reference_bounds)
+    if not len(gold_columns.document):
+        raise no_gold(gold, "codes")
     columns = tsv.read_predicted_columns(pred)
     kept = np.array([code in valid for code in columns.codes], dtype=bool)[columns.code]
     counts = np.bincount(columns.code[~kept], minlength=len(columns.codes)).tolist()
@@ -247,8 +251,7 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
     sides = _Sides(set(gold_columns.documents), {names[i] for i in predicted}, profile)
 
     tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
-    tally.notes += _undefined_notes(profile, "X", gold_codes=len(gold_document), predicted=len(columns.code),
-                                    valid=len(document))  # fmt: skip
+    tally.notes += _undefined_notes(profile, "X", predicted=len(columns.code), valid=len(document))
     tally.shape = _Shape(_state(len(gold_document) and gold_columns.codes), _state(len(columns.code) and columns.codes),
                          bool(len(document)))  # fmt: skip
     if odd:
@@ -306,9 +309,9 @@ def _category_key(track: str) -> Callable[[str], str]:
     return lambda code: code_category(code, track)
 
 
-def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, predicted: int, valid: int) -> list[str]:
-    """Warnings for input without gold codes or without a valid prediction: which values divide by 0 and what the
-    profile reports for them."""
+def _undefined_notes(profile: CodingProfile, track: str, *, predicted: int, valid: int) -> list[str]:
+    """Warnings for input without a valid prediction: which values divide by 0 and what the profile reports
+    for them (a gold file without codes is an error: :func:`~nlpbench.tasks.coverage.no_gold`)."""
     ranked = track != "X"
     zero = "null, as the official scripts print nan" if profile.nan_when_undefined else "reported as 0"
     notes = []
@@ -323,10 +326,6 @@ def _undefined_notes(profile: CodingProfile, track: str, *, gold_codes: int, pre
             what = "MAP averages over no predicted document, and " + what
         tail = "; every gold document scores 0 in MAP" if ranked and not profile.map_over_predicted else ""
         notes.append(f"{what} no predicted code (0/0): {zero}{tail}")
-    if not gold_codes:
-        what = "recall and F1 have" if profile.nan_when_undefined else "recall has"
-        mean = " and MAP averages over no gold document" if ranked and not profile.map_over_predicted else ""
-        notes.append(f"the gold file has no codes: there is nothing to find; {what} no gold code (0/0){mean}: {zero}")
     return notes
 
 
@@ -341,8 +340,7 @@ def _official_failures(track: str, shape: _Shape) -> list[tuple[str, str, str]]:
     if track == "X":
         failure = reading or (not shape.valid and (_UNPACK, "no predicted code is valid"))
         return [("codiespX_evaluation.py", *failure)] if failure else []
-    divided = lists or (shape.gold == "empty" and ("ZeroDivisionError: division by zero", "an empty gold file"))
-    scripts = (("codiespD_P_evaluation.py", reading), ("comp_f1_diag_proc.py", divided))
+    scripts = (("codiespD_P_evaluation.py", reading), ("comp_f1_diag_proc.py", lists))
     return [(script, *failure) for script, failure in scripts if failure]
 
 

@@ -24,7 +24,7 @@ from nlpbench.profiles.coref import CorefProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
-from nlpbench.tasks.coverage import listed
+from nlpbench.tasks.coverage import listed, no_gold
 
 Counts = CorefCounts | BlancCounts
 
@@ -88,6 +88,8 @@ def score_coref(
                 )
             if on_document:
                 on_document(doc_id)
+    if not tally.totals:
+        raise no_gold(key)
     warnings[:0] = _warnings(tally, chosen, remove_nested, remove_singletons)
     inputs = {
         "key": str(key),
@@ -179,8 +181,6 @@ def _warnings(tally: _Tally, profile: CorefProfile, remove_nested: bool, remove_
     ):
         if ids:
             messages.append(f"{what}: {len(ids)} ({listed(ids)})")
-    if not tally.totals:
-        messages.append("the key has no documents: nothing was scored")
     if tally.removed:
         messages.append(f"repeated mentions removed, the first kept (rule {profile.repeats}): {tally.removed}")
     if tally.kept:

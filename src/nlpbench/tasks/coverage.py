@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from nlpbench.errors import shorten
+from nlpbench.errors import InputError, shorten
 
 
 def listed(items: list[str], limit: int = 5) -> str:
@@ -12,17 +13,26 @@ def listed(items: list[str], limit: int = 5) -> str:
     return ", ".join(shorten(item) for item in items[:limit]) + (", …" if len(items) > limit else "")
 
 
+def no_gold(path: Path | str | None, unit: str = "documents") -> InputError:
+    """The error of a gold side that holds nothing to score against: every gold count would be 0 and the
+    report's zeros would mean nothing. (An empty prediction is valid: it is scored, with a warning.)"""
+    return InputError(f"the gold holds no {unit}: there is nothing to score against", path)
+
+
 @dataclass
 class Coverage:
-    """Documents only in the gold, only in the prediction, and predicted documents not scored."""
+    """Documents only in the gold, only in the prediction, and predicted documents not scored; how many
+    gold documents were seen."""
 
     gold_documents_only: bool = False
     only_gold: list[str] = field(default_factory=list)
     only_pred: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    gold: int = 0
 
     def admit(self, doc_id: str, in_gold: bool, in_pred: bool) -> bool:
         """Record a document; False when it is not to be scored (prediction only, gold documents only)."""
+        self.gold += in_gold
         if not in_gold and self.gold_documents_only:
             self.ignored.append(doc_id)
             return False
@@ -31,6 +41,11 @@ class Coverage:
         elif not in_gold:
             self.only_pred.append(doc_id)
         return True
+
+    def check_gold(self, path: Path | str | None) -> None:
+        """An :class:`InputError` (:func:`no_gold`) when no gold document was seen."""
+        if not self.gold:
+            raise no_gold(path)
 
     def warnings(self) -> list[str]:
         messages = []

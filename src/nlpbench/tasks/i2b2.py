@@ -18,16 +18,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError
-from nlpbench.formats.i2b2 import read_raw
+from nlpbench.formats.i2b2 import RawTag, read_raw
 from nlpbench.metrics import deid
 from nlpbench.metrics.counts import PRF
-from nlpbench.profiles.i2b2 import CARDIAC_RISK_VALUES, CATEGORIES, TYPES, I2b2Profile
+from nlpbench.profiles import py27
+from nlpbench.profiles.i2b2 import CARDIAC_RISK_VALUES, CATEGORIES, SCRIPT_TYPES, TYPES, I2b2Profile
 from nlpbench.profiles.rounding import significant
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks.coverage import listed, no_gold
 
 #: Tag names the script reads as PHI: the categories and the generic ``PHI``.
 TAG_NAMES = frozenset(CATEGORIES) | {"PHI"}
@@ -53,6 +55,7 @@ class Note:
     path: Path
     text: str
     tags: list[Tag]
+    stop: str | None = None  # why evaluate.py stops with a traceback on this file (under script_stops)
 
 
 _FILE_NAME = re.compile(r"^([0-9]+)-([0-9]+)(.*)\.xml")
@@ -73,7 +76,7 @@ def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
     text, raw = read_raw(path)
     doc_id, system = note_id(path)
     tags = []
-    for index, tag in enumerate(raw):
+    for index, tag in enumerate(raw or ()):
         if tag.name not in TAG_NAMES:
             odd[f"<{tag.name}> elements are not PHI tags: not scored"] += 1
             continue
@@ -88,21 +91,60 @@ def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
         if tag.type is None:
             odd["PHI tags have no TYPE: read as TYPE=''"] += 1
         tags.append(Tag(tag.name, tag.type or "", tag.start or "", tag.end or "", start, end))
-    return Note(doc_id, system, path, text, tags)
+    return Note(doc_id, system, path, text, tags, script_stop(raw) if profile.script_stops else None)
+
+
+def script_stop(raw: list[RawTag] | None) -> str | None:
+    """Why evaluate.py stops with a traceback on a file of these elements (None: no ``<TAGS>``), if it does.
+
+    Its tag classes print a WARNING for each attribute that fails their test (the TYPE of another category,
+    offsets that are not integers) or that is missing (start, end, TYPE), built with ``str.format``: under
+    Python 2 that raises UnicodeEncodeError when the line would hold non-ASCII text (the value, or the tag's
+    id). A file without ``<TAGS>`` makes it call ``findall`` on None.
+    """
+    if raw is None:
+        return "it has no <TAGS> element: evaluate.py stops here (AttributeError); scored as a note without tags"
+    for index, tag in enumerate(raw):
+        if tag.name not in TAG_NAMES:
+            continue
+        warned = [
+            value
+            for value, valid in ((tag.start, _is_int), (tag.end, _is_int), (tag.type, _script_type(tag.name)))
+            if value is None or not valid(value)
+        ]
+        if warned and not all(text.isascii() for text in [*(v for v in warned if v is not None), tag.id or ""]):
+            return (
+                f"tag {index} <{tag.name}>: evaluate.py stops here (UnicodeEncodeError: its warning about the "
+                "tag holds non-ASCII text); scored"
+            )
+    return None
+
+
+def _is_int(value: str) -> bool:
+    """Whether Python 2's ``int()`` reads ``value`` (Python 3's also reads digits joined by underscores)."""
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return "_" not in value
+
+
+def _script_type(name: str) -> Callable[[str], bool]:
+    """The test evaluate.py's class for element ``name`` puts a TYPE to."""
+    return lambda value: value.upper() in SCRIPT_TYPES[name]
 
 
 def _files(path: Path, suffix: str | None) -> list[Path]:
-    """``path`` itself when it is a file, else the files of the directory whose names end in ``suffix``
-    (every entry, each of which must then be a file, when ``suffix`` is None), in name order."""
-    if path.is_file():
+    """``path`` itself when it is a file, else the entries of the directory whose names end in ``suffix``
+    (every entry, none of which may then be a folder, when ``suffix`` is None), in name order; an entry that
+    cannot be read says why when it is read."""
+    if not files.is_folder(path):
         return [path]
-    if not path.is_dir():
-        raise InputError("no such file or directory", path)
     if suffix is not None:
-        return sorted(p for p in path.iterdir() if p.name.endswith(suffix) and p.is_file())
-    entries = sorted(path.iterdir())
+        return files.listed(path, suffix, hidden=True)
+    entries = files.listed(path, hidden=True)
     for entry in entries:
-        if not entry.is_file():
+        if files.is_folder(entry):
             raise InputError("not a file (evaluate.py reads every entry of the gold directory)", entry)
     return entries
 
@@ -347,14 +389,41 @@ def _pairs(
     who = f"system {name!r}" if name else "the system"
     if missing:
         consequence = "not scored" if profile.only_common_notes else "scored as notes without system tags"
-        warnings.append(f"{len(missing)} gold notes have no file from {who} ({', '.join(missing[:5])}…): {consequence}")
+        named = listed([gold[doc_id].path.name for doc_id in missing])
+        warnings.append(f"{len(missing)} gold notes have no file from {who} ({named}): {consequence}")
     if extra:
-        warnings.append(f"{len(extra)} notes from {who} have no gold file ({', '.join(extra[:5])}…): not scored")
-    for doc_id in sorted(gold.keys() & system.keys() if profile.only_common_notes else gold.keys()):
+        named = listed([system[doc_id].path.name for doc_id in extra])
+        warnings.append(f"{len(extra)} notes from {who} have no gold file ({named}): not scored")
+    scored = gold.keys() & system.keys() if profile.only_common_notes else gold.keys()
+    for doc_id in _script_order(gold, system) if profile.note_order == "python27-set" else sorted(scored):
         found = system.get(doc_id)
         if found is not None and found.text != gold[doc_id].text:
             raise InputError(f"the note text differs from the gold's ({gold[doc_id].path})", found.path)
         yield gold[doc_id], found
+
+
+def _system_order(pred: Path, by_system: dict[str, dict[str, Note]], profile: I2b2Profile) -> list[str]:
+    """The systems (file-name suffixes) in the order they are scored and printed: sorted, or evaluate.py's,
+    the Python 2.7 order of a dict filled in the order ``os.listdir`` gives their files."""
+    if profile.note_order != "python27-set" or len(by_system) < 2:
+        return sorted(by_system)
+    listing = [note_id(path)[1] for path in files.listed(pred, "xml", hidden=True, ordered=False)]
+    return [name for name in py27.Table(listing) if name in by_system]
+
+
+def _script_order(gold: dict[str, Note], system: dict[str, Note]) -> list[str]:
+    """The notes both sides have, in evaluate.py's order: ``list(set(s_sas.keys()) & set(g_sas.keys()))``
+    under Python 2.7, the dicts filled in the order ``os.listdir`` gives the files (every gold entry, the
+    system's files ending in 'xml' of this system), as the script fills them."""
+    orders = []
+    for notes in (system, gold):
+        paths = [note.path for note in notes.values()]
+        folder = paths[0].parent if paths else None
+        listing = files.listed(folder, hidden=True, ordered=False) if folder and len(paths) > 1 else paths
+        wanted = {path.name for path in paths}
+        orders.append([note_id(path)[0] for path in listing if path.name in wanted])
+    shared = py27.intersection(*(py27.Table(py27.Table(order)) for order in orders))
+    return list(shared)
 
 
 @register("i2b2", "i2b2 2014 de-identification XML: evaluate.py phi's evaluations", "i2b2")
@@ -384,9 +453,13 @@ def score_i2b2(
     )
     with collector_paused():
         gold_notes = _gold_notes(Path(gold), chosen, odd)
+        if not gold_notes:
+            raise no_gold(gold, "notes")
         by_system = _system_notes(Path(pred), chosen, odd)
+        read = [*gold_notes.values(), *(note for notes in by_system.values() for note in notes.values())]
+        warnings += [f"{note.path}: {note.stop}" for note in read if note.stop]
         found = evaluations(chosen, selection, warnings)
-        for name in sorted(by_system) or [""]:
+        for name in _system_order(Path(pred), by_system, chosen) or [""]:
             scored = [_Scored(e) for e in found]
             for gold_note, system_note in _pairs(gold_notes, by_system.get(name, {}), chosen, name, warnings):
                 for item in scored:

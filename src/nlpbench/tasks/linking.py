@@ -31,7 +31,7 @@ from nlpbench.profiles.linking import LinkingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
-from nlpbench.tasks.coverage import Coverage, listed
+from nlpbench.tasks.coverage import Coverage, listed, no_gold
 
 FORMATS = ("omin", "jsonl")
 SIMILARITIES = {"class": class_similarity, "jc": jc_similarity}
@@ -88,6 +88,8 @@ def score_linking(
     with collected_warnings() as warnings, collector_paused():
         known = ontology_format.read(Path(ontology)) if ontology is not None else None
         gold_docs = _by_document(_read_gold(Path(gold), gold_format))
+        if not gold_docs:
+            raise no_gold(gold)
         pred_docs = _by_document(_read_pred(Path(pred), pred_format, qid_column))
         for doc_id in [*gold_docs, *(d for d in pred_docs if d not in gold_docs)]:
             if not coverage.admit(doc_id, doc_id in gold_docs, doc_id in pred_docs):

@@ -109,6 +109,7 @@ def score_ner(
             gold_docs = formats.get(gold_format).read(Path(gold))
             pred_docs = formats.get(pred_format).read(Path(pred))
             _score_documents(gold_docs, pred_docs, run, on_document)
+    run.coverage.check_gold(gold)
     inputs["labels"] = labels
     if run.fixes:
         inputs["token_source_fixes"] = sorted(run.fixes)

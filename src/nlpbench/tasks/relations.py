@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlpbench import formats, profiles
+from nlpbench import files, formats, profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import jsonl, omin
 from nlpbench.metrics.counts import PRF
@@ -69,7 +69,7 @@ def relation_types(value: str | None) -> tuple[str, ...] | None:
         return None
     if value.startswith("@"):
         path = Path(value[1:])
-        lines = formats.read_text(path).splitlines()
+        lines = files.check_lines(files.read_text(path), path).splitlines()
         listed_types = tuple(dict.fromkeys(line.strip() for line in lines if line.strip()))
     else:
         listed_types = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
@@ -120,6 +120,7 @@ def score_relations(
             _score_document(doc_id, gold_triples, pred_triples, by, scope, chosen, tally)
             if on_document:
                 on_document(doc_id)
+    coverage.check_gold(gold)
     messages = coverage.warnings()
     if tally.outside:
         messages.append(f"{tally.outside} triples have a relation type outside --relation-types and were not scored")

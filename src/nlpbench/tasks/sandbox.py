@@ -35,7 +35,7 @@ from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
-from nlpbench.tasks.coverage import listed
+from nlpbench.tasks.coverage import listed, no_gold
 
 NO_SUBTYPE = "(none)"
 #: The annotations (gold and predicted) a batch gathers before it is scored: few enough that they are
@@ -78,7 +78,9 @@ def score_sandbox(
     with collected_warnings() as warnings, collector_paused():
         gold_docs = datanode.documents(gold, gold_format, labels=labels, columns=True)
         pred_docs = datanode.documents(pred, pred_format, labels=labels, columns=True)
+        gold_notes = 0
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
+            gold_notes += gold_doc is not None
             failure.check(gold_doc, pred_doc)
             gold_by, pred_by = _by_label(gold_doc, stretched), _by_label(pred_doc, stretched)
             if gold_doc is None:
@@ -93,6 +95,8 @@ def score_sandbox(
                 on_document(doc_id)
         for run in runs:
             run.flush()
+    if not gold_notes:
+        raise no_gold(gold, "notes")
     messages = _side_warnings(only_gold, only_pred, misfits, stretched) + failure.warnings(gold, pred)
     for run in runs:
         if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:

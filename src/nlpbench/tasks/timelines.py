@@ -37,7 +37,7 @@ from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
-from nlpbench.tasks.coverage import listed
+from nlpbench.tasks.coverage import listed, no_gold
 
 Timelines = timeline_format.PatientTimelines
 
@@ -127,6 +127,8 @@ def _score_files(
         _check_counts(inputs, paths)
     else:
         _check_identities(inputs, paths)
+    if not scored:
+        raise no_gold(paths.gold if inputs.gold_ids is None else paths.gold_ids, "patients")
     tally = _Tally()
     for patient in inputs.pred:
         if patient in scored:
