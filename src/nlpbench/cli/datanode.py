@@ -171,7 +171,9 @@ def create(
     typer.echo(key)
     reach = f" for {', '.join(sorted(set(datasets)))} only" if datasets else ""
     until = f", until {_moment(expires_at)}" if expires_at else ""
-    stderr().print(f"created a {scope} key{reach}{until}; keep it now, it is stored only hashed", markup=False)
+    stderr().print(
+        f"created a {scope} key{reach}{until}; keep it now, it is stored only hashed", markup=False, soft_wrap=True
+    )
 
 
 def _moment(value: datetime | None) -> str:
