@@ -59,6 +59,7 @@ from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
+from starlette.types import ASGIApp
 
 from nlpbench import __version__
 from nlpbench.api.datanode import schemas
@@ -698,9 +699,18 @@ def _methods(app: FastAPI, request: Request) -> set[str]:
     return methods
 
 
-def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
+class BodyLimit(Guard):
+    """:class:`~nlpbench.api.problems.Guard` under the name and signature the platform API adds it with
+    (``app.add_middleware(BodyLimit, limit=…)``): a body limit, and a 500 that logs type and place only."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        super().__init__(app, max_body_bytes=limit)
+
+
+def add_error_handlers(app: FastAPI, max_body_bytes: int | None = None) -> None:
     """Problems for invalid requests, refusals of the store, HTTP errors and an unavailable database; anything
-    else reaches :class:`~nlpbench.api.problems.Guard`, which logs its type and place only."""
+    else reaches :class:`~nlpbench.api.problems.Guard`, which logs its type and place only. A body past
+    ``max_body_bytes`` is :func:`~nlpbench.api.problems.too_large` when the limit is given."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
@@ -712,7 +722,7 @@ def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
-        if error.status_code == 413:
+        if error.status_code == 413 and max_body_bytes is not None:
             return too_large(max_body_bytes)
         detail = error.detail if isinstance(error.detail, str) else None
         response = problem(error.status_code, detail)
