@@ -13,6 +13,12 @@ request's first byte, on a kept-alive connection), and its body within
 ``body_timeout`` seconds of the headers' end; otherwise the connection is
 closed. :func:`run` serves an app on a bound socket with it, in one process or
 several.
+
+The protocol also turns Nagle's algorithm off on every connection. asyncio
+does so only for sockets whose protocol number says TCP, and a socket bound
+with :func:`socket.create_server` (as ``nlpbench.cli.serve.listen`` binds,
+to fail in one line on a busy port) says 0: each answer on a kept-alive
+connection then waited for the client's delayed acknowledgement, about 40 ms.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        connection = transport.get_extra_info("socket")
+        if connection is not None and connection.family in (socket.AF_INET, socket.AF_INET6):
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._arm(self.header_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
