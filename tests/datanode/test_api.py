@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import update
 
-from nlpbench.api.datanode import Settings, create_app
+from nlpbench.api.datanode import Settings, create_app, schemas
+from nlpbench.cli.dataset import import_documents
 from nlpbench.store import keys
+from nlpbench.store import repository as repo
+from nlpbench.synth import generate
 from tests.api.official import spec
 from tests.toolkit import AsgiClient
 
@@ -268,3 +274,135 @@ def test_api_keys(store, official):
         assert all(reader not in k.secret_hash for k in session.scalars(keys.select(keys.ApiKey)))
         keys.revoke_key(session, reader.split("_")[1])
     Node(app, official, {"X-API-Key": reader})("get", "/datasets", 401)
+    with store.session() as session:
+        assert [k.state() for k in keys.list_keys(session)] == ["revoked", "active"]
+
+
+def test_an_expired_key_is_refused(store, official):
+    with store.session() as session:
+        key = keys.create_key(session, "read", expires_at=datetime.now(UTC) + timedelta(hours=1))
+    app = create_app(store)
+    Node(app, official, {"X-API-Key": key})("get", "/datasets", 200)
+    with store.session() as session:
+        session.execute(update(keys.ApiKey).values(expires_at=datetime.now(UTC) - timedelta(seconds=1)))
+    assert "expired" in Node(app, official, {"X-API-Key": key})("get", "/datasets", 401)["detail"]
+    with store.session() as session:
+        assert [k.state() for k in keys.list_keys(session)] == ["expired"]
+
+
+def test_a_key_made_while_the_node_runs_is_required_at_once(store, official):
+    app = create_app(store)  # no key yet: open, as on localhost before the first key
+    Node(app, official)("post", "/datasets", 201, params={"datasetId": "d-one"})
+    with store.session() as session:
+        key = keys.create_key(session, "read")
+    Node(app, official)("get", "/datasets", 401)
+    Node(app, official, {"X-API-Key": key})("get", "/datasets", 200)
+    with store.session() as session:
+        keys.revoke_key(session, key.split("_")[1])
+    Node(app, official)("get", "/datasets", 401)  # every key revoked: still closed, never open again
+
+
+def test_required_keys_are_required_before_any_exists(store, official):
+    Node(create_app(store, Settings(require_keys=True)), official)("get", "/datasets", 401)
+
+
+def _answer(node, method, path, dataset, **kwargs):
+    """Status and body of a request about ``dataset``, the dataset's name in the body replaced by ``DATASET``."""
+    path = f"/api/v1{path.format(**{**IDS, 'datasetId': dataset})}"
+    response = node.client.request(method, path, headers=node.headers, **kwargs)
+    return response.status_code, response.text.replace(dataset, "DATASET")
+
+
+def test_a_scoped_key_sees_its_datasets_only_and_others_as_absent(store, official):
+    admin = Node(create_app(store), official)
+    for name in ("d-one", "d-two"):
+        admin("post", "/datasets", 201, params={"datasetId": name})
+        admin("post", DATASET + "/fhirStores", 201, ids={"datasetId": name}, params={"fhirStoreId": "evaluation"})
+        admin("post", PATIENTS, 201, ids={"datasetId": name}, params={"patientId": "p-1"})
+        note = {"text": SECRET, "type": "t", "patientId": "p-1"}
+        admin("post", NOTES, 201, ids={"datasetId": name}, params={"noteId": "n-1"}, body=note)
+    with store.session() as session:
+        scoped = keys.create_key(session, "write", datasets=["d-one"])
+        whole = keys.create_key(session, "write")
+    app = create_app(store)
+    node, unscoped = Node(app, official, {"X-API-Key": scoped}), Node(app, official, {"X-API-Key": whole})
+    listed = node("get", "/datasets", 200)
+    assert listed["datasets"] == [{"name": "datasets/d-one"}] and listed["totalResults"] == 1
+    assert node("get", NOTE, 200)["text"] == SECRET
+    node("post", PATIENTS, 201, params={"patientId": "p-2"})
+    assert "may not create" in node("post", "/datasets", 403, params={"datasetId": "d-new"})["detail"]
+    unscoped("post", "/datasets", 201, params={"datasetId": "d-new"})
+    # d-two exists and d-nine does not: a scoped key cannot tell them apart, whatever it asks
+    bad_note = {"text": 5, "type": "t", "patientId": "p-1"}
+    for method, path, kwargs in [
+        ("get", DATASET, {}),
+        ("delete", DATASET, {}),
+        ("get", DATASET + "/fhirStores", {}),
+        ("post", DATASET + "/fhirStores", {"params": {"fhirStoreId": "other"}}),
+        ("get", NOTES, {}),
+        ("get", NOTE, {}),
+        ("delete", NOTE, {}),
+        ("post", NOTES, {"params": {"noteId": "n-2"}, "json": {"text": "x", "type": "t", "patientId": "p-1"}}),
+        ("post", NOTES, {"params": {"noteId": "n-2"}, "json": bad_note}),
+        ("get", PATIENT, {}),
+        ("get", STORES, {}),
+        ("get", RECORDS, {}),
+        ("post", RECORDS, {"params": {"annotationId": "n-1"}, "json": RECORD}),
+    ]:
+        hidden, absent = _answer(node, method, path, "d-two", **kwargs), _answer(node, method, path, "d-nine", **kwargs)
+        assert hidden == absent and hidden[0] in (400, 404), (method, path, hidden)
+    assert unscoped("get", NOTE, 200, ids={"datasetId": "d-two"})["text"] == SECRET  # untouched
+
+
+def test_the_next_link_starts_with_the_configured_base_url_never_the_host_header(store, official):
+    app = create_app(store, Settings(base_url="https://node.example.org/"))
+    node = Node(app, official, {"Host": "attacker.example", "X-Forwarded-Host": "attacker.example"})
+    for index in range(12):
+        node("post", "/datasets", 201, params={"datasetId": f"d-{index:02d}"})
+    link = node("get", "/datasets", 200)["links"]["next"]
+    assert link == "https://node.example.org/api/v1/datasets?offset=10&limit=10"
+
+
+UNSTORABLE = {"nul": r"Chloe\u0000Price", "surrogate": r"Chloe \ud800 Price"}  # as JSON escapes
+
+
+def _post_raw(node, path, params, body, bad):
+    """POST ``body`` as JSON with its ``"@@"`` replaced by the JSON string escape ``bad``: the answer."""
+    content = json.dumps(body).replace("@@", bad)
+    url, headers = f"/api/v1{path.format(**IDS)}", {"content-type": "application/json"}
+    return node.client.request("post", url, params=params, content=content, headers=headers)
+
+
+@pytest.mark.parametrize("kind", UNSTORABLE)
+def test_text_the_store_cannot_keep_is_a_400_that_names_the_field(node, kind):
+    _fill(node)
+    bad, reason = UNSTORABLE[kind], "NUL character" if kind == "nul" else "lone surrogate"
+    for field in ("text", "type"):
+        note = {"text": "x", "type": "t", "patientId": "p-1", field: "@@"}
+        response = _post_raw(node, NOTES, {"noteId": "n-2"}, note, bad)
+        assert response.status_code == 400, response.text
+        detail = response.json()["detail"]
+        assert detail.startswith(f"note 'n-2' in d-one/evaluation: {field} holds a") and reason in detail
+        assert "Chloe" not in detail
+    record = {**RECORD, "textDateAnnotations": [{**RECORD["textDateAnnotations"][0], "text": "@@"}]}
+    response = _post_raw(node, RECORDS, {"annotationId": "n-2"}, record, bad)
+    assert response.status_code == 400 and reason in response.json()["detail"]
+    response = _post_raw(node, "/datasets", {"datasetId": "d-two"}, {"description": "@@"}, bad)
+    assert response.status_code == 400 and "description" in response.json()["detail"]  # Pydantic may say first
+    assert node("get", NOTES, 200)["totalResults"] == 1 and node("get", "/datasets", 200)["totalResults"] == 1
+
+
+def test_gold_without_confidence_is_served_with_confidence_100(store, official):
+    """Every dataset ``nlpbench synth`` makes has gold without confidence; the schema requires one."""
+    documents = list(generate(12, seed=3))
+    import_documents(store, "synth-a", documents, "synth")
+    node = Node(create_app(store), official)
+    page = node("get", RECORDS, 200, ids={"datasetId": "synth-a"}, params={"limit": 100})
+    served = [a for record in page["annotations"] for array in schemas.ARRAYS for a in record.get(array, [])]
+    assert sum(len(d.annotations) for d in documents) > len(served) > 0  # age and profession have no array
+    assert {a["confidence"] for a in served} == {100}
+    one = node("get", ONE_RECORD, 200, ids={"datasetId": "synth-a", "annotationId": documents[0].id})
+    assert one == page["annotations"][0]
+    with store.session(readonly=True) as session:  # served so, stored as imported
+        stored = next(iter(repo.iter_records(session, "synth-a", "goldstandard")))
+        assert all("confidence" not in a for values in stored.arrays.values() for a in values)

@@ -16,8 +16,13 @@ SECRET = "Patient Chloe Price was seen on 12/26/2020."
 
 @pytest.fixture
 def nb(cli, db_url):
-    """``nlpbench ARGS… --db URL``."""
-    return lambda *args: cli(*args, "--db", db_url)
+    """``nlpbench ARGS… --db URL``; its ``db_url`` is the URL."""
+
+    def run(*args):
+        return cli(*args, "--db", db_url)
+
+    run.db_url = db_url
+    return run
 
 
 def test_db_upgrade_and_current(nb):
@@ -115,17 +120,43 @@ def test_api_keys(nb):
     assert re.fullmatch(r"nbk_[0-9a-f]{12}_\S{40,}", key)
     prefix = key.split("_")[1]
     listed = nb("datanode", "keys", "list").stdout
-    assert listed.startswith(f"{prefix}\twrite\t") and listed.rstrip().endswith("controller") and key not in listed
+    moment = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    assert re.fullmatch(rf"{prefix}\twrite\tactive\t{moment}\t-\t-\t\*\tcontroller\n", listed), listed
+    assert key not in listed
     assert nb("datanode", "keys", "create", "--scope", "admin").exit_code == 2
-    assert nb("datanode", "keys", "revoke", prefix).stdout.strip() == f"revoked {prefix}"
-    assert nb("datanode", "keys", "list").stdout == ""
-    assert "no API key with prefix" in nb("datanode", "keys", "revoke", prefix).stderr
+    revoked = nb("datanode", "keys", "revoke", prefix).stdout.strip()
+    assert re.fullmatch(rf"revoked {prefix} at {moment}", revoked)
+    assert nb("datanode", "keys", "revoke", prefix).stdout.strip() == revoked  # once revoked, it stays as it was
+    listed = nb("datanode", "keys", "list").stdout
+    assert re.fullmatch(rf"{prefix}\twrite\trevoked\t{moment}\t-\t{moment}\t\*\tcontroller\n", listed), listed
+    assert "no API key with prefix 'nope'" in nb("datanode", "keys", "revoke", "nope").stderr
 
 
-def test_serve_refuses_other_hosts_without_a_key(nb):
-    result = nb("datanode", "serve", "--host", "0.0.0.0")
-    assert result.exit_code == 2
-    assert "without an API key the data node only listens on localhost" in result.stderr
+def test_keys_expire_and_are_scoped_to_existing_datasets(nb):
+    nb("db", "upgrade")
+    store = open_store(nb.db_url)
+    with store.session() as session:
+        for name in ("d-one", "d-two"):
+            repo.create_dataset(session, name)
+    store.close()
+    made = nb("datanode", "keys", "create", "--expires", "30d", "--dataset", "d-two", "--dataset", "d-one")
+    assert made.exit_code == 0 and "created a read key for d-one, d-two only, until 20" in made.stderr
+    until = nb("datanode", "keys", "create", "--expires", "2999-01-01")
+    assert until.exit_code == 0 and "until 2999-01-01T00:00:00Z" in until.stderr
+    rows = [line.split("\t") for line in nb("datanode", "keys", "list").stdout.splitlines()]
+    assert [(row[2], row[6]) for row in rows] == [("active", "d-one,d-two"), ("active", "*")]
+    assert rows[1][4] == "2999-01-01T00:00:00Z"
+    for expires, said in [
+        ("soon", "--expires 'soon': neither a duration"),
+        ("2001-01-01", "the expiry 2001-01-01T00:00:00+00:00 has passed"),
+        ("0d", "has passed"),
+    ]:
+        refused = nb("datanode", "keys", "create", "--expires", expires)
+        assert refused.exit_code == 2 and said in refused.stderr and len(refused.stderr.splitlines()) == 1
+    missing = nb("datanode", "keys", "create", "--dataset", "d-three")
+    assert missing.exit_code == 2
+    assert "dataset 'd-three' not found: a key is scoped to existing datasets only" in missing.stderr
+    assert len(nb("datanode", "keys", "list").stdout.splitlines()) == 2
 
 
 def test_a_bad_database_url_is_one_line(cli):
@@ -158,3 +189,23 @@ def test_a_bad_span_in_a_format_without_text_is_caught_by_the_import(nb, tmp_pat
     imported = nb(*args)
     assert imported.exit_code == 0, imported.stderr
     assert "3 notes of 3 patients" in imported.stdout and "3 gold annotations" in imported.stdout
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ("\x00", "note 'n-2' in odd/evaluation: text holds a NUL character (U+0000), which the store cannot keep"),
+        ("\ud800", "malformed JSON: JSON is malformed: unexpected end of escaped utf-16 surrogate pair"),
+    ],
+)
+def test_an_import_refuses_text_the_store_cannot_keep_in_one_line(nb, tmp_path, bad, said):
+    """A NUL cannot be stored in PostgreSQL's text (so neither backend takes it), a lone surrogate in none (the
+    reader refuses it first): one line, nothing written, before the database fails on it quoting the note."""
+    bundle = _bundle(32, 10)
+    bundle["patient_bundles"][0]["note_bundles"][2]["note"]["text"] = SECRET + bad
+    path = tmp_path / "bundles.json"
+    path.write_text(json.dumps(bundle))
+    result = nb("dataset", "import", path, "--format", "sandbox-bundles", "--name", "odd")
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and said in result.stderr
+    assert "Chloe" not in result.stderr
+    assert "odd" not in nb("dataset", "list").stdout

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 
 import pytest
+from sqlalchemy import text
 
 from nlpbench.errors import InputError
 from nlpbench.store import default_path, describe, open_store, resolve_url
@@ -53,3 +56,31 @@ def test_bad_urls_are_one_line_input_errors(url, message):
     with pytest.raises(InputError, match=message) as raised:
         open_store(url)
     assert "pw" not in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o777])
+def test_a_new_sqlite_store_and_its_folders_are_private_whatever_the_umask(tmp_path, umask):
+    path = tmp_path / "made" / "deeper" / "store.db"
+    before = os.umask(umask)
+    try:
+        store = open_store(f"sqlite:///{path}")
+        with store.session() as session:  # a write: the -wal and -shm files exist while the store is open
+            session.execute(text("CREATE TABLE probe (x INTEGER)"))
+        made = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+        store.close()
+    finally:
+        os.umask(before)
+    assert made == {"store.db": 0o600, "store.db-wal": 0o600, "store.db-shm": 0o600}
+    assert stat.S_IMODE(path.parent.stat().st_mode) == stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_an_existing_store_keeps_its_mode(tmp_path):
+    tmp_path.chmod(0o755)
+    path = tmp_path / "shared.db"
+    open_store(f"sqlite:///{path}").close()
+    path.chmod(0o640)
+    open_store(f"sqlite:///{path}").close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # the folder existed: its mode is its owner's

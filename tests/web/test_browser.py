@@ -97,3 +97,32 @@ def test_private_pages_show_counts_never_note_text(page, site, seeded):
     page.goto(f"{site}/submissions/424242")
     assert page.locator("h1").inner_text() == "Not found"
     assert {urlsplit(url).hostname for url in page.requested} == {"127.0.0.1"}
+
+
+def test_the_pages_render_and_sort_under_their_content_security_policy(browser, site, seeded):
+    """The policy forbids inline scripts and styles: the stylesheet and the plots (SVG presentation attributes,
+    not styles) must still apply, with no violation reported, JavaScript on or off."""
+    _, ids = seeded
+    for scripts in (False, True):
+        context = browser.new_context(viewport={"width": 1400, "height": 900}, java_script_enabled=scripts)
+        page = context.new_page()
+        reported: list[str] = []
+        page.on("console", lambda message, reported=reported: reported.append(message.text))
+        for path in ("/", "/tasks/date", f"/submissions/{ids[f'alpha/phi/{PUBLIC}']}", "/teams/alpha", "/nowhere"):
+            answer = page.goto(site + path)
+            assert "frame-ancestors 'none'" in answer.headers["content-security-policy"], path
+            assert page.locator("header a.brand").is_visible()
+        page.goto(site + "/tasks/date")
+        page.click(f'#board th a:text-is("{PUBLIC}")')
+        page.click(f'#board th a:text-is("{PUBLIC}")')
+        assert page.locator("#board tbody tr td:first-child").all_inner_texts()[:3] == ["gamma", "beta", "alpha"]
+        if scripts:  # computed styles are read by a script of the test, not of the page
+            header = page.locator("header").evaluate("element => getComputedStyle(element).backgroundColor")
+            assert header == "rgb(31, 78, 121)"  # site.css applied
+            plot = page.locator("#best-over-time svg")
+            assert plot.bounding_box()["height"] > 100
+            fills = plot.locator("path").evaluate_all("paths => paths.map(p => getComputedStyle(p).fill)")
+            assert "rgb(255, 255, 255)" in fills  # the plot's background, from a presentation attribute
+        violations = [text for text in reported if "Content Security Policy" in text]
+        assert violations == [], violations
+        context.close()

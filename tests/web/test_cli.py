@@ -9,6 +9,9 @@ import sys
 import time
 
 import httpx
+from sqlalchemy import delete, select
+
+from nlpbench.store.ranks import RankGroups
 
 
 def test_serve_prints_its_url_and_serves_the_seeded_store(seeded, tmp_path):
@@ -33,6 +36,34 @@ def test_serve_prints_its_url_and_serves_the_seeded_store(seeded, tmp_path):
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_serve_stores_the_rank_groups_of_new_results_in_the_background(seeded, tmp_path):
+    """Pages never rank: a column whose results were never ranked shows no rank until the server's own
+    refresh has stored its groups."""
+    store, _ = seeded
+    with store.session() as session:
+        session.execute(delete(RankGroups))
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "nlpbench", "leaderboard", "serve", "--db", store.url, "--port", "0"]
+    with log.open("w") as stderr:
+        server = subprocess.Popen([*command, "--refresh", "0.5"], stderr=stderr, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 120
+        while not (found := re.search(r"http://127\.0\.0\.1:(\d+)/", log.read_text())):
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        while True:
+            rows = httpx.get(f"{found.group(0)}tasks/date.json", timeout=60).json()
+            if all(row["open-notes rank"] for row in rows if row["open-notes"] is not None):
+                break
+            assert time.monotonic() < deadline, rows
+            time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(30)
+    with store.session(readonly=True) as session:
+        assert session.scalars(select(RankGroups)).first() is not None
 
 
 def test_an_unknown_pick_is_one_line_and_exit_2(cli):

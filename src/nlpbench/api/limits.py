@@ -4,3 +4,9 @@
 MAX_BODY_BYTES = 10 * 2**20
 #: The note cache keeps annotations up to this many bytes in all (``serve --cache-bytes``).
 CACHE_BYTES = 64 * 2**20
+#: Seconds a client has to send a request's line and headers (:mod:`nlpbench.api.server`).
+HEADER_TIMEOUT = 10.0
+#: Seconds a client has to send a request's body once its headers are in.
+BODY_TIMEOUT = 60.0
+#: Seconds an idle kept-alive connection stays open (uvicorn's own ``timeout_keep_alive``).
+KEEP_ALIVE_TIMEOUT = 5

@@ -21,13 +21,14 @@ a response validation error), so it is neither sent nor logged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
 from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nlpbench.api import schemas
@@ -97,11 +98,16 @@ class AnnotatorError(RuntimeError):
 
 
 class Guard:
-    """Bounds request bodies to ``max_body_bytes``; turns an unhandled exception into a PHI-free 500."""
+    """Bounds request bodies to ``max_body_bytes``; turns an unhandled exception into a PHI-free 500.
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int):
+    The 500 is ``answer(error)``: by default a problem object naming the exception's type (a site gives
+    a page instead).
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, answer: Callable[[Exception], Response] | None = None):
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.answer = answer or internal_error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -133,7 +139,7 @@ class Guard:
         except Exception as error:  # every failure becomes a problem, never a traceback
             log.error("%s %s failed: %s", scope.get("method"), scope.get("path"), raised_at(error))
             if not started:
-                await internal_error(error)(scope, receive, send)
+                await self.answer(error)(scope, receive, send)
 
 
 def internal_error(error: Exception) -> ProblemResponse:

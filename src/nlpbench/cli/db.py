@@ -64,16 +64,16 @@ def store_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 def upgrade(db: str = DB_OPTION) -> None:
     """Create the tables of an empty database, or bring an older one up to this version's schema.
 
-    Results scored by an older version, stored without their intervals, get them computed and stored too.
+    What the leaderboard reads and an older version did not store is computed and stored too: the
+    intervals of results scored without them, and the rank groups of every column.
     """
-    from nlpbench.platform.scoring import ensure_intervals
     from nlpbench.store import describe, resolve_url
+    from nlpbench.web import board
 
     store = open_db(db, upgrade=False)
     try:
         before, after = store.upgrade()
-        with store.session() as session:
-            filled = ensure_intervals(session)
+        done = board.refresh(store)
     finally:
         store.close()
     where = describe(resolve_url(db))
@@ -81,8 +81,10 @@ def upgrade(db: str = DB_OPTION) -> None:
         typer.echo(f"{where}: already at revision {after}")
     else:
         typer.echo(f"{where}: upgraded from {before or 'an empty database'} to revision {after}")
-    if filled:
-        typer.echo(f"{where}: intervals of results stored without them: {filled} computed and stored")
+    if done.intervals:
+        typer.echo(f"{where}: intervals of results stored without them: {done.intervals} computed and stored")
+    if done.columns:
+        typer.echo(f"{where}: rank groups of the leaderboard: {done.columns} columns computed and stored")
 
 
 @store_errors

@@ -85,7 +85,7 @@ def serve(
         return
     if annotator is None:
         raise fail("give --annotator NAME (see `nlpbench serve --list`)")
-    import uvicorn
+    from nlpbench.api.server import run
 
     app = build_app(annotator, phi_annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
     sock = listen(host, port)
@@ -96,7 +96,7 @@ def serve(
         soft_wrap=True,
     )
     with sock:
-        uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+        run(app, sock, log_level=log_level)
 
 
 def add_commands(app: typer.Typer) -> None:

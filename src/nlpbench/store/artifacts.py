@@ -3,8 +3,8 @@
 A team brings its tool as an archive (an OCI image archive, or a source
 archive with its start command): :func:`put` reads it from a binary stream
 at most :data:`CHUNK_BYTES` at a time, refuses it past ``limit`` bytes, and
-stores it once by its SHA-256 (``sha256:<hex>``) — the same bytes uploaded
-twice are one artifact; :func:`write_to` writes it back to a file for a
+stores it once per team by its SHA-256 (``sha256:<hex>``) — the same bytes
+uploaded twice by a team are one artifact; :func:`write_to` writes it back to a file for a
 worker, checking the digest as it goes. Every worker sharing the store reads
 it; nothing holds an archive whole in memory.
 """
@@ -54,7 +54,7 @@ def put(session: Session, stream: BinaryIO, kind: str, *, limit: int, team: str 
             session.flush()
             seq += 1
         name = f"sha256:{digest.hexdigest()}"
-        existing = session.scalars(select(Artifact).where(Artifact.digest == name)).first()
+        existing = session.scalars(select(Artifact).where(Artifact.digest == name, Artifact.team == team)).first()
         if existing is not None:
             nested.rollback()
             return existing
@@ -62,11 +62,14 @@ def put(session: Session, stream: BinaryIO, kind: str, *, limit: int, team: str 
     return pending
 
 
-def get(session: Session, digest: str) -> Artifact:
-    """The artifact ``sha256:…``; :class:`~nlpbench.store.repository.NotFound` when there is none."""
-    found = session.scalars(select(Artifact).where(Artifact.digest == digest)).first()
+def get(session: Session, digest: str, team: str | None = None) -> Artifact:
+    """The artifact ``sha256:…`` (one ``team`` uploaded, when given); :class:`NotFound` when there is none."""
+    query = select(Artifact).where(Artifact.digest == digest)
+    if team is not None:
+        query = query.where(Artifact.team == team)
+    found = session.scalars(query.order_by(Artifact.id)).first()
     if found is None:
-        raise NotFound(f"no uploaded archive {digest[:80]}")
+        raise NotFound(f"no uploaded archive {digest[:80]}" + (f" of team {team}" if team else ""))
     return found
 
 

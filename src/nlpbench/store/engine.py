@@ -12,7 +12,10 @@ Opening a store brings an empty or older database up to the newest migration
 PostgreSQL an advisory lock makes concurrent first uses wait for one another.
 SQLite runs with foreign keys on (for the cascading deletes), write-ahead
 logging and a busy timeout, so readers do not block the writer and writers
-queue for the write lock.
+queue for the write lock. A new SQLite file is private whatever the umask: the
+file is made readable and writable by its owner only (0600; SQLite gives its
+``-wal`` and ``-shm`` files the same mode) and every folder made for it is 0700,
+since it holds notes, gold and key hashes. An existing file keeps its mode.
 """
 
 from __future__ import annotations
@@ -73,8 +76,10 @@ def make_engine(url: str) -> Engine:
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}", record="--db") from None
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.query.get("uri"):
+            path = Path(parsed.database).expanduser()
+            make_private_file(path)
+            parsed = parsed.set(database=str(path))
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, **_JSON_CODEC)
 
         @event.listens_for(engine, "connect")
@@ -102,6 +107,24 @@ def make_engine(url: str) -> Engine:
             parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, connect_args=connect, **_JSON_CODEC
         )
     raise InputError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql", record="--db")
+
+
+def make_private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600, and each missing folder above it with mode 0700, whatever the umask;
+    an existing file or folder is left as it is. (An empty file is an empty SQLite database.)"""
+    for folder in reversed([path.parent, *path.parent.parents]):
+        if folder.exists():
+            continue
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by another process: its mode is its maker's
+            continue
+        os.chmod(folder, 0o700)  # the umask may have taken bits away from mkdir's mode
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return
+    os.chmod(path, 0o600)
 
 
 def _alembic_config(connection: Connection) -> Config:

@@ -6,7 +6,14 @@ commit together. Resources are named by the ids of the data-node API: a note is
 ``(dataset, fhir_store, note)``. Errors are values the API and the command line
 turn into a status or a line: :class:`NotFound` (404), :class:`Conflict` (409),
 :class:`MissingParent` (400: a resource named in the request does not exist).
-No message quotes a note's text.
+No message quotes a note's text. Text the store cannot keep is refused with a
+:class:`StoreError` naming the resource and the field: a NUL character
+(PostgreSQL's text holds none; SQLite would, so both refuse it and a store
+moves between them) and a lone surrogate (not Unicode: no backend encodes it).
+
+A session may be limited to some datasets (a data-node key scoped to them):
+``session.info[REACH]`` names them, and every other dataset is absent to it —
+the same error, at the same point, as a dataset that does not exist.
 
 :func:`import_notes` writes a whole dataset in batches inside the caller's
 transaction; :func:`documents` reads notes and one annotation store back as
@@ -17,7 +24,7 @@ what a dataset holds.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -45,6 +52,8 @@ GOLDSTANDARD = "goldstandard"
 IMPORT_BATCH = 1000
 _BY_ARRAY = {t.array: t for t in PHI_TYPES.values()}
 _CORE_KEYS = ("start", "length", "text", "confidence")
+#: ``session.info`` key: the names of the only datasets a session may reach (absent or None: every dataset).
+REACH = "nlpbench.reach"
 
 
 class StoreError(Exception):
@@ -147,8 +156,42 @@ def _insert_new(session: Session, row: Any, what: str) -> Any:
     return row
 
 
-def _gone(error_class: type[StoreError], what: str) -> StoreError:
+def gone(error_class: type[StoreError], what: str) -> StoreError:
+    """The error for a missing resource: ``… does not exist`` when the request named it as a parent, else
+    ``… not found``."""
     return error_class(f"{what} does not exist" if error_class is MissingParent else f"{what} not found")
+
+
+def check_reach(reach: Collection[str] | None, dataset: str, missing: type[StoreError] = NotFound) -> None:
+    """Raise what a missing dataset raises when ``dataset`` is not among ``reach`` (None: every dataset)."""
+    if reach is not None and dataset not in reach:
+        raise gone(missing, f"dataset {dataset!r}")
+
+
+def unstorable(value: Any) -> str | None:
+    """Why ``value`` (a string, or lists and dicts holding strings) cannot be stored, or None when it can."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "holds a NUL character (U+0000), which the store cannot keep"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "holds a lone surrogate, which is not Unicode text"
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple):
+        return next(filter(None, map(unstorable, value)), None)
+    return None
+
+
+def _storable(what: str, **fields: Any) -> None:
+    """Raise a :class:`StoreError` naming ``what`` and the field when a field's value cannot be stored."""
+    for name, value in fields.items():
+        reason = unstorable(value)
+        if reason:
+            raise StoreError(f"{what}: {name} {reason}")
 
 
 def _touch(session: Session, dataset_id: int) -> None:
@@ -162,7 +205,8 @@ def _touch(session: Session, dataset_id: int) -> None:
 
 
 def get_dataset(session: Session, name: str, missing: type[StoreError] = NotFound) -> Dataset:
-    return _one(session, select(Dataset).where(Dataset.name == name), _gone(missing, f"dataset {name!r}"))
+    check_reach(session.info.get(REACH), name, missing)
+    return _one(session, select(Dataset).where(Dataset.name == name), gone(missing, f"dataset {name!r}"))
 
 
 def create_dataset(
@@ -177,6 +221,7 @@ def create_dataset(
     """A new dataset; :class:`Conflict` when the name is taken."""
     if visibility not in ("public", "private"):
         raise StoreError(f"visibility {visibility!r} is neither public nor private")
+    _storable(f"dataset {name!r}", version=version, description=description, license=license)
     if session.execute(select(Dataset.id).where(Dataset.name == name)).first():
         raise Conflict(f"dataset {name!r} already exists")
     row = Dataset(name=name, version=version, description=description, license=license, visibility=visibility)
@@ -184,7 +229,12 @@ def create_dataset(
 
 
 def list_datasets(session: Session, offset: int = 0, limit: int = 10) -> Page[Dataset]:
-    return _page(session, select(Dataset).order_by(Dataset.name), offset, limit)
+    """A page of the datasets the session reaches, by name."""
+    query = select(Dataset).order_by(Dataset.name)
+    reach = session.info.get(REACH)
+    if reach is not None:
+        query = query.where(Dataset.name.in_(sorted(reach)))
+    return _page(session, query, offset, limit)
 
 
 def delete_dataset(session: Session, name: str) -> None:
@@ -254,7 +304,7 @@ def store_counts(session: Session, dataset: str) -> list[tuple[str, str, int, st
 def get_fhir_store(session: Session, dataset: str, name: str, missing: type[StoreError] = NotFound) -> FhirStore:
     parent = get_dataset(session, dataset, missing)
     query = select(FhirStore).where(FhirStore.dataset_id == parent.id, FhirStore.name == name)
-    return _one(session, query, _gone(missing, f"FHIR store {dataset}/{name}"))
+    return _one(session, query, gone(missing, f"FHIR store {dataset}/{name}"))
 
 
 def create_fhir_store(session: Session, dataset: str, name: str) -> FhirStore:
@@ -281,7 +331,7 @@ def get_patient(
 ) -> Patient:
     store = get_fhir_store(session, dataset, fhir_store, missing)
     query = select(Patient).where(Patient.fhir_store_id == store.id, Patient.identifier == identifier)
-    return _one(session, query, _gone(missing, f"patient {identifier!r} in {dataset}/{fhir_store}"))
+    return _one(session, query, gone(missing, f"patient {identifier!r} in {dataset}/{fhir_store}"))
 
 
 def create_patient(
@@ -345,7 +395,7 @@ def get_note(
     row = db.execute(_NOTE_BY_NAME, {"dataset": dataset, "fhir_store": fhir_store, "note": identifier}).first()
     if row is None:
         get_fhir_store(db if isinstance(db, Session) else Session(db), dataset, fhir_store, missing)
-        raise _gone(missing, f"note {identifier!r} in {dataset}/{fhir_store}")
+        raise gone(missing, f"note {identifier!r} in {dataset}/{fhir_store}")
     return NoteRow(*row)
 
 
@@ -354,6 +404,7 @@ def create_note(
 ) -> NoteRow:
     """A new note of an existing patient (:class:`MissingParent` when the patient does not exist)."""
     store = get_fhir_store(session, dataset, fhir_store, MissingParent)
+    _storable(f"note {identifier!r} in {dataset}/{fhir_store}", text=text, type=type)
     owner = get_patient(session, dataset, fhir_store, patient, MissingParent)
     if session.execute(select(Note.id).where(Note.fhir_store_id == store.id, Note.identifier == identifier)).first():
         raise Conflict(f"note {identifier!r} in {dataset}/{fhir_store} already exists")
@@ -392,7 +443,7 @@ def get_annotation_store(
 ) -> AnnotationStore:
     parent = get_dataset(session, dataset, missing)
     query = select(AnnotationStore).where(AnnotationStore.dataset_id == parent.id, AnnotationStore.name == name)
-    return _one(session, query, _gone(missing, f"annotation store {dataset}/{name}"))
+    return _one(session, query, gone(missing, f"annotation store {dataset}/{name}"))
 
 
 def create_annotation_store(session: Session, dataset: str, name: str) -> AnnotationStore:
@@ -424,7 +475,7 @@ def get_annotation(
     query = select(AnnotationRecord).where(
         AnnotationRecord.annotation_store_id == store.id, AnnotationRecord.identifier == identifier
     )
-    return _one(session, query, _gone(missing, f"annotation {identifier!r} in {dataset}/{annotation_store}"))
+    return _one(session, query, gone(missing, f"annotation {identifier!r} in {dataset}/{annotation_store}"))
 
 
 def create_annotation(
@@ -438,6 +489,7 @@ def create_annotation(
 ) -> AnnotationRecord:
     """A new annotation record; ``source`` is the resource name of its note, ``arrays`` its annotation arrays."""
     store = get_annotation_store(session, dataset, annotation_store, MissingParent)
+    _storable(f"annotation {identifier!r} in {dataset}/{annotation_store}", source=source, annotations=arrays)
     query = select(AnnotationRecord.id).where(
         AnnotationRecord.annotation_store_id == store.id, AnnotationRecord.identifier == identifier
     )
@@ -603,6 +655,8 @@ def _import_batch(
     summary: ImportSummary,
     where: str,
 ) -> None:
+    for item in chunk:
+        _storable(f"note {item.identifier!r} in {where}", text=item.text, type=item.type, annotations=item.arrays)
     identifiers = [item.identifier for item in chunk]
     if len(set(identifiers)) < len(identifiers):
         seen: set[str] = set()

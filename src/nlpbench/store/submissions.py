@@ -78,6 +78,8 @@ class Queue(Base):
     tool_hosts: Mapped[list[str]] = mapped_column(Json, default=list)
     #: Whether team tools may run in the weaker ``unshare`` fallback on public datasets when no sandbox is here.
     weak_sandbox: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Registries (``host[:port]``) a team's ``NAME@sha256:…`` image may be pulled from; none: uploads only.
+    image_registries: Mapped[list[str]] = mapped_column(Json, default=list)
 
 
 class Submission(Base):
@@ -222,14 +224,18 @@ class PlatformKey(Base):
 class Artifact(Base):
     """An uploaded archive a team's tool runs from: an OCI image archive or a source archive, by content digest.
 
+    Kept per team: a team submits only what it uploaded itself (a digest is shown on the public site, and
+    knowing it must not let another team run the same tool as its own).
+
     Its bytes are kept in :class:`ArtifactChunk` rows of at most a few MiB, so
     that every worker sharing the store reads it and nothing holds it whole.
     """
 
     __tablename__ = "artifacts"
+    __table_args__ = (UniqueConstraint("digest", "team"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    digest: Mapped[str] = mapped_column(String(71), unique=True)
+    digest: Mapped[str] = mapped_column(String(71))
     kind: Mapped[str] = mapped_column(String(20))  # "oci-archive" or "source-archive"
     size: Mapped[int] = mapped_column(BigInteger)
     team: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)

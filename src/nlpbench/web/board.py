@@ -6,43 +6,97 @@ resampling. A task's table has a row per tool (a team's tool by its name, or
 its prediction file) and a column per dataset and annotation type; each cell
 is the tool's best or latest scored submission there, by the task's primary
 value (:func:`nlpbench.platform.intervals.primary`, the ``ranked`` interval
-row). Rank groups per column come from
-paired bootstrap tests of each group's best against the others, Holm-corrected
-(:func:`nlpbench.stats.rank_groups`).
+row). Rank groups per column come from paired bootstrap tests of each
+group's best against the others, Holm-corrected
+(:func:`nlpbench.stats.rank_groups`): seconds of work for large datasets, so
+pages never compute them. :func:`refresh` does, for every column whose
+results changed, and stores them (:class:`nlpbench.store.ranks.RankGroups`)
+with the intervals of results stored without them; a page shows the stored
+groups of exactly the results it shows, or no rank until they are computed.
+``nlpbench leaderboard refresh`` and ``db upgrade`` run it, and
+``leaderboard serve`` runs it in the background every few seconds.
+
+Only SCORED submissions are read. Whatever a team's tool controls (its
+``/tool`` metadata, file names) is shown through :func:`bounded`, and a URL
+through :func:`shown_url`, which keeps no credentials.
 """
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, load_only
 
-from nlpbench.platform import tasks
+from nlpbench.platform import scoring, tasks
+from nlpbench.platform.queue import find_gold
 from nlpbench.platform.scoring import result_report
 from nlpbench.report.model import Row
 from nlpbench.stats import paired_bootstrap, rank_groups
 from nlpbench.stats.report import Derivation, derivations
+from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.ranks import RankGroups
 from nlpbench.store.submissions import SCORED, Result, Submission
 
 #: Paired bootstrap resamples behind a rank group.
 TEST_RESAMPLES = 1000
 PICKS = ("best", "latest")
+#: The most characters a page shows of a name, a version or a licence a tool gave (or a file name).
+SHORT = 60
+#: The most characters a page shows of a URL or an image reference.
+LONG = 200
+
+
+def bounded(value: Any, limit: int = SHORT) -> str | None:
+    """``value`` as text a page may show: control and format characters (bidirectional overrides included)
+    replaced by U+FFFD, cut to ``limit`` characters with an ellipsis; None stays None. Escaping is the
+    template's (Jinja's autoescape), the CSV writer's or the JSON encoder's."""
+    if value is None:
+        return None
+    text = "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cf") else c for c in str(value)[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown_url(url: Any) -> str | None:
+    """A URL as a page may show it: scheme, host, port and path, bounded — never the userinfo
+    (``user:password@``), query or fragment, which may carry credentials. None for None or a URL that
+    does not parse."""
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return None
+    path = parts.path if parts.netloc else parts.path.rpartition("@")[2]  # ``user:pw@host`` without ``//``
+    return bounded(urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], path, "", "")), LONG)
 
 
 def tool_name(submission: Any) -> str:
-    """What a task table calls a submission's tool: its name, else its prediction file, image or URL."""
+    """What a task table calls a submission's tool: its name, else its prediction file, image or URL, bounded."""
     meta = submission.tool_meta or {}
-    return str(
+    return bounded(
         meta.get("name")
         or submission.predictions_name
         or submission.image
-        or submission.tool_url
+        or shown_url(submission.tool_url)
         or f"command {submission.id}"
     )
+
+
+def tool_facts(submission: Any) -> dict[str, str | None] | None:
+    """What a tool said of itself (``GET /tool``) that pages show, bounded; its URL without credentials."""
+    meta = submission.tool_meta
+    if not isinstance(meta, dict):
+        return None
+    facts = {key: bounded(meta.get(key)) for key in ("name", "version", "license", "apiVersion", "type")}
+    return {**facts, "url": shown_url(meta.get("url"))}
 
 
 @dataclass
@@ -161,11 +215,19 @@ def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
     ]
 
 
-def task_table(session: Session, task: str, pick: str = "best", cache: dict | None = None) -> Table:
-    """The task's table: a line per team and tool, each column's cell its best or latest, with rank groups.
+def task_table(session: Session, task: str, pick: str = "best") -> Table:
+    """The task's table: a line per team and tool, each column's cell its best or latest, with the stored rank
+    groups of the cells shown (a cell's rank is None until :func:`refresh` has stored them)."""
+    table = _unranked(session, task, pick)
+    stored = {(row.column_key, row.compared): row.ranks for row in session.scalars(_stored(task))}
+    for key, cells in _column_cells(table).items():
+        ranks = stored.get((key, _compared(cells)), {})
+        for cell in cells:
+            cell.rank = ranks.get(str(cell.result_id))
+    return table
 
-    ``cache`` keeps rank groups by column and the results compared (the app keeps one).
-    """
+
+def _unranked(session: Session, task: str, pick: str) -> Table:
     if pick not in PICKS:
         raise ValueError(f"unknown pick {pick!r}; known: {', '.join(PICKS)}")
     lines: dict[tuple[str, str], Line] = {}
@@ -177,29 +239,90 @@ def task_table(session: Session, task: str, pick: str = "best", cache: dict | No
         if held is None or pick == "latest" or cell.value >= held.value:
             line.cells[key] = cell
     columns = sorted({key for key, _ in history})
-    for key in columns:
-        cells = [line.cells[key] for line in lines.values() if key in line.cells]
-        _rank(session, cells, key, {} if cache is None else cache)
     return Table(task, pick, columns, list(lines.values()), history)
 
 
-def _rank(session: Session, cells: list[Cell], key: str, cache: dict) -> None:
-    signature = ("ranks", key, tuple(sorted(cell.result_id for cell in cells)))
-    if signature not in cache:
-        tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
-        scores = {cell.result_id: cell.value for cell in cells}
+def _column_cells(table: Table) -> dict[str, list[Cell]]:
+    return {key: [line.cells[key] for line in table.lines if key in line.cells] for key in table.columns}
 
-        def p_value(best: int, other: int) -> float:
-            a, b = tables[best], tables[other]
-            if a is None or b is None or set(a.documents) != set(b.documents):
-                return 0.0  # not comparable document by document: not tied
-            position = {document: i for i, document in enumerate(b.documents)}
-            aligned = b.counts[[position[d] for d in a.documents]]
-            return paired_bootstrap(a.counts, aligned, a.statistic, resamples=TEST_RESAMPLES).p_value
 
-        cache[signature] = rank_groups(scores, p_value)
-    for cell in cells:
-        cell.rank = cache[signature][cell.result_id]
+def _compared(cells: list[Cell]) -> str:
+    """The digest that names the results a column compares: SHA-256 of their ids, sorted, joined by commas."""
+    return hashlib.sha256(",".join(map(str, sorted(cell.result_id for cell in cells))).encode()).hexdigest()
+
+
+def _stored(task: str) -> Any:
+    return select(RankGroups).where(RankGroups.task == task)
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What :func:`refresh` computed and stored."""
+
+    intervals: int  # results given the intervals they were stored without
+    columns: int  # columns whose rank groups were computed
+
+
+def refresh(store: Store) -> Refreshed:
+    """Compute and store what pages read but never compute: the intervals of results stored without them,
+    and the rank groups of every column (of either pick) whose results are not those last ranked.
+
+    Computed in read-only snapshots, written in short transactions (a SQLite writer holds the one write
+    lock), so a page never waits for it; two refreshes at once store the same groups once.
+    """
+    with store.session(readonly=True) as session:
+        lacking = scoring.lacking_intervals(session)
+    filled = 0
+    if lacking:
+        with store.session() as session:
+            filled = scoring.ensure_intervals(session)
+    ranked = 0
+    for task in tasks.names():
+        with store.session(readonly=True) as session:
+            wanted = {
+                (key, _compared(cells)): cells
+                for pick in PICKS
+                for key, cells in _column_cells(_unranked(session, task, pick)).items()
+            }
+            held = {(row.column_key, row.compared) for row in session.scalars(_stored(task))}
+            computed = {found: _rank_groups(session, cells) for found, cells in wanted.items() if found not in held}
+        if computed or held - wanted.keys():
+            with store.session() as session:
+                _store_groups(session, task, computed, set(wanted))
+            ranked += len(computed)
+    return Refreshed(filled, ranked)
+
+
+def _store_groups(
+    session: Session, task: str, computed: dict[tuple[str, str], dict[int, int]], current: set[tuple[str, str]]
+) -> None:
+    """Store the computed groups (once, whoever stores them first) and forget groups of results no column shows."""
+    rows = [
+        {"task": task, "column_key": key, "compared": compared, "ranks": {str(k): v for k, v in ranks.items()}}
+        for (key, compared), ranks in computed.items()
+    ]
+    if rows:
+        insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+        session.execute(insert(RankGroups).on_conflict_do_nothing(), rows)
+    for row in session.scalars(_stored(task)):
+        if (row.column_key, row.compared) not in current:
+            session.execute(delete(RankGroups).where(RankGroups.id == row.id))
+
+
+def _rank_groups(session: Session, cells: list[Cell]) -> dict[int, int]:
+    """Each cell's result's rank group among the cells of one column."""
+    tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
+    scores = {cell.result_id: cell.value for cell in cells}
+
+    def p_value(best: int, other: int) -> float:
+        a, b = tables[best], tables[other]
+        if a is None or b is None or set(a.documents) != set(b.documents):
+            return 0.0  # not comparable document by document: not tied
+        position = {document: i for i, document in enumerate(b.documents)}
+        aligned = b.counts[[position[d] for d in a.documents]]
+        return paired_bootstrap(a.counts, aligned, a.statistic, resamples=TEST_RESAMPLES).p_value
+
+    return rank_groups(scores, p_value)
 
 
 def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
@@ -278,12 +401,15 @@ def errors_in_context(session: Session, submission: Submission, result: Result, 
 
 
 def public(session: Session, submission: Submission) -> bool:
-    """Whether the submission's dataset is a store dataset marked public (a file task's gold never is)."""
+    """Whether the submission's dataset is marked public: the store dataset of a PHI task, the gold
+    (:class:`~nlpbench.store.submissions.TaskGold`, by its ``visibility``) of a file task. Anything else,
+    a dataset or gold since deleted included, is private."""
     from nlpbench.store import repository
     from nlpbench.store.repository import NotFound
 
     if not tasks.is_phi(submission.task):
-        return False
+        gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+        return gold is not None and gold.visibility == "public"
     try:
         return repository.get_dataset(session, submission.dataset).visibility == "public"
     except NotFound:

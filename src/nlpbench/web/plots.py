@@ -1,50 +1,112 @@
-"""Plots as inline SVG, drawn with matplotlib's SVG backend (no display, no files, no fonts fetched)."""
+"""Plots as inline SVG, drawn with matplotlib's SVG backend (no display, no files, no fonts fetched).
+
+A plot goes into a page as it is (``|safe``), so what it holds is made safe
+here, whatever its labels say:
+
+- labels are bounded (:func:`nlpbench.web.board.bounded`) and never read as
+  mathtext (``text.parse_math`` off: a ``$`` is a dollar sign, not a formula
+  that fails to parse);
+- the SVG is parsed and written again by ElementTree, which escapes every
+  text and attribute; comments (where matplotlib copies each label's text)
+  and metadata are dropped;
+- matplotlib's ``style`` attributes and its one ``<style>`` rule become SVG
+  presentation attributes, which the page's Content-Security-Policy does not
+  govern, so that the site needs no ``'unsafe-inline'`` styles; ``xlink:href``
+  becomes SVG 2's plain ``href``.
+
+Ids are salted with a constant, so the same plot is the same SVG.
+"""
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from xml.etree import ElementTree
 
+import matplotlib
 from matplotlib.figure import Figure
+
+from nlpbench.web.board import bounded
+
+SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
+#: The most characters of a label a plot shows.
+LABEL = 40
+_SETTINGS = {"text.parse_math": False, "svg.hashsalt": "nlpbench", "svg.fonttype": "path"}
+_RULE = re.compile(r"\*\s*\{([^}]*)\}")
+
+
+def _declarations(css: str) -> dict[str, str]:
+    """``a: b; c: d`` as ``{"a": "b", "c": "d"}``."""
+    pairs = (part.split(":", 1) for part in css.split(";") if ":" in part)
+    return {name.strip(): value.strip() for name, value in pairs}
+
+
+def inline(document: bytes) -> str:
+    """matplotlib's SVG document as an ``<svg>`` element for a page: re-serialised, styles made attributes."""
+    root = ElementTree.fromstring(document)  # comments are not kept
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == f"{{{SVG}}}metadata":
+                parent.remove(child)
+            elif child.tag == f"{{{SVG}}}style":  # ``*{stroke-linejoin: round; …}``: inherited from the root
+                for rule in _RULE.findall(child.text or ""):
+                    for name, value in _declarations(rule).items():
+                        root.set(name, value)
+                parent.remove(child)
+    for element in root.iter():
+        element.tag = element.tag.removeprefix(f"{{{SVG}}}")  # one namespace: written once, on the root
+        for name, value in _declarations(element.attrib.pop("style", "")).items():
+            element.set(name, value)
+        if f"{{{XLINK}}}href" in element.attrib:
+            element.set("href", element.attrib.pop(f"{{{XLINK}}}href"))
+    root.set("xmlns", SVG)
+    return ElementTree.tostring(root, encoding="unicode")
 
 
 def _svg(figure: Figure) -> str:
-    out = io.StringIO()
-    figure.savefig(out, format="svg", bbox_inches="tight")
-    text = out.getvalue()
-    return text[text.index("<svg") :]  # inline: without the XML declaration and doctype
+    out = io.BytesIO()
+    figure.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return inline(out.getvalue())
 
 
 def whiskers(title: str, points: Sequence[tuple[str, float, float | None, float | None]]) -> str:
     """Each ``(label, value, low, high)`` as a dot with its interval as a whisker, labels down the side."""
-    figure = Figure(figsize=(6, 0.35 * len(points) + 1.0))
-    axes = figure.subplots()
-    for y, (_, value, low, high) in enumerate(points):
-        if low is not None and high is not None:
-            axes.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color="#1f4e79", capsize=3)
-        else:
-            axes.plot(value, y, "o", color="#888888")
-    axes.set_yticks(range(len(points)), [label for label, *_ in points])
-    axes.invert_yaxis()
-    axes.set_xlim(0, 1.02)
-    axes.set_xlabel("score (95 % interval)")
-    axes.set_title(title)
-    axes.grid(axis="x", alpha=0.3)
-    return _svg(figure)
+    with matplotlib.rc_context(_SETTINGS):
+        figure = Figure(figsize=(6, 0.35 * len(points) + 1.0))
+        axes = figure.subplots()
+        for y, (_, value, low, high) in enumerate(points):
+            if low is not None and high is not None:
+                axes.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color="#1f4e79", capsize=3)
+            else:
+                axes.plot(value, y, "o", color="#888888")
+        axes.set_yticks(range(len(points)), [bounded(label, LABEL) for label, *_ in points])
+        axes.invert_yaxis()
+        axes.set_xlim(0, 1.02)
+        axes.set_xlabel("score (95 % interval)")
+        axes.set_title(bounded(title, 2 * LABEL))
+        axes.grid(axis="x", alpha=0.3)
+        return _svg(figure)
 
 
 def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, float]]]) -> str:
     """The best score so far of each column, as a step line over submission dates."""
-    figure = Figure(figsize=(6, 3))
-    axes = figure.subplots()
-    for name, points in series.items():
-        axes.step(
-            [moment for moment, _ in points], [value for _, value in points], where="post", marker="o", label=name
-        )
-    axes.set_ylim(0, 1.02)
-    axes.set_ylabel("best score")
-    axes.set_title(title)
-    axes.legend(loc="lower right", fontsize="small")
-    figure.autofmt_xdate()
-    return _svg(figure)
+    with matplotlib.rc_context(_SETTINGS):
+        figure = Figure(figsize=(6, 3))
+        axes = figure.subplots()
+        for name, points in series.items():
+            axes.step(
+                [moment for moment, _ in points],
+                [value for _, value in points],
+                where="post",
+                marker="o",
+                label=bounded(name, LABEL),
+            )
+        axes.set_ylim(0, 1.02)
+        axes.set_ylabel("best score")
+        axes.set_title(bounded(title, 2 * LABEL))
+        axes.legend(loc="lower right", fontsize="small")
+        figure.autofmt_xdate()
+        return _svg(figure)

@@ -11,13 +11,34 @@ the client in the ``…Id`` query parameter of each create (3–60 characters,
 
 Listings page with ``limit`` (10–100, default 10) and ``offset`` (≥ 0) and
 answer ``{offset, limit, links: {next}, totalResults, <items>}``; unlike the
-original, ``links.next`` is the empty string on the last page.
+original, ``links.next`` is the empty string on the last page. It is built
+from ``Settings.base_url``, never from the request's ``Host`` header (which
+the client writes).
+
+What the store holds is served as it is held: annotation records are not
+validated again on the way out, so a record the import accepted (with a
+warning) outside the schema is still served, never a 500. One gap is filled:
+the 1.2.0 schema requires every annotation's ``confidence`` and the NLP
+Sandbox's client refuses a record without one, so an annotation stored
+without it (gold imported from a format that has none, as every dataset
+``nlpbench synth`` makes) is served with confidence 100 — what the
+``sandbox-seed`` format writes for the NLP Sandbox's own seeding script.
 
 Every error is an RFC 7807 problem object naming the parameter or resource,
-never the text of a note. With ``Settings.require_keys`` every request but the
-health check needs an API key (``X-API-Key`` or ``Authorization: Bearer``):
-a ``read`` key may ``GET``, a ``write`` key may also create and delete.
-Request bodies are limited to ``Settings.max_body_bytes``.
+never the text of a note; a failure nobody foresaw is a 500 problem naming the
+exception's type, logged with its type and where it was raised only
+(:class:`nlpbench.api.problems.Guard`). Request bodies are limited to
+``Settings.max_body_bytes``.
+
+API keys (``X-API-Key`` or ``Authorization: Bearer``) are required on every
+request but the health check with ``Settings.require_keys``, and otherwise as
+soon as one key exists: each request looks until the first key is seen (keys
+are revoked, never deleted, so once seen they are remembered), so a key made
+while the node runs takes effect at once. A ``read`` key may ``GET``, a
+``write`` key may also create and delete. A key scoped to datasets sees those
+only: listings leave the others out, and every other dataset is answered as
+an absent one (:data:`nlpbench.store.repository.REACH`); it may not create a
+dataset.
 """
 
 from __future__ import annotations
@@ -25,8 +46,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import msgspec
 from fastapi import APIRouter, Body, Depends, FastAPI, Path, Query, Request
@@ -36,30 +59,38 @@ from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from nlpbench import __version__
 from nlpbench.api.datanode import schemas
-from nlpbench.api.problems import ProblemResponse, describe_errors, problem, problem_doc
+from nlpbench.api.problems import Guard, ProblemResponse, describe_errors, problem, problem_doc, too_large
 from nlpbench.api.schemas import RESOURCE_ID_PATTERN
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
-from nlpbench.store.keys import key_scope
+from nlpbench.store.keys import any_key, key_access
 
 BASE_PATH = "/api/v1"
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
+DATASETS = f"{BASE_PATH}/datasets"
 #: ``1`` when every worker of ``nlpbench datanode serve`` must require API keys (see :func:`app_from_environment`).
 REQUIRE_KEYS_VARIABLE = "NLPBENCH_DATANODE_REQUIRE_KEYS"
+#: The data node's public address, for every worker of ``nlpbench datanode serve``.
+BASE_URL_VARIABLE = "NLPBENCH_DATANODE_BASE_URL"
+#: What an annotation stored without a confidence is served with (see the module's docstring).
+SERVED_CONFIDENCE = 100
 
 
 @dataclass(frozen=True)
 class Settings:
     """How the data node runs; :func:`create_app` takes them explicitly (no global state)."""
 
-    #: Refuse requests without a valid API key (``nlpbench datanode serve`` turns this on when keys exist).
+    #: Refuse requests without a valid API key even before any key exists (``nlpbench datanode serve`` sets
+    #: this when it listens beyond localhost); without it, keys are required as soon as one exists.
     require_keys: bool = False
     #: The largest request body accepted, in bytes.
     max_body_bytes: int = 16 * 2**20
+    #: Where clients reach the node (scheme, host, port): ``links.next`` starts with it.
+    base_url: str = "http://127.0.0.1:8080"
 
 
 def _id(kind: str, where: Callable[..., Any]) -> Any:
@@ -108,33 +139,53 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         docs_url=f"{BASE_PATH}/ui",
         redoc_url=None,
     )
-    add_error_handlers(app)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    add_error_handlers(app, settings.max_body_bytes)
+    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes)
+    app.state.base_url = settings.base_url.rstrip("/")
+    keys_seen = settings.require_keys
+    # The datasets the request's key reaches, set by ``authorize`` in the request's own context (an async
+    # dependency runs in the request's task; sync routes run in threads that copy its context).
+    reach: ContextVar[frozenset[str] | None] = ContextVar("reach", default=None)
 
-    def authorize(request: Request) -> None:
-        if not settings.require_keys:
-            return
+    async def authorize(request: Request) -> None:
+        # On the event loop, as get_note: one lookup by a unique index costs less than a thread's hand-off.
+        nonlocal keys_seen
+        reach.set(None)
+        if not keys_seen:
+            with store.connection() as db:
+                keys_seen = any_key(db)
+            if not keys_seen:
+                return
         key = request.headers.get("x-api-key")
         bearer = request.headers.get("authorization", "")
         if not key and bearer.lower().startswith("bearer "):
             key = bearer[7:].strip()
         if not key:
             raise HTTPException(401, "an API key is required (X-API-Key header)", {"WWW-Authenticate": "Bearer"})
-        with store.session(readonly=True) as session:
-            scope = key_scope(session, key)
-        if scope is None:
-            raise HTTPException(401, "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
-        if request.method not in READ_METHODS and scope != "write":
+        with store.connection() as db:
+            access = key_access(db, key)
+        if access is None:
+            raise HTTPException(401, "unknown, expired or revoked API key", {"WWW-Authenticate": "Bearer"})
+        if request.method not in READ_METHODS and access.scope != "write":
             raise HTTPException(403, "this API key may only read")
+        creates_dataset = request.method == "POST" and getattr(request.scope.get("route"), "path", "") == DATASETS
+        if access.datasets is not None and creates_dataset:
+            raise HTTPException(403, "this API key is scoped to datasets: it may not create one")
+        reach.set(access.datasets)
 
     @contextmanager
     def reading() -> Iterator[Session]:
         with store.session(readonly=True) as session:
+            session.info[repo.REACH] = reach.get()
             yield session
 
-    writing = store.session
-    # without keys there is nothing to check: no dependency to solve on every request
-    router = APIRouter(prefix=BASE_PATH, dependencies=[Depends(authorize)] if settings.require_keys else [])
+    @contextmanager
+    def writing() -> Iterator[Session]:
+        with store.session() as session:
+            session.info[repo.REACH] = reach.get()
+            yield session
+
+    router = APIRouter(prefix=BASE_PATH, dependencies=[Depends(authorize)])
 
     @app.get(
         f"{BASE_PATH}/healthCheck",
@@ -150,19 +201,24 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         return {"status": "pass"}
 
     _dataset_routes(router, reading, writing)
-    _fhir_routes(router, reading, writing, store.connection)
+    _fhir_routes(router, reading, writing, store.connection, reach)
     _annotation_routes(router, reading, writing)
     app.include_router(router)
     return app
 
 
 def app_from_environment() -> FastAPI:
-    """The data node on the store at ``$NLPBENCH_DB``, requiring API keys when ``$NLPBENCH_DATANODE_REQUIRE_KEYS``
-    is ``1``: the factory uvicorn calls in each worker process of ``nlpbench datanode serve``, which has
-    migrated the store and set both variables before starting them."""
+    """The data node on the store at ``$NLPBENCH_DB``, requiring API keys from the start when
+    ``$NLPBENCH_DATANODE_REQUIRE_KEYS`` is ``1``, at ``$NLPBENCH_DATANODE_BASE_URL``: the factory uvicorn calls in
+    each worker process of ``nlpbench datanode serve``, which has migrated the store and set the variables
+    before starting them."""
     from nlpbench.store import open_store
 
-    return create_app(open_store(upgrade=False), Settings(require_keys=os.environ.get(REQUIRE_KEYS_VARIABLE) == "1"))
+    settings = Settings(
+        require_keys=os.environ.get(REQUIRE_KEYS_VARIABLE) == "1",
+        base_url=os.environ.get(BASE_URL_VARIABLE) or Settings.base_url,
+    )
+    return create_app(open_store(upgrade=False), settings)
 
 
 class StoredJSON(Response):
@@ -178,43 +234,12 @@ class StoredJSON(Response):
         return msgspec.json.encode(content)
 
 
-class BodyLimit:
-    """Refuse a request body over ``limit`` bytes with 413: at once when its Content-Length says so,
-    else when the bytes received pass the limit."""
-
-    def __init__(self, app: ASGIApp, limit: int):
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.limit:
-            await problem(413, self._detail)(scope, receive, send)
-            return
-        received = 0
-
-        async def limited() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > self.limit:
-                raise HTTPException(413, self._detail)
-            return message
-
-        await self.app(scope, limited, send)
-
-    @property
-    def _detail(self) -> str:
-        return f"the request body is larger than {self.limit} bytes"
-
-
 def _next(request: Request, page: repo.Page) -> dict[str, str]:
+    """The next page's URL: the node's configured base URL, the path asked for, the next offset."""
     if not page.has_next:
         return {"next": ""}
-    return {"next": str(request.url.include_query_params(offset=page.offset + page.limit, limit=page.limit))}
+    query = urlencode({"offset": page.offset + page.limit, "limit": page.limit})
+    return {"next": f"{request.app.state.base_url}{request.url.path}?{query}"}
 
 
 def _page(request: Request, page: repo.Page, key: str, items: list[Any]) -> dict[str, Any]:
@@ -303,7 +328,7 @@ def _dataset_routes(router: APIRouter, reading, writing) -> None:
 _META = ("version", "description", "license", "visibility")
 
 
-def _fhir_routes(router: APIRouter, reading, writing, connection) -> None:
+def _fhir_routes(router: APIRouter, reading, writing, connection, reach: ContextVar) -> None:
     stores = "/datasets/{datasetId}/fhirStores"
     store_path = stores + "/{fhirStoreId}"
     patients, notes = store_path + "/fhir/Patient", store_path + "/fhir/Note"
@@ -486,6 +511,7 @@ def _fhir_routes(router: APIRouter, reading, writing, connection) -> None:
     async def get_note(datasetId: DatasetId, fhirStoreId: FhirStoreId, noteId: NoteId) -> Response:
         # On the event loop, not in the thread pool: one lookup by unique index takes less time than handing
         # the call to a thread and back (which, with the GIL, cost more CPU than the whole query under load).
+        repo.check_reach(reach.get(), datasetId)
         with connection() as db:
             return StoredJSON(note_json(repo.get_note(db, datasetId, fhirStoreId, noteId)))
 
@@ -515,7 +541,7 @@ def _annotation_routes(router: APIRouter, reading, writing) -> None:
         return {
             "name": f"{store_name(dataset, store)}/annotations/{row.identifier}",
             "annotationSource": {"resourceSource": {"name": row.source}},
-            **row.arrays,
+            **{array: [_with_confidence(value) for value in values] for array, values in row.arrays.items()},
         }
 
     @router.post(
@@ -620,11 +646,11 @@ def _annotation_routes(router: APIRouter, reading, writing) -> None:
         annotationStoreId: AnnotationStoreId,
         limit: Limit = 10,
         offset: Offset = 0,
-    ) -> dict[str, Any]:
+    ) -> Response:
         with reading() as session:
             page = repo.list_annotations(session, datasetId, annotationStoreId, offset, limit)
             items = [record_json(datasetId, annotationStoreId, row) for row in page.items]
-        return _page(request, page, "annotations", items)
+        return StoredJSON(_page(request, page, "annotations", items))
 
     @router.get(
         records + "/{annotationId}",
@@ -637,10 +663,10 @@ def _annotation_routes(router: APIRouter, reading, writing) -> None:
     )
     def get_annotation(
         datasetId: DatasetId, annotationStoreId: AnnotationStoreId, annotationId: AnnotationId
-    ) -> dict[str, Any]:
+    ) -> Response:
         with reading() as session:
             row = repo.get_annotation(session, datasetId, annotationStoreId, annotationId)
-            return record_json(datasetId, annotationStoreId, row)
+            return StoredJSON(record_json(datasetId, annotationStoreId, row))
 
     @router.delete(
         records + "/{annotationId}",
@@ -658,6 +684,11 @@ def _annotation_routes(router: APIRouter, reading, writing) -> None:
         return {}
 
 
+def _with_confidence(annotation: dict[str, Any]) -> dict[str, Any]:
+    """The annotation as stored, with :data:`SERVED_CONFIDENCE` when it has no confidence."""
+    return annotation if "confidence" in annotation else {**annotation, "confidence": SERVED_CONFIDENCE}
+
+
 def _methods(app: FastAPI, request: Request) -> set[str]:
     """Every method some route serves at the request's path."""
     methods: set[str] = set()
@@ -668,7 +699,19 @@ def _methods(app: FastAPI, request: Request) -> set[str]:
     return methods
 
 
-def add_error_handlers(app: FastAPI) -> None:
+class BodyLimit(Guard):
+    """:class:`~nlpbench.api.problems.Guard` under the name and signature the platform API adds it with
+    (``app.add_middleware(BodyLimit, limit=…)``): a body limit, and a 500 that logs type and place only."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        super().__init__(app, max_body_bytes=limit)
+
+
+def add_error_handlers(app: FastAPI, max_body_bytes: int | None = None) -> None:
+    """Problems for invalid requests, refusals of the store, HTTP errors and an unavailable database; anything
+    else reaches :class:`~nlpbench.api.problems.Guard`, which logs its type and place only. A body past
+    ``max_body_bytes`` is :func:`~nlpbench.api.problems.too_large` when the limit is given."""
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
         return problem(400, describe_errors(error.errors()))
@@ -679,6 +722,8 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
+        if error.status_code == 413 and max_body_bytes is not None:
+            return too_large(max_body_bytes)
         detail = error.detail if isinstance(error.detail, str) else None
         response = problem(error.status_code, detail)
         response.headers.update(error.headers or {})
@@ -689,8 +734,3 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(OperationalError)
     async def unavailable(_request: Request, error: OperationalError) -> ProblemResponse:
         return problem(503, f"the database did not answer ({type(error.orig).__name__})")
-
-    @app.exception_handler(Exception)
-    async def internal_error(_request: Request, error: Exception) -> ProblemResponse:
-        # the type only: an exception's message may quote what it was given, a note's text included
-        return problem(500, f"{type(error).__name__} while answering", title="Internal error")

@@ -1,5 +1,6 @@
 """What the threat model needs stored: keys that expire and are revoked, data-node keys scoped to datasets,
-queue limits on attempts and tool hosts, team tools uploaded as archives (stored by digest), gold visibility.
+queue limits on attempts, tool hosts and image registries, team tools uploaded as archives (stored by digest, per
+team), gold visibility.
 
 Revision ID: 0300
 Revises: 0200
@@ -31,6 +32,7 @@ def upgrade() -> None:
         table.add_column(sa.Column("max_attempts", sa.Integer(), nullable=False, server_default="3"))
         table.add_column(sa.Column("tool_hosts", sa.JSON(), nullable=False, server_default="[]"))
         table.add_column(sa.Column("weak_sandbox", sa.Boolean(), nullable=False, server_default=sa.false()))
+        table.add_column(sa.Column("image_registries", sa.JSON(), nullable=False, server_default="[]"))
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("artifact", sa.String(71), nullable=True))
     with op.batch_alter_table("task_golds") as table:
@@ -44,7 +46,7 @@ def upgrade() -> None:
         sa.Column("team", sa.String(60), nullable=True),
         sa.Column("created_at", MOMENT, nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_artifacts")),
-        sa.UniqueConstraint("digest", name=op.f("uq_artifacts_digest")),
+        sa.UniqueConstraint("digest", "team", name=op.f("uq_artifacts_digest")),
     )
     op.create_table(
         "artifact_chunks",
@@ -68,6 +70,7 @@ def downgrade() -> None:
     with op.batch_alter_table("submissions") as table:
         table.drop_column("artifact")
     with op.batch_alter_table("queues") as table:
+        table.drop_column("image_registries")
         table.drop_column("weak_sandbox")
         table.drop_column("tool_hosts")
         table.drop_column("max_attempts")

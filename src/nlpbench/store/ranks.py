@@ -1,0 +1,36 @@
+"""The stored rank groups of one leaderboard column, computed once for the results it compares.
+
+Ranking a column takes a paired bootstrap test per pair of tools over their
+per-document counts: seconds for thousands of notes. Pages must not compute
+it (nor write it) on a GET, so :func:`nlpbench.web.board.refresh` computes the
+groups of every column whose results changed and stores them here, keyed by
+the task, the column and a digest of the results compared; a page uses the
+row whose digest matches the results it shows, and shows no rank otherwise.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from nlpbench.store.models import Base, Json, UtcDateTime, utcnow
+
+
+class RankGroups(Base):
+    """The rank group of each result compared in ``column_key`` of ``task``'s table.
+
+    ``compared`` is the SHA-256 of the compared results' ids, sorted and joined by commas; ``ranks`` maps each
+    id (as a string: JSON keys are strings) to its group, 1 for the best.
+    """
+
+    __tablename__ = "rank_groups"
+    __table_args__ = (UniqueConstraint("task", "column_key", "compared"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task: Mapped[str] = mapped_column(String(40))
+    column_key: Mapped[str] = mapped_column(String(130))
+    compared: Mapped[str] = mapped_column(String(64))
+    ranks: Mapped[dict[str, int]] = mapped_column(Json)
+    computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
