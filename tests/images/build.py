@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,8 @@ def tool_image(folder: Path, *, script: Path = HERE / "datetool.py", args: tuple
             info.type, info.linkname = tarfile.SYMTYPE, target
             tar.addfile(info)
     storage = folder / "podman"
-    base = ["podman", f"--root={storage / 'storage'}", f"--runroot={storage / 'run'}", "--runtime=runc",
+    runroot = Path(tempfile.mkdtemp(prefix="nbpr-", dir="/tmp"))  # podman refuses one of more than 50 characters
+    base = ["podman", f"--root={storage}", f"--runroot={runroot}", "--runtime=runc",
             "--cgroup-manager=cgroupfs", "--events-backend=none"]  # fmt: skip
     command = json.dumps(["/usr/bin/python3.11", "/app/tool.py", *args])
     archive = folder / "tool.oci.tar"
@@ -59,6 +61,7 @@ def tool_image(folder: Path, *, script: Path = HERE / "datetool.py", args: tuple
     finally:
         subprocess.run([*base, "rmi", "--all", "--force"], capture_output=True, timeout=300)
         shutil.rmtree(storage, ignore_errors=True)
+        shutil.rmtree(runroot, ignore_errors=True)
         root.unlink(missing_ok=True)
     return archive
 

@@ -74,7 +74,7 @@ def test_bad_requests_are_problems_never_500(api, tool):
         ({"task": "date", "dataset": "notes", "toolUrl": tool.url, "extra": 1}, 400, "extra"),
         ({"task": "nope", "dataset": "notes", "toolUrl": tool.url}, 400, "unknown task 'nope'"),
         ({"task": "date", "dataset": "absent", "toolUrl": tool.url}, 400, "no dataset 'absent'"),
-        ({"task": "date", "dataset": "notes", "image": "x@sha256:00"}, 400, "no Docker daemon"),
+        ({"task": "date", "dataset": "notes", "image": "x@sha256:00"}, 400, "not an uploaded image"),
     ]
     for body, status, detail in cases:
         problem(call(api, "POST", "/submissions", "a", json=body), status, detail)

@@ -83,14 +83,15 @@ def too_large(max_body_bytes: int) -> ProblemResponse:
 
 
 class BodyTooLarge(HTTPException):
-    """Raised while the body streams in past the limit.
+    """Raised while the body streams in past ``limit``.
 
     FastAPI lets an ``HTTPException`` through its body parsing, and the app's
-    handler of HTTP errors answers it with :func:`too_large`.
+    handler of HTTP errors answers it with :func:`too_large` of its ``limit``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         super().__init__(status_code=413)
+        self.limit = limit
 
 
 class AnnotatorError(RuntimeError):
@@ -98,24 +99,33 @@ class AnnotatorError(RuntimeError):
 
 
 class Guard:
-    """Bounds request bodies to ``max_body_bytes``; turns an unhandled exception into a PHI-free 500.
+    """Bounds request bodies to ``max_body_bytes`` (``path_limits`` gives some paths another bound: an
+    upload's); turns an unhandled exception into a PHI-free 500.
 
     The 500 is ``answer(error)``: by default a problem object naming the exception's type (a site gives
     a page instead).
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, answer: Callable[[Exception], Response] | None = None):
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int,
+        answer: Callable[[Exception], Response] | None = None,
+        path_limits: dict[str, int] | None = None,
+    ):
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.answer = answer or internal_error
+        self.path_limits = path_limits or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.path_limits.get(scope.get("path", ""), self.max_body_bytes)
         declared = Headers(scope=scope).get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            await too_large(self.max_body_bytes)(scope, receive, send)
+        if declared.isdigit() and int(declared) > limit:
+            await too_large(limit)(scope, receive, send)
             return
         received = 0
         started = False
@@ -125,8 +135,8 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise BodyTooLarge
+                if received > limit:
+                    raise BodyTooLarge(limit)
             return message
 
         async def watched_send(message: Message) -> None:

@@ -43,6 +43,7 @@ from nlpbench.api.deidentify import StepError, deidentify
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import (
     AnnotatorError,
+    BodyTooLarge,
     Guard,
     ProblemResponse,
     describe_errors,
@@ -372,7 +373,7 @@ def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, error: HTTPException) -> ProblemResponse:
         if error.status_code == 413:
-            return too_large(max_body_bytes)
+            return too_large(error.limit if isinstance(error, BodyTooLarge) else max_body_bytes)
         detail = error.detail if isinstance(error.detail, str) else None
         response = problem(error.status_code, detail)
         response.headers.update(error.headers or {})

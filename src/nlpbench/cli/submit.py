@@ -57,16 +57,31 @@ def submit(
     predictions: Path | None = typer.Option(
         None, "--predictions", help="A prediction file, or a directory of them (i2b2 XML, brat)."
     ),
-    command: str | None = typer.Option(None, "--command", help="A tool command started in the process sandbox."),
-    image: str | None = typer.Option(None, "--image", help="A Docker image NAME@sha256:… (needs a Docker daemon)."),
+    command: str | None = typer.Option(
+        None, "--command", help="A tool's command, run in the worker's sandbox; with --archive, its start command."
+    ),
+    archive: Path | None = typer.Option(
+        None,
+        "--archive",
+        help="The tool's source: a folder (packed as a .tar.gz) or an archive, uploaded and unpacked in the "
+        "sandbox, where --command starts it.",
+        readable=False,
+    ),
+    image: str | None = typer.Option(
+        None,
+        "--image",
+        help="An OCI image archive (a file, uploaded), an uploaded image's sha256:…, or REGISTRY/NAME@sha256:… "
+        "from a registry the queue names; run by podman.",
+    ),
     queue: str = QUEUE_OPTION,
     db: str = DB_OPTION,
 ) -> None:
-    """Queue a submission: a tool URL, a command, an image or a prediction file, for one task and dataset.
+    """Queue a submission: a tool URL, a command, a source archive, an image or a prediction file, for one task
+    and dataset.
 
     Prints the submission's id; a worker (`nlpbench worker`) validates, annotates and scores it.
     """
-    from nlpbench.platform.queue import Request, read_submitted, submit
+    from nlpbench.platform.queue import DIGEST, Request, packed, read_submitted, submit, upload
 
     name, text = read_submitted(predictions) if predictions is not None else (None, None)
     request = Request(
@@ -79,10 +94,17 @@ def submit(
         image=image,
         predictions=text,
         predictions_name=name,
+        archive="sha256:" + "0" * 64 if archive is not None else None,
     )
-    request.kind  # noqa: B018 - one of the four, checked before the database is opened
+    request.kind  # noqa: B018 - one of the kinds, checked before the database is opened
     store = open_db(db)
     try:
+        if archive is not None:
+            with packed(archive) as stream:
+                request.archive = upload(store, stream, "source", team)
+        elif image is not None and Path(image).is_file() and not DIGEST.fullmatch(image):
+            with open(image, "rb") as stream:
+                request.image = upload(store, stream, "image", team)
         typer.echo(submit(store, request))
     finally:
         store.close()
@@ -214,6 +236,19 @@ def configure(
         "(repeat it; the list given replaces the queue's).",
     ),
     no_tool_hosts: bool = typer.Option(False, "--no-tool-hosts", help="Empty the queue's allow-list of tool hosts."),
+    registries: list[str] = typer.Option(
+        [],
+        "--image-registry",
+        help="HOST[:PORT] (http://HOST[:PORT] without TLS) a team's REGISTRY/NAME@sha256:… image may come from "
+        "(repeat it; the list given replaces the queue's).",
+    ),
+    no_registries: bool = typer.Option(False, "--no-image-registries", help="Images from uploads only."),
+    weak_sandbox: bool | None = typer.Option(
+        None,
+        "--weak-sandbox/--no-weak-sandbox",
+        help="On public datasets only, and only where a worker has no sandbox: run team tools in the unshare "
+        "fallback (network and processes isolated, this machine's files visible).",
+    ),
     db: str = DB_OPTION,
 ) -> None:
     """Show or change a queue's settings (time budget, quota, profile, request limits, attempts, tool hosts)."""
@@ -221,6 +256,8 @@ def configure(
 
     if tool_hosts and no_tool_hosts:
         raise fail("give --tool-host HOST (the whole list) or --no-tool-hosts, not both")
+    if registries and no_registries:
+        raise fail("give --image-registry HOST (the whole list) or --no-image-registries, not both")
     store = open_db(db)
     try:
         queue = configure_queue(
@@ -238,6 +275,8 @@ def configure(
             tool_memory_bytes=tool_memory * 2**20 if tool_memory is not None else None,
             max_attempts=max_attempts,
             tool_hosts=[] if no_tool_hosts else tool_hosts or None,
+            image_registries=[] if no_registries else registries or None,
+            weak_sandbox=weak_sandbox,
         )
     finally:
         store.close()
@@ -249,7 +288,9 @@ def configure(
         f"responses up to {queue.max_response_bytes} bytes, "
         f"command tools up to {queue.tool_memory_bytes // 2**20} MiB, "
         f"at most {queue.max_attempts} claims of a submission, "
-        f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}"
+        f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}, "
+        f"image registries: {', '.join(queue.image_registries) or 'none'}, "
+        f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}"
     )
 
 

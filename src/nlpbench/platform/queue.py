@@ -26,18 +26,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
+from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.platform import network, tasks
+from nlpbench.platform import images, network, tasks
 from nlpbench.runner.client import ToolError, checked_url
-from nlpbench.store import Store, repository
+from nlpbench.store import Store, artifacts, repository
 from nlpbench.store.models import Dataset
 from nlpbench.store.submissions import (
     ANNOTATING,
@@ -58,7 +63,12 @@ from nlpbench.store.submissions import (
 
 DEFAULT_QUEUE = "default"
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}"
-DOCKER_SOCKET = Path("/var/run/docker.sock")
+#: The digest of an uploaded archive.
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: The largest archive (a tool's source, an image) a team may upload.
+MAX_ARCHIVE_BYTES = 4 * 2**30
+#: What an upload is, as the platform API and the command line name it, and as the store keeps it.
+ARCHIVE_KINDS = {"source": "source-archive", "image": "oci-archive"}
 #: The largest prediction file a submission may carry.
 MAX_PREDICTION_BYTES = 64 * 2**20
 #: The longest file name a submission keeps, its extension included (:func:`safe_name`).
@@ -94,7 +104,12 @@ class Lost(Exception):
 
 @dataclass
 class Request:
-    """A submission as a team makes it: exactly one of ``tool_url``, ``command``, ``image``, ``predictions``."""
+    """A submission as a team makes it: exactly one of ``tool_url``, ``command``, ``image``, ``predictions``,
+    or an ``archive`` (the digest of an uploaded source archive) with its start ``command``.
+
+    ``image`` is the digest (``sha256:…``) of an OCI image archive the team uploaded, or
+    ``REGISTRY/NAME@sha256:…`` from a registry the queue names.
+    """
 
     team: str
     task: str
@@ -105,15 +120,20 @@ class Request:
     image: str | None = None
     predictions: str | None = None
     predictions_name: str | None = None
+    archive: str | None = None
     #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
     #: command line are the organisers'; the platform API says whose key made the request.
     organiser: bool = True
 
     @property
     def kind(self) -> str:
+        if self.archive is not None:
+            if self.command is None or any(v is not None for v in (self.tool_url, self.image, self.predictions)):
+                raise InputError("an archive goes with its start command (--command) and nothing else")
+            return "archive"
         given = [k for k in ("tool_url", "command", "image", "predictions") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise InputError("give exactly one of --tool, --command, --image or --predictions")
+            raise InputError("give exactly one of --tool, --command, --archive, --image or --predictions")
         return given[0].removesuffix("_url")
 
 
@@ -192,6 +212,8 @@ SETTINGS = {
     "tool_memory_bytes": int,
     "max_attempts": int,
     "tool_hosts": lambda hosts: sorted({network.host_entry(host) for host in hosts}),
+    "image_registries": lambda entries: sorted({images.registry_entry(entry) for entry in entries}),
+    "weak_sandbox": bool,
 }
 
 
@@ -309,6 +331,37 @@ def read_text(path: Path) -> str:
         raise InputError(f"not UTF-8 text (byte {error.start})", path) from None
 
 
+def upload(store: Store, stream: BinaryIO, kind: str, team: str, *, limit: int = MAX_ARCHIVE_BYTES) -> str:
+    """Keep a team's archive (``kind`` ``source`` or ``image``) read from ``stream``; its digest."""
+    if kind not in ARCHIVE_KINDS:
+        raise InputError(f"an archive is a source or an image, not {kind[:40]!r}")
+    _checked_name(team, "team")
+    try:
+        with store.session() as session:
+            return artifacts.put(session, stream, ARCHIVE_KINDS[kind], limit=limit, team=team).digest
+    except artifacts.TooLarge as error:
+        raise InputError(str(error)) from None
+
+
+@contextmanager
+def packed(path: Path) -> Iterator[BinaryIO]:
+    """A tool's source to upload: an archive file as it is, or a folder packed as a gzip'd tar (in a temporary
+    file). Only regular files and folders are packed; a link or anything else is refused, never followed."""
+    if not files.is_folder(path):
+        with files.opened(path) as handle:
+            yield handle
+        return
+    with tempfile.TemporaryFile() as packed_file:
+        with tarfile.open(fileobj=packed_file, mode="w:gz") as tar:
+            for member in sorted(path.rglob("*")):
+                inside = member.relative_to(path).as_posix()
+                if member.is_symlink() or not (member.is_file() or member.is_dir()):
+                    raise InputError(f"{inside[:80]} is not a file or a folder: pack the source yourself", path)
+                tar.add(member, inside, recursive=False)
+        packed_file.seek(0)
+        yield packed_file
+
+
 def find_gold(session: Session, task: str, dataset: str, version: str | None) -> TaskGold | None:
     query = select(TaskGold).where(TaskGold.task == task, TaskGold.dataset == dataset)
     if version is not None:
@@ -344,6 +397,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
                 "not by a team's prediction file"
             )
         queue = get_queue(session, request.queue, create=request.organiser)
+        artifact = _uploaded(session, kind, request, queue)
         if queue.quota is not None:
             _check_quota(session, queue, request, moment)
         submission = Submission(
@@ -355,7 +409,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             kind=kind,
             tool_url=request.tool_url,
             command=request.command,
-            image=request.image,
+            image=request.image if artifact is None else None,
+            artifact=artifact,
             predictions=request.predictions,
             predictions_name=safe_name(request.predictions_name) if kind == "predictions" else None,
             submitted_by="organiser" if request.organiser else "team",
@@ -387,14 +442,13 @@ def _checked_request(request: Request) -> str:
             checked_url(request.tool_url)
         except ToolError as error:
             raise InputError(str(error), record="--tool") from None
-    if kind == "command" and not request.command.strip():
+    if kind in ("command", "archive") and not request.command.strip():
         raise InputError("the command is empty", record="--command")
-    if kind == "image":
+    if kind == "archive" and not DIGEST.fullmatch(request.archive):
+        raise InputError("not the digest of an uploaded archive (sha256: and 64 hex digits)", record="--archive")
+    if kind == "image" and not (DIGEST.fullmatch(request.image) or images.reference(request.image)):
         raise InputError(
-            f"no Docker daemon at {DOCKER_SOCKET}: --image submissions cannot run here"
-            if not DOCKER_SOCKET.exists()
-            else "this worker runs no images: submit the tool with --tool URL or --command instead",
-            record="--image",
+            "not an uploaded image (sha256:…) nor REGISTRY/NAME@sha256:… (64 hexadecimal digits)", record="--image"
         )
     if kind == "predictions" and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
         raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
@@ -412,7 +466,29 @@ _TEXT_FIELDS = {
     "image": "image",
     "predictions": "predictions",
     "predictions_name": "predictionsName",
+    "archive": "archive",
 }
+
+
+def _uploaded(session: Session, kind: str, request: Request, queue: Queue) -> str | None:
+    """The digest of the team's own upload an ``archive`` or ``image`` submission runs, or None (an image
+    from a registry the queue names); :class:`NotFound` for another team's or a missing upload."""
+    digest = request.archive if kind == "archive" else request.image if kind == "image" else None
+    if digest is None:
+        return None
+    if kind == "image" and not DIGEST.fullmatch(digest):
+        registry = images.reference(digest).registry
+        if registry not in images.registries(queue.image_registries):
+            raise Forbidden(f"images come from the registries the organisers named, not from {registry}")
+        return None
+    wanted = "source-archive" if kind == "archive" else "oci-archive"
+    try:
+        found = artifacts.get(session, digest, request.team)
+    except repository.NotFound:
+        raise NotFound(f"team {request.team} uploaded no archive {digest}") from None
+    if found.kind != wanted:
+        raise InputError(f"{digest} is a {found.kind}, not a {wanted}", record=f"--{kind}")
+    return digest
 
 
 def _check_characters(request: Request) -> None:

@@ -56,8 +56,8 @@ from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
+from nlpbench.platform import images, tasks
 from nlpbench.platform import queue as queues
-from nlpbench.platform import tasks
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
@@ -333,15 +333,19 @@ class _Job:
         settings = replace(self.worker.sandbox, weak=queue.weak_sandbox and self._public(submission))
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
-            command, files, image = submission.command or "", {}, None
+            command, files, image, plain = submission.command or "", {}, None, False
             if submission.artifact is not None:
                 archive = self._fetch_artifact(submission.artifact, Path(work) / "tool.tar")
                 if submission.kind == "image":
                     image = archive
                 else:
                     files, command = {ARCHIVE_INSIDE: archive}, unpacked(command)
+            elif submission.kind == "image":
+                image, plain = submission.image, _registry_of(submission.image, queue)
             try:
-                with start_tool(command, limits, log, sandbox=settings, files=files, image=image) as tool:
+                with start_tool(
+                    command, limits, log, sandbox=settings, files=files, image=image, plain_registry=plain
+                ) as tool:
                     yield _Reached(tool.url, tool.transport, tool)
             except SandboxError as error:
                 raise Failed(f"the tool did not start: {error}") from None
@@ -549,6 +553,15 @@ class _Reached:
         if verdict.detail is None:
             return type(verdict)(f"{verdict} ({ended.reason})")
         return type(verdict)(str(verdict), f"{verdict.detail} ({ended.reason})")
+
+
+def _registry_of(reference: str, queue: Queue) -> bool:
+    """Whether the image's registry is reached without TLS; :class:`Failed` when the queue no longer names it."""
+    named = images.registries(queue.image_registries)
+    registry = images.reference(reference).registry
+    if registry not in named:
+        raise Failed(f"images come from the registries the organisers named, not from {registry}")
+    return named[registry]
 
 
 #: Where a team's source archive appears inside its sandbox, read-only.

@@ -119,8 +119,9 @@ def python_runtime() -> list[str]:
 class Setup:
     """What one tool's sandbox holds: the relay's command line (run inside), the whole environment, a private
     host folder of the runner's (removed at the end), the tool's own directory and files (inside path → host
-    file), read-only, or the OCI image archive that is the tool; the processes and threads it may have and the
-    memory; ``network=True`` (tests' controls only) keeps the host's network."""
+    file), read-only, or the image that is the tool (an OCI archive's path, or a pinned reference to pull); the
+    processes and threads it may have and the memory; ``network=True`` (tests' controls only) keeps the host's
+    network."""
 
     relay: list[str]
     environment: dict[str, str]
@@ -130,7 +131,9 @@ class Setup:
     network: bool = False
     tasks: int = 1024
     memory_bytes: int = 2 * 2**30
-    image: Path | None = None
+    image: Path | str | None = None
+    #: An ``image`` given as ``REGISTRY/NAME@sha256:…`` is pulled; from a registry without TLS when this is true.
+    plain_registry: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ size-limited ``tmpfs`` at ``/tmp`` (its ``HOME``), memory (swap included),
 processes, open files and CPU time limited by the kernel, every capability
 dropped, no new privileges, as :attr:`Sandbox.uid` (never the image's root),
 with the ``PORT`` environment variable. The image's own entry point starts the
-tool. The relay then joins the container's network namespace from the host
+tool. An image given as ``REGISTRY/NAME@sha256:…`` (from a registry the
+organisers named) is pulled into that storage instead; its digest pins it.
+The relay then joins the container's network namespace from the host
 (``nsenter --net``, root only) and forwards the runner's socket to the tool's
 port; it holds no part of the container's filesystem. The container's status
 is the tool's; an out-of-memory kill is read from ``podman inspect``.
@@ -19,6 +21,7 @@ root worker: a rootless worker's images are refused in one line.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import secrets
@@ -50,8 +53,12 @@ class Podman(Backend):
     def command(self, setup: Setup, fds: Fds) -> Launch:
         if setup.image is None:
             raise SandboxUnavailable("podman runs OCI images only: give the tool as an image archive")
+        self._workspace = setup.workspace
         self._base = podman_base(setup.workspace)
-        image = load(self._base, setup.image)
+        if isinstance(setup.image, Path):
+            image = load(self._base, setup.image)
+        else:
+            image = pull(self._base, setup.image, plain=setup.plain_registry)
         memory = str(setup.memory_bytes)
         argv = [*self._base, "run", "--name", self.container, "--network=none", "--read-only", "--hostname", "tool"]
         argv += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={self.settings.disk_bytes},mode=1777"]
@@ -100,20 +107,20 @@ class Podman(Backend):
             subprocess.run([*self._base, "kill", "--signal", "KILL", self.container], capture_output=True, timeout=60)
 
     def clean(self) -> None:
-        """Remove the container and the run's images (their layers are mounted until then)."""
-        if not self._base:
-            return
-        for command in (["rm", "--force", "--time", "0", self.container], ["rmi", "--all", "--force"]):
-            subprocess.run([*self._base, *command], capture_output=True, timeout=120)
+        """Remove the container, the run's images (their layers are mounted until then) and its run folder."""
+        if self._base:
+            remove_storage(self._workspace)
 
 
 def podman_base(workspace: Path) -> list[str]:
-    """``podman`` with a storage of the run's own below ``workspace``, runc, and no events or daemon left."""
-    storage = workspace / "podman"
+    """``podman`` with a storage of the run's own below ``workspace``, runc, and no events or daemon left.
+
+    Its run folder (podman refuses one of more than 50 characters) is :func:`run_folder` of ``workspace``.
+    """
     return [
         "podman",
-        f"--root={storage / 'storage'}",
-        f"--runroot={storage / 'run'}",
+        f"--root={workspace / 'podman'}",
+        f"--runroot={run_folder(workspace)}",
         "--runtime=runc",
         "--cgroup-manager=cgroupfs",
         "--events-backend=none",
@@ -121,11 +128,31 @@ def podman_base(workspace: Path) -> list[str]:
     ]
 
 
+def run_folder(workspace: Path) -> Path:
+    """The short run folder of the podman storage below ``workspace``: ``/tmp/nbpr-`` and a hash of its path."""
+    return Path("/tmp") / f"nbpr-{hashlib.sha256(os.fsencode(workspace)).hexdigest()[:16]}"
+
+
 def remove_storage(workspace: Path) -> None:
-    """Remove every container and image of a run's podman storage below ``workspace`` (a dead runner's)."""
+    """Remove every container and image of a run's podman storage below ``workspace``, and its run folder."""
     base = podman_base(workspace)
     for command in (["rm", "--all", "--force", "--time", "0"], ["rmi", "--all", "--force"]):
         subprocess.run([*base, *command], capture_output=True, timeout=120)
+    shutil.rmtree(run_folder(workspace), ignore_errors=True)
+
+
+def pull(base: list[str], reference: str, *, plain: bool) -> str:
+    """Pull ``REGISTRY/NAME@sha256:…`` into the run's storage (the digest pins its content); the reference."""
+    tls = ["--tls-verify=false"] if plain else []
+    try:
+        pulled = subprocess.run(
+            [*base, "pull", "--quiet", *tls, reference], capture_output=True, text=True, timeout=LOAD_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        raise SandboxError(f"the image was not pulled within {LOAD_SECONDS} s") from None
+    if pulled.returncode != 0:
+        raise SandboxError("the image cannot be pulled from its registry (absent, or the registry refused)")
+    return reference
 
 
 def load(base: list[str], archive: Path) -> str:

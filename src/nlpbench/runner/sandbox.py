@@ -193,7 +193,7 @@ def reap_leftovers() -> None:
 
 def _remove_leftover(folder: Path) -> None:
     """A dead runner's private directory: its container and images first (podman's mounts live there), then it."""
-    if (folder / "podman").is_dir():
+    if (folder / "podman").exists():
         from nlpbench.runner.podman import remove_storage
 
         remove_storage(folder)
@@ -215,7 +215,8 @@ class SandboxedTool:
         sandbox: Sandbox,
         tool_dir: Path | None = None,
         files: dict[str, Path] | None = None,
-        image: Path | None = None,
+        image: Path | str | None = None,
+        plain_registry: bool = False,
     ):
         self.limits = limits
         self.grace_seconds = grace_seconds
@@ -242,7 +243,16 @@ class SandboxedTool:
             environment = tool_environment(sandbox.runtime) | {"PORT": str(port)}
             tasks = TASKS_PER_PROCESS * limits.processes
             setup = Setup(
-                relay, environment, self._private, tool_dir, inside, limits.network, tasks, limits.memory_bytes, image
+                relay,
+                environment,
+                self._private,
+                tool_dir,
+                inside,
+                limits.network,
+                tasks,
+                limits.memory_bytes,
+                image,
+                plain_registry,
             )
             self._process = self._launch(backend.command(setup, fds), status_write)
             if isinstance(backend, Podman):  # the relay joins the container's network once the container runs
@@ -570,7 +580,8 @@ def start_tool(
     sandbox: Sandbox | None = None,
     tool_dir: Path | None = None,
     files: dict[str, Path] | None = None,
-    image: Path | None = None,
+    image: Path | str | None = None,
+    plain_registry: bool = False,
     port: int = 8080,
     startup_seconds: float = 60.0,
     grace_seconds: float = 5.0,
@@ -580,10 +591,13 @@ def start_tool(
     ``tool_dir`` (bound read-only at its own path, and the tool's working
     directory) and ``files`` (inside path → host file, read-only) are all the
     tool gets of the host besides its runtime. With ``image`` (an OCI image
-    archive), the image is the tool, run by podman; ``command`` is then unused.
+    archive's path, or ``REGISTRY/NAME@sha256:…`` to pull, without TLS when
+    ``plain_registry``), the image is the tool, run by podman; ``command`` is then unused.
     """
     settings = sandbox or Sandbox()
-    tool = SandboxedTool(command, limits, log_path, port, grace_seconds, settings, tool_dir, files, image)
+    tool = SandboxedTool(
+        command, limits, log_path, port, grace_seconds, settings, tool_dir, files, image, plain_registry
+    )
     try:
         tool.wait_ready(startup_seconds)
         yield tool

@@ -59,11 +59,18 @@ from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
-from starlette.types import ASGIApp
 
 from nlpbench import __version__
 from nlpbench.api.datanode import schemas
-from nlpbench.api.problems import Guard, ProblemResponse, describe_errors, problem, problem_doc, too_large
+from nlpbench.api.problems import (
+    BodyTooLarge,
+    Guard,
+    ProblemResponse,
+    describe_errors,
+    problem,
+    problem_doc,
+    too_large,
+)
 from nlpbench.api.schemas import RESOURCE_ID_PATTERN
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
@@ -699,14 +706,6 @@ def _methods(app: FastAPI, request: Request) -> set[str]:
     return methods
 
 
-class BodyLimit(Guard):
-    """:class:`~nlpbench.api.problems.Guard` under the name and signature the platform API adds it with
-    (``app.add_middleware(BodyLimit, limit=…)``): a body limit, and a 500 that logs type and place only."""
-
-    def __init__(self, app: ASGIApp, limit: int):
-        super().__init__(app, max_body_bytes=limit)
-
-
 def add_error_handlers(app: FastAPI, max_body_bytes: int | None = None) -> None:
     """Problems for invalid requests, refusals of the store, HTTP errors and an unavailable database; anything
     else reaches :class:`~nlpbench.api.problems.Guard`, which logs its type and place only. A body past
@@ -722,6 +721,8 @@ def add_error_handlers(app: FastAPI, max_body_bytes: int | None = None) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
+        if isinstance(error, BodyTooLarge):
+            return too_large(error.limit)
         if error.status_code == 413 and max_body_bytes is not None:
             return too_large(max_body_bytes)
         detail = error.detail if isinstance(error.detail, str) else None

@@ -2,8 +2,11 @@
 
 Under ``/api/v1``:
 
-- ``POST /submissions`` — ``{task, dataset, team?, queue?, toolUrl | command | image | predictions,
-  predictionsName?}`` → 201 and the submission; 429 past the quota;
+- ``POST /archives?kind=source|image`` (``team`` for organisers) — the request body is an archive a team's
+  tool runs from (a tool's source, or an OCI image archive), up to ``Settings.max_archive_bytes``: 201 and
+  ``{digest, kind, size}`` (the same bytes again: the same digest);
+- ``POST /submissions`` — ``{task, dataset, team?, queue?, toolUrl | command | image | archive + command |
+  predictions, predictionsName?}`` → 201 and the submission; 429 past the quota;
 - ``GET /submissions`` (``status``, ``queue``, ``limit``) — newest first;
 - ``GET /submissions/{id}`` — with its events and results;
 - ``GET /submissions/{id}/documents?profile=P`` — the stored per-document counts (on a private dataset,
@@ -27,25 +30,29 @@ too (400, 404), never a 500.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from nlpbench import __version__
-from nlpbench.api.datanode.app import BodyLimit, add_error_handlers
-from nlpbench.api.problems import ProblemResponse, problem
+from nlpbench.api.datanode.app import add_error_handlers
+from nlpbench.api.problems import Guard, ProblemResponse, problem
 from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
 from nlpbench.platform.keys import Caller, caller
 from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.registry import UnknownName
-from nlpbench.store import Store
+from nlpbench.store import Store, artifacts
 from nlpbench.store.submissions import STATUSES
 
 BASE_PATH = "/api/v1"
+#: An upload is held in memory up to this size, then in a temporary file, before it goes into the store.
+SPOOL_BYTES = 8 * 2**20
 PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 
 
@@ -53,6 +60,8 @@ PROFILE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"
 class Settings:
     #: The largest request body, in bytes: a prediction file and a little more.
     max_body_bytes: int = queues.MAX_PREDICTION_BYTES + 2**20
+    #: The largest archive upload (``POST /archives``), in bytes.
+    max_archive_bytes: int = queues.MAX_ARCHIVE_BYTES
 
 
 class NewSubmission(BaseModel):
@@ -66,7 +75,12 @@ class NewSubmission(BaseModel):
     queue: str = Field(default=queues.DEFAULT_QUEUE, max_length=60)
     toolUrl: str | None = Field(default=None, max_length=2000)
     command: str | None = Field(default=None, max_length=10000)
-    image: str | None = Field(default=None, max_length=500)
+    image: str | None = Field(
+        default=None, max_length=500, description="An uploaded image's sha256:…, or REGISTRY/NAME@sha256:…."
+    )
+    archive: str | None = Field(
+        default=None, max_length=71, description="An uploaded source archive's sha256:…; command starts it."
+    )
     predictions: str | None = Field(default=None, description="The prediction file's text.")
     predictionsName: str | None = Field(default=None, max_length=255)
 
@@ -101,8 +115,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.store = store
-    add_error_handlers(app)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    add_error_handlers(app, settings.max_body_bytes)
+    uploads = {f"{BASE_PATH}/archives": settings.max_archive_bytes}
+    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
 
     @app.exception_handler(InputError)
     async def bad_input(_request: Request, error: InputError) -> ProblemResponse:
@@ -144,11 +159,34 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
             image=body.image,
             predictions=body.predictions,
             predictions_name=body.predictionsName,
+            archive=body.archive,
             organiser=me.organiser,
         )
         submission_id = queues.submit(store, request)
         with store.session(readonly=True) as session:
             return submission_json(session, queues.get(session, submission_id))
+
+    @router.post("/archives", status_code=201, tags=["Submissions"])
+    async def upload(
+        request: Request,
+        me: Who,
+        kind: Annotated[str, Query(pattern="^(source|image)$")],
+        team: Annotated[str | None, Query(pattern=f"^{queues.NAME_PATTERN}$")] = None,
+    ) -> dict[str, Any]:
+        """An archive a team's tool runs from, kept by digest for that team: its source, or an OCI image."""
+        owner = team if me.organiser else me.team
+        if owner is None:
+            raise HTTPException(400, "an organiser's upload names its team (?team=NAME)")
+        if not me.organiser and team not in (None, me.team):
+            raise HTTPException(403, "a team key uploads for its own team only")
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
+            async for chunk in request.stream():
+                body.write(chunk)
+            body.seek(0)
+            digest = await run_in_threadpool(queues.upload, store, body, kind, owner, limit=settings.max_archive_bytes)
+        with store.session(readonly=True) as session:
+            artifact = artifacts.get(session, digest, owner)
+            return {"digest": artifact.digest, "kind": kind, "size": artifact.size}
 
     @router.get("/submissions", tags=["Submissions"])
     def listing(
