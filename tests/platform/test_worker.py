@@ -207,12 +207,12 @@ def test_prediction_files_of_a_phi_task_are_checked_against_the_notes_and_scored
 
 def test_refused_at_once(nb, dataset, tool, tmp_path):
     cases = {
-        ("--task", "date", "--dataset", "notes", "--image", "tool@sha256:" + "0" * 64): "--image: not an uploaded image",
+        ("--task", "date", "--dataset", "notes", "--image", "tool@sha256:" + "0" * 64): "--image: not an uploaded",
         ("--task", "date", "--dataset", "nope", "--tool", tool.url): "no dataset 'nope' in the store",
         ("--task", "date", "--dataset", "notes@9", "--tool", tool.url): "dataset notes is version 1, not 9",
         ("--task", "dates", "--dataset", "notes", "--tool", tool.url): "unknown task 'dates'",
         ("--task", "ner", "--dataset", "notes", "--tool", tool.url): "task ner is scored from files",
-        ("--task", "date", "--dataset", "notes"): "give exactly one of --tool, --command, --archive, --image or --predictions",
+        ("--task", "date", "--dataset", "notes"): "give exactly one of --tool, --command, --archive, --image or",
         ("--task", "date", "--dataset", "notes", "--tool", "ftp://x"): "is a ftp:// URL",
     }
     for args, message in cases.items():
