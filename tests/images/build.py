@@ -14,6 +14,9 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,50 @@ def tool_image(folder: Path, *, script: Path = HERE / "datetool.py", args: tuple
 def _without_tests(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     parts = Path(info.name).parts
     return None if "test" in parts or "__pycache__" in parts or "idlelib" in parts else info
+
+
+@contextmanager
+def registry_with(archive: Path, folder: Path) -> Iterator[str]:
+    """A registry of Debian's ``docker-registry`` on a free local port, holding the image of ``archive``:
+    yields the pinned reference ``127.0.0.1:PORT/test/tool@sha256:…`` (the registry speaks plain HTTP)."""
+    if shutil.which("docker-registry") is None:
+        pytest.skip("no docker-registry here (Debian: apt-get install docker-registry)")
+    from nlpbench.runner.services import free_port
+
+    port = free_port()
+    (folder / "registry.yml").write_text(
+        f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {folder / 'blobs'}\n"
+        f"http:\n  addr: 127.0.0.1:{port}\n"
+    )
+    server = subprocess.Popen(["docker-registry", "serve", str(folder / "registry.yml")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    runroot = Path(tempfile.mkdtemp(prefix="nbpr-", dir="/tmp"))
+    base = ["podman", f"--root={folder / 'podman'}", f"--runroot={runroot}", "--runtime=runc",
+            "--cgroup-manager=cgroupfs", "--events-backend=none"]  # fmt: skip
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/v2/")
+        subprocess.run([*base, "load", "--input", str(archive)], check=True, capture_output=True, timeout=300)
+        target = f"127.0.0.1:{port}/test/tool:1"
+        subprocess.run([*base, "tag", "localhost/test-tool:1", target], check=True, capture_output=True, timeout=60)
+        digest_file = folder / "digest"
+        subprocess.run([*base, "push", "--tls-verify=false", "--digestfile", str(digest_file), target],
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+        yield f"127.0.0.1:{port}/test/tool@{digest_file.read_text().strip()}"
+    finally:
+        subprocess.run([*base, "rmi", "--all", "--force"], capture_output=True, timeout=300)
+        shutil.rmtree(runroot, ignore_errors=True)
+        server.terminate()
+        server.wait()
+
+
+def _wait_for(url: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"the test registry did not answer at {url}")

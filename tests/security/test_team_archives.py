@@ -23,7 +23,7 @@ import pytest
 from nlpbench.api.platform import Settings, create_app
 from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
 from nlpbench.runner.podman import podman_works
-from tests.images.build import HERE, tool_image
+from tests.images.build import HERE, registry_with, tool_image
 from tests.platform.conftest import arena  # noqa: F401
 from tests.platform.test_worker import shown, submit
 
@@ -173,3 +173,14 @@ def test_an_image_comes_only_from_a_registry_the_organisers_named(arena):  # noq
     )
     arena.queue("--image-registry", "registry.example.org")
     assert arena.submit(image=reference).status_code == 201
+
+
+def test_an_image_from_a_named_registry_is_pulled_by_its_digest_and_run(arena, image_archive, tmp_path):  # noqa: F811
+    with registry_with(image_archive, tmp_path) as reference:
+        registry = reference.split("/")[0]
+        arena.queue("--image-registry", f"http://{registry}")
+        submission = arena.submitted(image=reference)
+        arena.work()
+    data = arena.shown(submission)
+    assert data["status"] == "SCORED", data["reason"]
+    assert data["image"] == reference and data["tool"]["name"] == "image-date"
