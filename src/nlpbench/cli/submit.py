@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -452,19 +454,34 @@ def worker(
     reads nothing of this machine but its runtime (--runtime and the system's libraries), reaches no network
     and never the store. With --sandbox unshare (or no sandbox here) team tools run only on public datasets of
     queues whose organiser allowed the weaker fallback; elsewhere they end FAILED, saying why.
+
+    SIGTERM (or Ctrl+C) stops the worker: the tool it started ends, and the submission in hand goes back to
+    the queue at once, for the next worker to take over where it stands. A worker killed outright takes its
+    tools with it; the next one on this machine removes what it left.
     """
-    from nlpbench.platform.worker import Worker, default_name
+    from nlpbench.platform.worker import Stopped, Worker, default_name
 
     store = open_db(db)
 
     def said(submission_id: int, status: str) -> None:
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
+    def stop(number: int, _frame: Any) -> None:
+        raise Stopped(signal.Signals(number).name)
+
+    settings = sandbox_settings(sandbox, runtime, disk)
+    worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
+    main = threading.current_thread() is threading.main_thread()  # only the main thread may take signals
+    previous = signal.signal(signal.SIGTERM, stop) if main else None
     try:
-        settings = sandbox_settings(sandbox, runtime, disk)
-        worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
         done = worker.run(until_idle=until_idle)
+    except (Stopped, KeyboardInterrupt) as stopped:
+        given = f"; submission {worker.given_back} given back to the queue" if worker.given_back else ""
+        stderr().print(f"worker: stopped by {stopped or 'Ctrl+C'}{given}", markup=False)
+        raise typer.Exit(130 if isinstance(stopped, KeyboardInterrupt) else 0) from None
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         store.close()
     stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)
 

@@ -677,6 +677,14 @@ def renew(store: Store, submission_id: int, worker: str, lease: float) -> bool:
         return result.rowcount == 1
 
 
+def release(store: Store, submission_id: int, worker: str) -> bool:
+    """Give a submission back (its worker is stopping): its lease ends now, so the next claim takes it over
+    where it stands. False when this worker no longer held it."""
+    with store.session() as session:
+        given = session.execute(_held(submission_id, worker).values(lease_expires_at=now() - timedelta(seconds=1)))
+        return given.rowcount == 1
+
+
 def hold(session: Session, submission_id: int, worker: str, lease: float, **values: Any) -> None:
     """Inside a writing transaction: renew the lease (and set ``values``), or raise :class:`Lost`."""
     statement = _held(submission_id, worker).values(lease_expires_at=now() + timedelta(seconds=lease), **values)

@@ -99,6 +99,11 @@ class Failed(Verdict):
     """The submission cannot finish."""
 
 
+class Stopped(BaseException):
+    """The worker is asked to stop (``SIGTERM``): like Ctrl+C, it unwinds everything (the tools it started end)
+    and the submission in hand is given back to the queue; the argument names the signal."""
+
+
 def default_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
@@ -116,6 +121,8 @@ class Worker:
     scheduler: str | None = None
     #: How team tools are sandboxed here (which sandbox, the runtime they may read).
     sandbox: Sandbox = field(default_factory=Sandbox)
+    #: The submission given back to the queue when the worker was stopped, if any.
+    given_back: int | None = None
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
@@ -148,6 +155,10 @@ class Worker:
         try:
             with job.heartbeat(), suppress(queues.Lost):
                 job.run()
+        except (Stopped, KeyboardInterrupt):  # its tools ended as the stack unwound: the next worker goes on
+            if queues.release(self.store, submission_id, self.name):
+                self.given_back = submission_id
+            raise
         except Exception as error:
             log.error("submission %d: %s", submission_id, raised_at(error))
             try:
@@ -222,6 +233,11 @@ class _Job:
                 return loop.run_until_complete(self._task)
             except asyncio.CancelledError:
                 raise queues.Lost(f"submission {self.id}: lease lost") from None
+            except BaseException:  # stopped (a signal) with the work in flight: end it before the loop closes
+                self._task.cancel()
+                with suppress(BaseException):
+                    loop.run_until_complete(self._task)
+                raise
         finally:
             self._loop = self._task = None
             loop.close()
