@@ -13,8 +13,10 @@ order that rotates from round to round:
 
 The time is that of :class:`~nlpbench.runner.AnnotationRun` over the N notes (8 requests at once, every
 answer checked), from the first request to the last answer: the tool's start is timed apart (the sandbox's
-own start-up is paid once per submission, not per note). Medians over ``--repeat`` rounds; the machine,
-its load and the command are printed with the table.
+own start-up is paid once per submission, not per note). Beside the wall time, the CPU time spent on both
+sides (this process's, and the tool's: its processes', or the sandbox's cgroup with the relay in it), which
+a loaded machine disturbs less. Medians over ``--repeat`` rounds; the machine, its load and the command are
+printed with the table.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+import psutil
 
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun
@@ -64,6 +68,8 @@ def unsandboxed(folder: Path):
                 time.sleep(0.1)
         yield url, lambda: None
     finally:
+        used = psutil.Process(process.pid).cpu_times()
+        TOOL_CPU.append(used.user + used.system)
         process.terminate()
         process.wait()
 
@@ -73,18 +79,23 @@ def sandboxed(folder: Path, backend: str):
     limits = Limits(memory_bytes=2 * 2**30)
     with start_tool(COMMAND, limits, folder / f"{backend}.log", sandbox=Sandbox(backend=backend)) as tool:
         yield tool.url, tool.transport
+    TOOL_CPU.append(tool.outcome.cpu_seconds)
 
 
-def timed(way, folder: Path, documents: list[Document]) -> tuple[float, float]:
-    """(seconds to start the tool, seconds to annotate every note)."""
+#: The CPU seconds of the tool of each run, appended as each ends.
+TOOL_CPU: list[float] = []
+
+
+def timed(way, folder: Path, documents: list[Document]) -> tuple[float, float, float]:
+    """(seconds to start the tool, seconds to annotate every note, CPU seconds of client and tool in all)."""
     started = time.perf_counter()
     with way(folder) as (url, transport):
-        ready = time.perf_counter()
+        ready, client = time.perf_counter(), time.process_time()
         run = AnnotationRun(url, concurrency=8, transport=transport())
         annotated = run.run(documents)
-        done = time.perf_counter()
+        done, client = time.perf_counter(), time.process_time() - client
     assert len(annotated) == len(documents)
-    return ready - started, done - ready
+    return ready - started, done - ready, client + TOOL_CPU[-1]
 
 
 def main() -> None:
@@ -97,7 +108,7 @@ def main() -> None:
     documents = notes(options.notes)
     ways = {"unsandboxed": unsandboxed} | {b: (lambda folder, b=b: sandboxed(folder, b)) for b in backends}
     names = list(ways)
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.2f} at the start")  # fmt: skip
     print(f"# python benchmarks/sandbox_overhead_bench.py --notes {options.notes} --repeat {options.repeat} "
@@ -107,15 +118,18 @@ def main() -> None:
             order = names[round_number % len(names) :] + names[: round_number % len(names)]
             for name in order:
                 results[name].append(timed(ways[name], Path(folder), documents))
-                start, annotate = results[name][-1]
-                print(f"round {round_number + 1}: {name:<12} start {start:6.2f} s, annotate {annotate:6.2f} s")
-    base = statistics.median(annotate for _, annotate in results["unsandboxed"])
-    print(f"\n| way | tool start (median) | annotation of {options.notes} notes (median) | vs unsandboxed |")
-    print("| --- | ---: | ---: | ---: |")
+                start, annotate, cpu = results[name][-1]
+                print(f"round {round_number + 1}: {name:<12} start {start:6.2f} s, annotate {annotate:6.2f} s, "
+                      f"CPU {cpu:6.2f} s")  # fmt: skip
+    base = statistics.median(annotate for _, annotate, _ in results["unsandboxed"])
+    base_cpu = statistics.median(cpu for _, _, cpu in results["unsandboxed"])
+    print(f"\n| way | tool start | annotation of {options.notes} notes | vs unsandboxed | CPU (client + tool) "
+          "| vs unsandboxed |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
-        start = statistics.median(s for s, _ in results[name])
-        annotate = statistics.median(a for _, a in results[name])
-        print(f"| {name} | {start:.2f} s | {annotate:.2f} s | {100 * (annotate / base - 1):+.1f} % |")
+        start, annotate, cpu = (statistics.median(row[i] for row in results[name]) for i in range(3))
+        print(f"| {name} | {start:.2f} s | {annotate:.2f} s | {100 * (annotate / base - 1):+.1f} % | {cpu:.2f} s "
+              f"| {100 * (cpu / base_cpu - 1):+.1f} % |")  # fmt: skip
     print(f"# load {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -1,4 +1,4 @@
-"""Inside a sandbox: start the tool, and relay the runner's connections to its port.
+"""Inside a sandbox: start the tool, and give the runner connections to its port.
 
 ``python -I -S relay.py LISTEN_FD STATUS_FD PORT COMMAND`` (a script of the
 standard library only, so it starts at once) is the first program of the tool's
@@ -7,14 +7,15 @@ socket the runner made and handed over as a descriptor: the tool's sandbox
 holds no path to it, and nothing but the runner connects to it. The relay sets
 loopback up where it is down (a new network namespace of ``unshare`` has it so;
 bubblewrap sets it up itself), starts ``COMMAND`` with ``/bin/sh -c`` in its own
-process group, and copies bytes both ways between each connection accepted on
-``LISTEN_FD`` and ``127.0.0.1:PORT``. When the tool ends, its status goes to
+process group, and for each connection accepted on ``LISTEN_FD`` opens one to
+``127.0.0.1:PORT`` and hands it to the runner (:func:`hand_over`), which then
+speaks to the tool directly: no bytes pass through the relay. When the tool ends, its status goes to
 ``STATUS_FD`` as one line of JSON (``{"returncode": N}``, negative for a
 signal, as :mod:`subprocess` reports it) and the relay exits, which ends the
 sandbox and every process left in it. ``SIGTERM`` is passed on to the tool's
 process group.
 
-With ``COMMAND`` ``-`` the relay starts no tool: it forwards until it is
+With ``COMMAND`` ``-`` the relay starts no tool: it hands connections over until it is
 ended (a container's entry point is the tool, and the relay joins the
 container's network namespace from outside: :mod:`nlpbench.runner.podman`).
 
@@ -71,36 +72,34 @@ def loopback_up() -> None:
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
 
 
-async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while chunk := await reader.read(CHUNK):
-            writer.write(chunk)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except OSError:
-        pass
-    finally:
-        writer.close()
-
-
-async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter, port: int) -> None:
-    """One connection: copy both ways until each side is done; a tool not (yet) listening closes it."""
-    try:
-        tool_reader, tool_writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError:
-        client_writer.close()
-        return
-    await asyncio.gather(pipe(client_reader, tool_writer), pipe(tool_reader, client_writer))
+async def hand_over(listener: socket.socket, port: int) -> None:
+    """For each connection the runner makes, a TCP connection to the tool's port, handed to the runner
+    (``SCM_RIGHTS``, with one byte) and closed here: the runner then speaks to the tool directly
+    (:mod:`nlpbench.runner.handoff`). A tool not (yet) listening: the runner's connection closes, empty."""
+    loop = asyncio.get_running_loop()
+    listener.setblocking(False)
+    while True:
+        control, _ = await loop.sock_accept(listener)
+        with control:
+            tool = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            tool.setblocking(False)
+            with tool:
+                try:
+                    await loop.sock_connect(tool, ("127.0.0.1", port))
+                except OSError:
+                    continue
+                control.setblocking(True)
+                with contextlib.suppress(OSError):  # the runner gave up meanwhile
+                    socket.send_fds(control, [b"\x00"], [tool.fileno()])
 
 
 async def serve(listener: socket.socket, port: int, tool: subprocess.Popen) -> int:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, lambda: _signal_group(tool, signal.SIGTERM))
-    server = await asyncio.start_unix_server(lambda r, w: relay(r, w, port), sock=listener)
-    async with server:
-        while tool.poll() is None:  # polled, not waited for in a thread: nothing left behind at the end
-            await asyncio.sleep(0.05)
+    handing = asyncio.create_task(hand_over(listener, port))
+    while tool.poll() is None:  # polled, not waited for in a thread: nothing left behind at the end
+        await asyncio.sleep(0.05)
+    handing.cancel()
     return tool.returncode
 
 
@@ -108,8 +107,9 @@ async def forward(listener: socket.socket, port: int) -> None:
     """Forward every connection until ``SIGTERM``."""
     stopped = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
-    async with await asyncio.start_unix_server(lambda r, w: relay(r, w, port), sock=listener):
-        await stopped.wait()
+    handing = asyncio.create_task(hand_over(listener, port))
+    await stopped.wait()
+    handing.cancel()
 
 
 def _signal_group(tool: subprocess.Popen, number: int) -> None:

@@ -66,6 +66,7 @@ import httpx
 import psutil
 
 from nlpbench.runner.cgroup import make_cgroup, reap_cgroups
+from nlpbench.runner.handoff import POOL, HandoffTransport, SyncHandoffTransport
 from nlpbench.runner.isolation import (
     INSIDE,
     Fds,
@@ -315,13 +316,18 @@ class SandboxedTool:
             self._bridge = Bridge(self._listener, process.stdin, process.stdout)
         return process
 
-    def transport(self) -> httpx.AsyncHTTPTransport:
-        """A new asyncio transport reaching the tool (give it to ``httpx.AsyncClient`` with :attr:`url`)."""
-        return httpx.AsyncHTTPTransport(uds=self.socket_path)
+    def transport(self, limits: httpx.Limits = POOL) -> httpx.AsyncHTTPTransport:
+        """A new asyncio transport reaching the tool (give it to ``httpx.AsyncClient`` with :attr:`url`): its
+        connections are handed over by the relay (gVisor's travel as frames on the bridge's socket)."""
+        if self._bridge is not None:
+            return httpx.AsyncHTTPTransport(uds=self.socket_path, limits=limits)
+        return HandoffTransport(self.socket_path, limits)
 
     def sync_transport(self) -> httpx.HTTPTransport:
         """The same for a synchronous ``httpx.Client``."""
-        return httpx.HTTPTransport(uds=self.socket_path)
+        if self._bridge is not None:
+            return httpx.HTTPTransport(uds=self.socket_path)
+        return SyncHandoffTransport(self.socket_path)
 
     def wait_ready(self, timeout: float) -> None:
         """Return once GET /api/v1/healthCheck answers 200; a :class:`SandboxError` if the tool ends or never does."""
