@@ -61,6 +61,17 @@ def sandboxing(request):
 
 
 @pytest.fixture
+def bubblewrap():
+    """Skip, saying why, where bubblewrap cannot run a sandbox here."""
+    from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
+
+    try:
+        choose(Sandbox(backend="bwrap"))
+    except SandboxUnavailable as error:
+        pytest.skip(str(error))
+
+
+@pytest.fixture
 def started(tmp_path, sandboxing):
     """``started(command, limits, **options)``: ``start_tool`` in each sandbox, the tool's folder ``tmp_path/tool``."""
     from nlpbench.runner.sandbox import start_tool

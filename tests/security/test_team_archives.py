@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from nlpbench.api.platform import Settings, create_app
-from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
 from nlpbench.runner.podman import podman_works
 from tests.images.build import HERE, registry_with, tool_image
 from tests.platform.conftest import arena  # noqa: F401
@@ -32,12 +31,7 @@ START = "python3 datetool.py"
 DATETOOL = HERE / "datetool.py"
 
 
-@pytest.fixture(autouse=True)
-def bubblewrap():
-    try:
-        choose(Sandbox(backend="bwrap"))
-    except SandboxUnavailable as error:
-        pytest.skip(str(error))
+pytestmark = pytest.mark.usefixtures("bubblewrap")
 
 
 def source_archive(members: dict[str, bytes] | None = None) -> bytes:

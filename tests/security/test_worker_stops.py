@@ -23,7 +23,6 @@ import psutil
 import pytest
 
 from nlpbench.runner import sandbox
-from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
 from nlpbench.store import open_store
 from nlpbench.store.submissions import Submission
 from tests.platform.test_worker import shown, submit, tool_folder
@@ -49,12 +48,7 @@ uvicorn.run(app, host="127.0.0.1", port=8080, log_level="warning")
 """
 
 
-@pytest.fixture(autouse=True)
-def bubblewrap():
-    try:
-        choose(Sandbox(backend="bwrap"))
-    except SandboxUnavailable as error:
-        pytest.skip(str(error))
+pytestmark = pytest.mark.usefixtures("bubblewrap")
 
 
 def started_worker(db_url: str, folder: Path, lease: str) -> subprocess.Popen:

@@ -159,6 +159,15 @@ class _SyncBackend(httpcore.NetworkBackend):
         time.sleep(seconds)
 
 
+def _pool(limits: httpx.Limits) -> dict[str, typing.Any]:
+    """httpcore's pool options for httpx's ``limits``, as httpx passes them."""
+    return {
+        "max_connections": limits.max_connections,
+        "max_keepalive_connections": limits.max_keepalive_connections,
+        "keepalive_expiry": limits.keepalive_expiry,
+    }
+
+
 class HandoffTransport(httpx.AsyncHTTPTransport):
     """httpx's own transport, its connections made by the relay listening at ``control_path``.
 
@@ -168,12 +177,7 @@ class HandoffTransport(httpx.AsyncHTTPTransport):
 
     def __init__(self, control_path: str, limits: httpx.Limits = POOL):
         super().__init__(limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_AsyncBackend(control_path),
-        )
+        self._pool = httpcore.AsyncConnectionPool(network_backend=_AsyncBackend(control_path), **_pool(limits))
 
 
 class SyncHandoffTransport(httpx.HTTPTransport):
@@ -181,9 +185,4 @@ class SyncHandoffTransport(httpx.HTTPTransport):
 
     def __init__(self, control_path: str, limits: httpx.Limits = POOL):
         super().__init__(limits=limits)
-        self._pool = httpcore.ConnectionPool(
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_SyncBackend(control_path),
-        )
+        self._pool = httpcore.ConnectionPool(network_backend=_SyncBackend(control_path), **_pool(limits))
