@@ -21,7 +21,8 @@ REASON_STREAM = "reason"
 PRIVATE_WARNINGS = "the scorer's warnings name notes of a private dataset: the organisers can read them"
 
 
-def _moment(value: datetime | None) -> str | None:
+def moment(value: datetime | None) -> str | None:
+    """A stored moment as JSON shows it: ISO 8601 in UTC, ``Z`` at the end; None stays None."""
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
@@ -47,11 +48,11 @@ def submission_json(
         "predictions": submission.predictions_name if submission.kind == "predictions" else None,
         "status": submission.status,
         "reason": submission.reason,
-        "createdAt": _moment(submission.created_at),
-        "updatedAt": _moment(submission.updated_at),
-        "validatedAt": _moment(submission.validated_at),
-        "startedAt": _moment(submission.started_at),
-        "finishedAt": _moment(submission.finished_at),
+        "createdAt": moment(submission.created_at),
+        "updatedAt": moment(submission.updated_at),
+        "validatedAt": moment(submission.validated_at),
+        "startedAt": moment(submission.started_at),
+        "finishedAt": moment(submission.finished_at),
         "progress": {"done": submission.notes_done, "total": submission.notes_total},
         "attempts": submission.attempts,
         "worker": submission.worker,
@@ -60,7 +61,7 @@ def submission_json(
     }
     if details:
         data["events"] = [
-            {"at": _moment(event.at), "status": event.status, "reason": event.reason}
+            {"at": moment(event.at), "status": event.status, "reason": event.reason}
             for event in queues.events(session, submission.id)
         ]
         data["results"] = [_result_json(session, result) for result in _results(session, submission.id)]
@@ -79,7 +80,7 @@ def _result_json(session: Session, result: Result) -> dict[str, Any]:
     return {
         "id": result.id,
         "profile": result.profile,
-        "createdAt": _moment(result.created_at),
+        "createdAt": moment(result.created_at),
         "scores": result.scores,
         "reproducibility": result.reproducibility,
         "warnings": result.warnings,

@@ -50,6 +50,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from nlpbench import __version__
 from nlpbench.api.problems import Guard
 from nlpbench.platform import intervals, tasks
+from nlpbench.platform.views import moment
 from nlpbench.report.model import Report
 from nlpbench.stats.report import overall_rows
 from nlpbench.store import Store
@@ -322,10 +323,6 @@ def _metric_name(task: str) -> str:
     return {"timelines": "official score", "coref": "CoNLL F1", "codiesp": "MAP (D, P) or F1 (X)"}.get(task, "F1")
 
 
-def _moment(value: Any) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
 def _submission_json(submission: Submission) -> dict[str, Any]:
     """What the public site tells of a scored submission: never its command, credentials, worker or events."""
     return {
@@ -336,7 +333,7 @@ def _submission_json(submission: Submission) -> dict[str, Any]:
         "datasetVersion": submission.dataset_version,
         "kind": submission.kind,
         "status": submission.status,
-        "createdAt": _moment(submission.created_at),
+        "createdAt": moment(submission.created_at),
         "tool": board.tool_facts(submission),
         "toolUrl": board.shown_url(submission.tool_url),
         "image": board.bounded(submission.image, board.LONG),
