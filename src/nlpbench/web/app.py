@@ -385,7 +385,7 @@ def _result_view(session, submission: Submission, result: Result, public: bool) 
     return {
         "id": result.id,
         "profile": result.profile,
-        "createdAt": _moment(result.created_at),
+        "createdAt": moment(result.created_at),
         "reproducibility": _reproducibility(result.reproducibility),
         "warnings": result.warnings if public else [],
         "warningsWithheld": 0 if public else len(result.warnings),
