@@ -1,13 +1,19 @@
 """Scoring tasks: each reads its inputs, scores them under a profile and returns a Report.
 
-The command line, the services and the runner all score through these
-functions; :data:`REGISTRY` lists the tasks by the name ``nlpbench score``
-uses.
+Every task is one registered spec (:class:`Task`): its name, its inputs (the
+two sides, the formats they read, the options that name files), its profile
+family, and ``score(gold, pred, *, profile, **options) -> Report``, gold
+first. The command line (``nlpbench score TASK``, ``compare``), the Python
+API (:func:`nlpbench.score`), the worker, ``rescore`` and the leaderboard all
+read :data:`REGISTRY`, so adding a task is one module that calls
+:func:`register` (see docs/how-to/add-a-scoring-task.md).
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,26 +21,70 @@ from dataclasses import dataclass
 from nlpbench.registry import Registry
 from nlpbench.report import Report
 
+#: The modules of the tasks nlpbench ships, each registering its task when imported.
+MODULES = ("codiesp", "coref", "i2b2", "linking", "ner", "relations", "sandbox", "timelines")
+#: Keyword arguments every task's ``score`` may take that are not options of the task.
+_CONTROLS = ("gold", "pred", "profile", "on_document", "per_document")
+
 
 @dataclass(frozen=True)
 class Task:
+    """A scoring task: what it reads and how it scores.
+
+    ``score(gold, pred, *, profile, **options) -> Report`` scores predictions
+    against gold under a profile of the family ``profiles``; ``gold`` and
+    ``pred`` are paths (or what the task's readers take in their place), and
+    ``sides`` are the words the command line and stored gold use for them
+    (``--gold``/``--pred``; coreference's ``--key``/``--response``).
+    ``formats`` are the formats the sides read, the default first; ``files``
+    the other options that name files, ``lists`` those that take several.
+    """
+
     name: str
     summary: str
-    profiles: str  # the profile family, for nlpbench.profiles.names()
+    profiles: str
     score: Callable[..., Report]
+    sides: tuple[str, str] = ("gold", "pred")
+    formats: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    lists: tuple[str, ...] = ()
+
+    def options(self) -> list[str]:
+        """The keyword options of :attr:`score` beyond gold, pred, profile and the progress controls."""
+        parameters = inspect.signature(self.score).parameters
+        return [name for name in parameters if name not in _CONTROLS]
+
+    def takes(self, name: str) -> bool:
+        """Whether :attr:`score` takes the keyword argument ``name``."""
+        return name in inspect.signature(self.score).parameters
 
 
 REGISTRY: Registry[Task] = Registry("task")
 
 
-def register(name: str, summary: str, profiles: str):
-    """Decorator: register a scoring function as the task ``name``."""
+def register(
+    name: str,
+    summary: str,
+    profiles: str,
+    *,
+    sides: tuple[str, str] = ("gold", "pred"),
+    formats: tuple[str, ...] = (),
+    files: tuple[str, ...] = (),
+    lists: tuple[str, ...] = (),
+) -> Callable[[Callable[..., Report]], Callable[..., Report]]:
+    """Decorator: register ``score(gold, pred, *, profile, **options)`` as the task ``name`` (see :class:`Task`)."""
 
     def decorate(score: Callable[..., Report]) -> Callable[..., Report]:
-        REGISTRY.register(name, Task(name, summary, profiles, score))
+        REGISTRY.register(name, Task(name, summary, profiles, score, sides, formats, files, lists))
         return score
 
     return decorate
+
+
+def get(name: str) -> Task:
+    """The task ``name``; an unknown name raises :class:`nlpbench.registry.UnknownName` listing the known ones."""
+    load_all()
+    return REGISTRY.get(name)
 
 
 @contextmanager
@@ -57,6 +107,6 @@ def collector_paused() -> Iterator[None]:
 
 def load_all() -> list[str]:
     """Import every task module so that each registers itself; the task names."""
-    from nlpbench.tasks import codiesp, coref, i2b2, linking, ner, relations, sandbox, timelines  # noqa: F401
-
+    for module in MODULES:
+        importlib.import_module(f"nlpbench.tasks.{module}")
     return REGISTRY.names()

@@ -72,7 +72,13 @@ class _Run:
             )
 
 
-@register("ner", "Named entities (SemEval-2013): strict, exact, partial, type", "ner")
+@register(
+    "ner",
+    "Named entities (SemEval-2013): strict, exact, partial, type",
+    "ner",
+    formats=("conll", "jsonl", "omin"),
+    files=("tokens",),
+)
 def score_ner(
     gold: Path | str,
     pred: Path | str,
