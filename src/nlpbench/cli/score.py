@@ -11,7 +11,6 @@ import inspect
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum, StrEnum
-from importlib import resources
 from pathlib import Path
 
 import typer
@@ -39,6 +38,7 @@ from nlpbench.cli.db import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
+from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
@@ -154,11 +154,6 @@ def profile_option(family: str) -> typer.Option:
 
 def add_commands(root: typer.Typer) -> None:
     root.add_typer(app, name="score")
-
-
-def example_file(name: str) -> Path:
-    """A file of the example gold/prediction pair shipped with nlpbench."""
-    return Path(str(resources.files("nlpbench.data") / "examples" / name))
 
 
 @app.command("sandbox")

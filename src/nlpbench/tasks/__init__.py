@@ -11,15 +11,23 @@ read :data:`REGISTRY`, so adding a task is one module that calls
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import inspect
-from collections.abc import Callable, Iterator
+import sys
+import types
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nlpbench.registry import Registry
 from nlpbench.report import Report
+
+if TYPE_CHECKING:
+    from nlpbench.model import Document
 
 #: The modules of the tasks nlpbench ships, each registering its task when imported.
 MODULES = ("codiesp", "coref", "i2b2", "linking", "ner", "relations", "sandbox", "timelines")
@@ -37,7 +45,9 @@ class Task:
     ``sides`` are the words the command line and stored gold use for them
     (``--gold``/``--pred``; coreference's ``--key``/``--response``).
     ``formats`` are the formats the sides read, the default first; ``files``
-    the other options that name files, ``lists`` those that take several.
+    the other options that name files, ``lists`` those that take several;
+    ``in_memory`` says whether a side may be documents given in memory
+    (:class:`InMemory`) instead of a path.
     """
 
     name: str
@@ -48,6 +58,7 @@ class Task:
     formats: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     lists: tuple[str, ...] = ()
+    in_memory: bool = False
 
     def options(self) -> list[str]:
         """The keyword options of :attr:`score` beyond gold, pred, profile and the progress controls."""
@@ -71,11 +82,12 @@ def register(
     formats: tuple[str, ...] = (),
     files: tuple[str, ...] = (),
     lists: tuple[str, ...] = (),
+    in_memory: bool = False,
 ) -> Callable[[Callable[..., Report]], Callable[..., Report]]:
     """Decorator: register ``score(gold, pred, *, profile, **options)`` as the task ``name`` (see :class:`Task`)."""
 
     def decorate(score: Callable[..., Report]) -> Callable[..., Report]:
-        REGISTRY.register(name, Task(name, summary, profiles, score, sides, formats, files, lists))
+        REGISTRY.register(name, Task(name, summary, profiles, score, sides, formats, files, lists, in_memory))
         return score
 
     return decorate
@@ -85,6 +97,35 @@ def get(name: str) -> Task:
     """The task ``name``; an unknown name raises :class:`nlpbench.registry.UnknownName` listing the known ones."""
     load_all()
     return REGISTRY.get(name)
+
+
+@dataclass(frozen=True)
+class InMemory:
+    """Documents given in memory as one side of a task, read as a file holding them would be."""
+
+    documents: tuple[Document, ...]
+
+    def __str__(self) -> str:
+        return "(in memory)"
+
+    def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
+        """The documents, each with only the annotations of ``labels`` (all of them without)."""
+        for document in self.documents:
+            if labels is None:
+                yield document
+            else:
+                kept = [annotation for annotation in document.annotations if annotation.label in labels]
+                yield dataclasses.replace(document, annotations=kept)
+
+
+def side_documents(source: Any, fmt: str) -> Iterable[Document]:
+    """A side's documents: those of an in-memory source (:class:`InMemory`), else the file ``source`` read
+    as ``fmt`` (a format of :mod:`nlpbench.formats`)."""
+    if isinstance(source, InMemory):
+        return source.read()
+    from nlpbench import formats
+
+    return formats.get(fmt).read(Path(source))
 
 
 @contextmanager
@@ -110,3 +151,14 @@ def load_all() -> list[str]:
     for module in MODULES:
         importlib.import_module(f"nlpbench.tasks.{module}")
     return REGISTRY.names()
+
+
+class _Listing(types.ModuleType):
+    """This package, callable: ``nlpbench.tasks()`` lists the registered task names (the package keeps
+    its name, so that ``nlpbench.tasks`` is both the registry's module and the function the API promises)."""
+
+    def __call__(self) -> list[str]:
+        return load_all()
+
+
+sys.modules[__name__].__class__ = _Listing

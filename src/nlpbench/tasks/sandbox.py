@@ -50,6 +50,7 @@ ALL_TYPES = ("date", "person_name", "location", "id", "contact")
     "PHI span annotation (NLP Sandbox): instance strict/relax, token, type",
     "spans",
     formats=("sandbox", "sandbox-bundles", "brat", "bioc", "i2b2", "jsonl"),
+    in_memory=True,
 )
 def score_sandbox(
     gold: Path | str,
