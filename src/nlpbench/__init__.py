@@ -8,6 +8,8 @@ so that ``import nlpbench`` costs next to nothing.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -27,12 +29,26 @@ def __getattr__(name: str) -> Any:
         from nlpbench import python_api
 
         return getattr(python_api, name)
-    if name == "profiles":
-        from nlpbench.python_api import _callable_profiles
-
-        return _callable_profiles()
     if name == "tasks":
         import nlpbench.tasks
 
         return nlpbench.tasks
     raise AttributeError(f"module 'nlpbench' has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``profiles`` is the profiles package made callable (``nlpbench.profiles(task)``),
+    however it was first imported."""
+
+    @property
+    def profiles(self) -> Any:
+        from nlpbench.python_api import _callable_profiles
+
+        return _callable_profiles()
+
+    @profiles.setter
+    def profiles(self, module: types.ModuleType) -> None:
+        """The import system records the imported subpackage here; the getter finds it in ``sys.modules``."""
+
+
+sys.modules[__name__].__class__ = _Package

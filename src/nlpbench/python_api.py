@@ -17,6 +17,7 @@ command's, byte for byte.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import types
@@ -158,8 +159,7 @@ class _Profiles(types.ModuleType):
 
 def _callable_profiles() -> types.ModuleType:
     """The profiles package, made callable here, at the top of the layers: it cannot look tasks up itself."""
-    import nlpbench.profiles
-
+    importlib.import_module("nlpbench.profiles")
     module = sys.modules["nlpbench.profiles"]
     module.__class__ = _Profiles
-    return nlpbench.profiles
+    return module

@@ -12,8 +12,11 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import Enum, StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from nlpbench import files, profiles
 from nlpbench.cli.common import (
@@ -41,7 +44,33 @@ from nlpbench.profiles.codiesp import DEFAULT_K
 from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 
-app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from nlpbench.tasks import Task
+
+
+class _TaskGroup(TyperGroup):
+    """The score commands: those written below, and one made from its spec for every other registered task
+    (:func:`_generated`), so that a task added as one module is scored by ``nlpbench score NAME`` too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from nlpbench import tasks
+
+        return sorted({*super().list_commands(ctx), *tasks.REGISTRY.names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        from nlpbench import tasks
+
+        if cmd_name not in tasks.load_all():
+            return None
+        single = typer.Typer()
+        single.command(cmd_name)(_generated(tasks.REGISTRY.get(cmd_name)))
+        return typer.main.get_command(single)
+
+
+app = typer.Typer(help="Score system output against gold.", no_args_is_help=True, cls=_TaskGroup)
 
 ANNOTATION_TYPES = [name for name in PHI_TYPES if name != "covid_symptom"]
 AnnotationType = Enum("AnnotationType", {name: name for name in [*ANNOTATION_TYPES, "all"]}, type=str)
@@ -127,6 +156,57 @@ def command_report(task: str, gold: str | Path, pred: str | Path, arguments: lis
     if report is None:
         raise fail(f"score {task}: --official prints the script's summary, which compare cannot compare")
     return report
+
+
+def _generated(spec: Task) -> Callable[..., None]:
+    """The score command of a task without one of its own: its two sides (``--gold``/``--pred``, or its
+    words for them), ``--profile``, and an option per keyword of its ``score``: a flag for a bool, a path
+    for an option that names a file, repeatable for one that takes several, text otherwise."""
+    score = inspect.signature(spec.score).parameters
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [
+        inspect.Parameter(
+            side, keyword, annotation=Path, default=typer.Option(..., f"--{side}", readable=False, help=f"The {side}.")
+        )
+        for side in spec.sides
+    ]
+    parameters.append(inspect.Parameter("profile", keyword, annotation=str, default=profile_option(spec.profiles)))
+    for name in spec.options():
+        default = score[name].default
+        kind = _option_kind(spec, name, default)
+        given = ... if default is inspect.Parameter.empty else default
+        if name in spec.lists and given not in (..., None):
+            given = list(given)
+        option = typer.Option(given, f"--{name.replace('_', '-')}", help=f"{spec.name}'s {name}.")
+        parameters.append(inspect.Parameter(name, keyword, annotation=kind, default=option))
+    parameters += [
+        inspect.Parameter("on_document", keyword, default=None, annotation=Callable[[str], None] | None),
+        inspect.Parameter("per_document", keyword, default=True, annotation=bool),
+    ]
+
+    def command(**options: object) -> Report:
+        gold, pred = (options.pop(side) for side in spec.sides)
+        controls = {name: options.pop(name) for name in _GIVEN}
+        options.update({name: value for name, value in controls.items() if spec.takes(name)})
+        return spec.score(gold, pred, **options)
+
+    command.__name__ = spec.name
+    command.__doc__ = "\n\n".join(part for part in (spec.summary, inspect.getdoc(spec.score)) if part)
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return scored(command)
+
+
+def _option_kind(spec: Task, name: str, default: object) -> type:
+    """The type the command line gives option ``name`` of ``spec``: see :func:`_generated`."""
+    one: type = Path if name in spec.files else str
+    if isinstance(default, bool):
+        one = bool
+    elif isinstance(default, int | float) and name not in spec.files:
+        one = type(default)
+    elif name in spec.lists and isinstance(default, list | tuple) and default:
+        one = type(default[0])
+    return list[one] if name in spec.lists else one  # type: ignore[valid-type]
 
 
 def _read_paths(options: dict[str, object]) -> list[tuple[str, object]]:

@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import importlib
 import inspect
+import pkgutil
 import sys
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -29,8 +30,6 @@ from nlpbench.report import Report
 if TYPE_CHECKING:
     from nlpbench.model import Document
 
-#: The modules of the tasks nlpbench ships, each registering its task when imported.
-MODULES = ("codiesp", "coref", "i2b2", "linking", "ner", "relations", "sandbox", "timelines")
 #: Keyword arguments every task's ``score`` may take that are not options of the task.
 _CONTROLS = ("gold", "pred", "profile", "on_document", "per_document")
 
@@ -147,9 +146,9 @@ def collector_paused() -> Iterator[None]:
 
 
 def load_all() -> list[str]:
-    """Import every task module so that each registers itself; the task names."""
-    for module in MODULES:
-        importlib.import_module(f"nlpbench.tasks.{module}")
+    """Import every module of this package (a task module registers its task when imported); the task names."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY.names()
 
 
