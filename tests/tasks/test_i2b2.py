@@ -24,7 +24,8 @@ def write(root: Path, system: dict[str, list[str]], gold: dict[str, list[str]], 
 
 
 def score(root: Path, system, gold, profile="standard", **kw):
-    return score_i2b2(*write(root, system, gold), profile=profile, **kw)
+    system_path, gold_path = write(root, system, gold)
+    return score_i2b2(gold_path, system_path, profile=profile, **kw)
 
 
 def counts(report, metric, label=None):
@@ -156,7 +157,7 @@ def test_different_note_texts_are_an_error(tmp_path):
     system, gold = write(tmp_path, {"100-01": []}, {})
     write(tmp_path, {}, {"100-01": []}, text=TEXT + "x")
     with pytest.raises(InputError, match="note text differs"):
-        score_i2b2(system, gold)
+        score_i2b2(gold, system)
 
 
 def test_several_systems_are_scored_apart(tmp_path):
@@ -164,7 +165,7 @@ def test_several_systems_are_scored_apart(tmp_path):
     (tmp_path / "system" / "100-01a.xml").write_text(xml(TEXT, GOLD), encoding="utf-8")
     (tmp_path / "system" / "100-01b.xml").write_text(xml(TEXT, GOLD[:1]), encoding="utf-8")
     _, gold = write(tmp_path, {}, {"100-01": GOLD})
-    report = score_i2b2(tmp_path / "system", gold)
+    report = score_i2b2(gold, tmp_path / "system")
     assert {
         (r["system"], r["tp"]) for r in report.scores if r["metric"] == "strict" and "tp" in r and not r["label"]
     } == {

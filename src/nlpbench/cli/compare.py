@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import io
-import json
-import sys
-from contextlib import redirect_stderr, redirect_stdout
 from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-from nlpbench import files
+from nlpbench import files, tasks
 from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, store_file
 from nlpbench.cli.db import DB_OPTION
 from nlpbench.errors import InputError
 from nlpbench.report import Report
-
-#: The options of `nlpbench score TASK` that name the gold and the system output, where they are not --gold/--pred.
-SIDES = {"coref": ("--key", "--response")}
 
 
 class Test(StrEnum):
@@ -78,38 +71,15 @@ def compare(
 
 
 def _score(task: str, gold: Path, pred: Path, extra: list[str], name: str) -> Report:
-    """Run `nlpbench score TASK` on one system in this process and read its JSON report.
+    """Score one system through the task, ``extra`` being options of `nlpbench score TASK`; its warnings
+    are marked with the system's ``name``."""
+    from nlpbench.cli.score import command_report
 
-    Its warnings come back in the report, marked with the system's ``name``;
-    its one-line error, if it fails, is passed on as it is.
-    """
-    from nlpbench.cli.score import app as score_app
-
-    gold_option, pred_option = SIDES.get(task, ("--gold", "--pred"))
-    arguments = [gold_option, str(gold), pred_option, str(pred), *extra, "--format", "json"]
-    group = typer.main.get_command(score_app)
-    command = group.get_command(typer.Context(group), task)
-    if command is None:
-        raise fail(f"unknown task {task!r}; known: {', '.join(group.list_commands(typer.Context(group)))}")
-    printed, complained = io.StringIO(), io.StringIO()
-    status = 0
-    try:
-        with (
-            redirect_stdout(printed),
-            redirect_stderr(complained),
-            command.make_context(f"nlpbench score {task}", arguments) as context,
-        ):
-            command.invoke(context)
-    except typer.Exit as stopped:
-        status = stopped.exit_code
-    except typer.TyperException as error:  # a usage error in the options after --
-        raise fail(f"score {task}: {error}") from None
-    if status:
-        sys.stderr.write(complained.getvalue())  # the score command's one-line error
-        raise typer.Exit(status)
-    data = json.loads(printed.getvalue())
-    warnings = [f"{name}: {warning}" for warning in data["warnings"]]
-    return Report(data["task"], data["profile"], data["inputs"], data["scores"], data["per_document"], warnings)
+    if task not in tasks.load_all():
+        raise fail(f"unknown task {task!r}; known: {', '.join(tasks.REGISTRY.names())}")
+    report = command_report(task, gold, pred, extra)
+    report.warnings = [f"{name}: {warning}" for warning in report.warnings]
+    return report
 
 
 STORED = "submission:"

@@ -11,10 +11,12 @@ import inspect
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum, StrEnum
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from nlpbench import files, profiles
 from nlpbench.cli.common import (
@@ -39,14 +41,39 @@ from nlpbench.cli.db import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
+from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 
-app = typer.Typer(help="Score system output against gold.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from nlpbench.tasks import Task
+
+
+class _TaskGroup(TyperGroup):
+    """The score commands: those written below, and one made from its spec for every other registered task
+    (:func:`_generated`), so that a task added as one module is scored by ``nlpbench score NAME`` too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from nlpbench import tasks
+
+        return sorted({*super().list_commands(ctx), *tasks.REGISTRY.names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        from nlpbench import tasks
+
+        if cmd_name not in tasks.load_all():
+            return None
+        single = typer.Typer()
+        single.command(cmd_name)(_generated(tasks.REGISTRY.get(cmd_name)))
+        return typer.main.get_command(single)
+
+
+app = typer.Typer(help="Score system output against gold.", no_args_is_help=True, cls=_TaskGroup)
 
 ANNOTATION_TYPES = [name for name in PHI_TYPES if name != "covid_symptom"]
 AnnotationType = Enum("AnnotationType", {name: name for name in [*ANNOTATION_TYPES, "all"]}, type=str)
-#: What ``--annotation-type all`` scores: the five types of the NLP Sandbox 1.2.0 tool API.
-ALL_TYPES = ("date", "person_name", "location", "id", "contact")
 
 #: The output options every score command shares, added by :func:`scored`.
 OUTPUT_PARAMETERS = [
@@ -61,6 +88,8 @@ OUTPUT_PARAMETERS = [
 ]
 #: What :func:`scored` passes a command besides its own options.
 _GIVEN = ("on_document", "per_document")
+#: Each score command as it was written (its own options in, a Report out), by task name.
+_REPORTERS: dict[str, Callable[..., Report | None]] = {}
 
 
 def scored(command: Callable[..., Report]) -> Callable[..., None]:
@@ -93,11 +122,91 @@ def scored(command: Callable[..., Report]) -> Callable[..., None]:
                 report.per_document = []
             emit(report, fmt, output)
 
+    _REPORTERS[command.__name__] = command
     own_names = set(inspect.signature(command).parameters)
     own = [p for p in inspect.signature(command).parameters.values() if p.name not in (*_GIVEN, "output")]
     run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])
     run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
     return one_line_errors(run)
+
+
+def command_report(task: str, gold: str | Path, pred: str | Path, arguments: list[str]) -> Report:
+    """The report of ``nlpbench score TASK`` on ``gold`` and ``pred`` with its other options given as
+    ``arguments`` (as typed after ``nlpbench compare … --``), scored through the task, nothing printed;
+    its output options are ignored. The files its options name are guarded as inputs."""
+    from nlpbench import tasks
+
+    spec = tasks.get(task)
+    gold_option, pred_option = (f"--{side}" for side in spec.sides)
+    command = typer.main.get_command(app).get_command(typer.Context(typer.main.get_command(app)), task)
+    try:
+        with command.make_context(
+            f"nlpbench score {task}", [gold_option, str(gold), pred_option, str(pred), *arguments]
+        ) as context:
+            options = dict(context.params)
+    except typer.Exit as stopped:  # --help among the arguments
+        raise fail(f"score {task}: options after -- score, they do not print") from stopped
+    except typer.TyperException as error:  # a usage error in the arguments
+        raise fail(f"score {task}: {error}") from None
+    reporter = _REPORTERS[task]
+    wanted = inspect.signature(reporter).parameters
+    given = {name: value for name, value in options.items() if name in wanted and name not in _GIVEN}
+    with files.guarded(_read_paths(given), {}):
+        report = reporter(**given, on_document=None, per_document=True)
+    if report is None:
+        raise fail(f"score {task}: --official prints the script's summary, which compare cannot compare")
+    return report
+
+
+def _generated(spec: Task) -> Callable[..., None]:
+    """The score command of a task without one of its own: its two sides (``--gold``/``--pred``, or its
+    words for them), ``--profile``, and an option per keyword of its ``score``: a flag for a bool, a path
+    for an option that names a file, repeatable for one that takes several, text otherwise."""
+    score = inspect.signature(spec.score).parameters
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [
+        inspect.Parameter(
+            side, keyword, annotation=Path, default=typer.Option(..., f"--{side}", readable=False, help=f"The {side}.")
+        )
+        for side in spec.sides
+    ]
+    parameters.append(inspect.Parameter("profile", keyword, annotation=str, default=profile_option(spec.profiles)))
+    for name in spec.options():
+        default = score[name].default
+        kind = _option_kind(spec, name, default)
+        given = ... if default is inspect.Parameter.empty else default
+        if name in spec.lists and given not in (..., None):
+            given = list(given)
+        option = typer.Option(given, f"--{name.replace('_', '-')}", help=f"{spec.name}'s {name}.")
+        parameters.append(inspect.Parameter(name, keyword, annotation=kind, default=option))
+    parameters += [
+        inspect.Parameter("on_document", keyword, default=None, annotation=Callable[[str], None] | None),
+        inspect.Parameter("per_document", keyword, default=True, annotation=bool),
+    ]
+
+    def command(**options: object) -> Report:
+        gold, pred = (options.pop(side) for side in spec.sides)
+        controls = {name: options.pop(name) for name in _GIVEN}
+        options.update({name: value for name, value in controls.items() if spec.takes(name)})
+        return spec.score(gold, pred, **options)
+
+    command.__name__ = spec.name
+    command.__doc__ = "\n\n".join(part for part in (spec.summary, inspect.getdoc(spec.score)) if part)
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return scored(command)
+
+
+def _option_kind(spec: Task, name: str, default: object) -> type:
+    """The type the command line gives option ``name`` of ``spec``: see :func:`_generated`."""
+    one: type = Path if name in spec.files else str
+    if isinstance(default, bool):
+        one = bool
+    elif isinstance(default, int | float) and name not in spec.files:
+        one = type(default)
+    elif name in spec.lists and isinstance(default, list | tuple) and default:
+        one = type(default[0])
+    return list[one] if name in spec.lists else one  # type: ignore[valid-type]
 
 
 def _read_paths(options: dict[str, object]) -> list[tuple[str, object]]:
@@ -111,6 +220,13 @@ def _read_paths(options: dict[str, object]) -> list[tuple[str, object]]:
     return found
 
 
+def _task_score(name: str, gold: object, pred: object, **options: object) -> Report:
+    """Score through the registered task ``name`` (:mod:`nlpbench.tasks`), gold first."""
+    from nlpbench import tasks
+
+    return tasks.get(name).score(gold, pred, **options)
+
+
 def profile_option(family: str) -> typer.Option:
     """``--profile``: one of the profiles of ``family``, listed in help."""
     return typer.Option("standard", "--profile", metavar=choices(profiles.names(family)), help="Scoring rules.")
@@ -118,11 +234,6 @@ def profile_option(family: str) -> typer.Option:
 
 def add_commands(root: typer.Typer) -> None:
     root.add_typer(app, name="score")
-
-
-def example_file(name: str) -> Path:
-    """A file of the example gold/prediction pair shipped with nlpbench."""
-    return Path(str(resources.files("nlpbench.data") / "examples" / name))
 
 
 @app.command("sandbox")
@@ -172,14 +283,13 @@ def sandbox(
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
     from nlpbench.cli.stored import scoring_input
-    from nlpbench.tasks.sandbox import score_sandbox
 
     names = [t.value for t in annotation_types or ()]
-    chosen = list(ALL_TYPES) if "all" in names or not names else names
-    report = score_sandbox(
+    return _task_score(
+        "sandbox",
         scoring_input(gold, db),
         scoring_input(pred, db),
-        chosen[0] if len(chosen) == 1 else chosen,
+        annotation_type=(names[0] if len(names) == 1 else names) or None,
         profile=profile,
         relax=relax,
         errors=errors,
@@ -188,27 +298,6 @@ def sandbox(
         per_document=per_document,
         on_document=on_document,
     )
-    return report if names else held_types(report)
-
-
-def held_types(report: Report) -> Report:
-    """A report of every annotation type scored, cut to the types the inputs hold (a gold or predicted
-    annotation, instance_strict's TP + FP + FN above 0), with those types as its subject; a report on
-    inputs without any annotation keeps them all."""
-    held = [
-        row["annotation_type"]
-        for row in report.scores
-        if row["metric"] == "instance_strict" and "label" not in row and "average" not in row
-        and row["tp"] + row["fp"] + row["fn"]
-    ] or list(ALL_TYPES)  # fmt: skip
-    kept = set(held)
-    report.scores = [row for row in report.scores if row["annotation_type"] in kept]
-    report.per_document = [row for row in report.per_document if row["annotation_type"] in kept]
-    if report.errors is not None:
-        report.errors = [row for row in report.errors if row["annotation_type"] in kept]
-    report.inputs["annotation_type"] = held
-    report.subject = ", ".join(held)
-    return report
 
 
 PRED_FORMAT_OPTION = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold).")
@@ -249,12 +338,11 @@ def ner(
     [bold]trusted-ke[/] (trusted_ke on OMIn; its "weak" is partial, its
     "strong" exact).
     """
-    from nlpbench.tasks.ner import score_ner
-
-    return score_ner(
+    return _task_score(
+        "ner",
+        gold,
+        pred,
         on_document=on_document,
-        gold=gold,
-        pred=pred,
         profile=profile,
         gold_format=gold_format,
         pred_format=pred_format,
@@ -297,12 +385,11 @@ def linking(
     locally as KGTK computes them. Profiles: [bold]standard[/] (one-to-one),
     [bold]trusted-ke[/] (trusted_ke's nel_eval.py).
     """
-    from nlpbench.tasks.linking import score_linking
-
-    return score_linking(
+    return _task_score(
+        "linking",
+        gold,
+        pred,
         on_document=on_document,
-        gold=gold,
-        pred=pred,
         profile=profile,
         gold_format=gold_format,
         pred_format=pred_format,
@@ -342,12 +429,11 @@ def relations(
     fractions), [bold]rebel[/] (REBEL's re_score: sets, percentages, macro
     over the --relation-types list).
     """
-    from nlpbench.tasks.relations import score_relations
-
-    return score_relations(
+    return _task_score(
+        "relations",
+        gold,
+        pred,
         on_document=on_document,
-        gold=gold,
-        pred=pred,
         profile=profile,
         gold_format=gold_format,
         pred_format=pred_format,
@@ -398,12 +484,11 @@ def coref(
     predicted_clusters are read when present), omin-csv (an id column and
     Python-literal cluster lists). Counts are summed over the key's documents.
     """
-    from nlpbench.tasks.coref import score_coref
-
-    return score_coref(
+    return _task_score(
+        "coref",
+        key,
+        response,
         on_document=on_document,
-        key=key,
-        response=response,
         profile=profile,
         key_format=key_format,
         response_format=response_format,
@@ -458,9 +543,7 @@ def codiesp(
     are counted. Profiles: [bold]standard[/] (MAP over every gold document as trec_eval -c, MAP@k, P@k,
     R@k, code categories), [bold]codiesp2020[/] (the official scripts with trectools 0.0.42 exactly).
     """
-    from nlpbench.tasks.codiesp import score_codiesp
-
-    return score_codiesp(gold, pred, valid_codes, track=track.value, profile=profile, k=k)
+    return _task_score("codiesp", gold, pred, valid_codes=valid_codes, track=track.value, profile=profile, k=k)
 
 
 @app.command("timelines")
@@ -512,12 +595,11 @@ def timelines(
     reported in every mode: eval_timeline.py v20240305 printed it for --relaxed_to
     month, the October 2024 version for --strict.
     """
-    from nlpbench.tasks.timelines import score_timelines
-
-    return score_timelines(
+    return _task_score(
+        "timelines",
+        gold,
+        pred,
         on_document=on_document,
-        gold=gold,
-        pred=pred,
         all_ids=all_ids,
         gold_ids=gold_ids,
         mode=mode,
@@ -552,12 +634,13 @@ def i2b2(
     per category, each micro and macro (mean and SD over notes). Profiles: [bold]standard[/] (one to one,
     every gold note), [bold]i2b2-2014[/] (kotfic/i2b2_evaluation_scripts evaluate.py exactly).
     """
-    from nlpbench.tasks.i2b2 import Selection, official_text, score_i2b2
+    from nlpbench.tasks.i2b2 import Selection, official_text
 
     selection = Selection(tuple(filters.split(",")) if filters is not None else (), conjunctive, invert)
-    report = score_i2b2(
-        pred,
+    report = _task_score(
+        "i2b2",
         gold,
+        pred,
         profile=profile,
         selection=selection,
         per_document=per_document and not official,

@@ -238,9 +238,9 @@ def register_gold(
     ``files`` maps each argument of the task's scoring function that takes a file (``gold``, ``all_ids``,
     ``valid_codes``, …) to its path; ``options`` fixes other arguments (``track=D``, ``mode=relaxed``, …).
     """
-    if task not in tasks.FILE_TASKS:
-        raise InputError(f"task {task!r} is not scored from files; those are: {', '.join(tasks.FILE_TASKS)}")
-    gold_argument = tasks.GOLD_ARGUMENT.get(task, "gold")
+    if task not in tasks.file_tasks():
+        raise InputError(f"task {task!r} is not scored from files; those are: {', '.join(tasks.file_tasks())}")
+    gold_argument = tasks.spec(task).sides[0]
     if gold_argument not in files:
         raise InputError(f"the gold of {task} needs a file named {gold_argument} (--file {gold_argument}=PATH)")
     texts = {name: list(read_submitted(path)) for name, path in sorted(files.items())}

@@ -1,10 +1,11 @@
 """Score a submission's stored predictions into a stored result: score rows and per-document counts.
 
-A PHI task writes the dataset's gold standard and the submission's
-annotation store ``submission-<id>`` as NLP Sandbox JSON and scores each of
-its annotation types with ``score sandbox`` (:func:`nlpbench.tasks.sandbox.score_sandbox`);
-a file-scored task writes its registered gold files and the submitted file and
-calls its task's scoring function. Either way the Report's ``per_document``
+A PHI task hands the dataset's gold standard and the submission's
+annotation store ``submission-<id>`` to the registered ``sandbox`` task as
+documents read from the store (checked and merged as the NLP Sandbox JSON
+reader does, no file written) and scores each of its annotation types; a
+file-scored task writes its registered gold files and the submitted file and
+calls its registered task's ``score(gold, pred, *, profile, **options)``. Either way the Report's ``per_document``
 rows — the counts of each document under each metric — are stored, one row
 per document, metric and annotation type, so that leaderboards, intervals
 and re-scoring derive from them; the result's bootstrap intervals
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,9 @@ from typing import Any
 from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
-from nlpbench import __version__, formats
-from nlpbench.errors import InputError, collected_warnings
+from nlpbench import __version__
+from nlpbench.errors import InputError
+from nlpbench.model import Document
 from nlpbench.platform import intervals, tasks
 from nlpbench.platform.queue import Conflict, find_gold, get, write_submitted
 from nlpbench.report.model import Report, Row
@@ -47,10 +50,11 @@ class Scored:
     per_document: list[tuple[str, Row]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def add(self, annotation_type: str, report: Report, scratch: Path) -> None:
+    def add(self, annotation_type: str, report: Report, scratch: Path | None = None) -> None:
+        """Add a report's rows under ``annotation_type``; its warnings name files inside ``scratch`` relatively."""
         self.scores[annotation_type] = report.scores
         self.per_document.extend((annotation_type, row) for row in report.per_document)
-        self.warnings.extend(w.replace(f"{scratch}/", "") for w in report.warnings)
+        self.warnings.extend(w.replace(f"{scratch}/", "") if scratch else w for w in report.warnings)
 
 
 def predictions_store(submission_id: int) -> str:
@@ -60,48 +64,65 @@ def predictions_store(submission_id: int) -> str:
 
 def score(session: Session, submission: Submission, profile: str) -> Scored:
     """Score the submission's stored predictions under ``profile``; bad predictions raise :class:`InputError`,
-    naming its file by its path inside the scratch directory (``predictions/NAME``, ``gold/ARGUMENT/NAME``)."""
+    naming its file by its path inside the scratch directory (``predictions/NAME``, ``gold/ARGUMENT/NAME``),
+    or, for a PHI task, by the name of its side (``gold.json``, ``predictions.json``)."""
+    if tasks.is_phi(submission.task):
+        return _score_phi(session, submission, profile)
     with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
         try:
-            if tasks.is_phi(submission.task):
-                return _score_phi(session, submission, profile, Path(scratch))
             return _score_files(session, submission, profile, Path(scratch))
         except InputError as error:
             inside = (error.path or "").removeprefix(f"{scratch}/")
             raise InputError(error.problem.replace(f"{scratch}/", ""), inside or None, error.record) from None
 
 
-def _score_phi(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
-    from nlpbench.tasks.sandbox import score_sandbox
+@dataclass(frozen=True)
+class _StoredSide:
+    """An annotation store of a dataset as the ``sandbox`` task reads a file of NLP Sandbox JSON: each note's
+    record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`), named ``name``
+    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out."""
 
-    gold, pred = scratch / "gold.json", scratch / "predictions.json"
-    sandbox = formats.get("sandbox")
+    session: Session
+    dataset: str
+    store: str
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
+        from nlpbench.formats import sandbox
+
+        def records() -> Iterator[dict[str, Any]]:
+            for document in repository.documents(self.session, self.dataset, self.store):
+                yield sandbox.record_json(document)
+
+        yield from sandbox.read_records(records, self.name, labels)
+
+
+def _score_phi(session: Session, submission: Submission, profile: str) -> Scored:
     dataset = submission.dataset
+    gold = _StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
+    pred = _StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
+    score = tasks.spec(submission.task).score
     scored = Scored()
-    with collected_warnings() as warnings:
-        sandbox.write(repository.documents(session, dataset, repository.GOLDSTANDARD), gold)
-        sandbox.write(repository.documents(session, dataset, predictions_store(submission.id)), pred)
-    scored.warnings.extend(warnings)
     for label in tasks.PHI_TASKS[submission.task]:
-        scored.add(label, score_sandbox(gold, pred, label, profile=profile), scratch)
+        scored.add(label, score(gold, pred, annotation_type=label, profile=profile))
     return scored
 
 
 def _score_files(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
-    from nlpbench.tasks import REGISTRY, load_all
-
-    load_all()
+    spec = tasks.spec(submission.task)
     gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
     arguments: dict[str, Any] = dict(gold.options)
     for argument, (name, text) in gold.files.items():
         (scratch / "gold" / argument).mkdir(parents=True)
         path = write_submitted(name, text, scratch / "gold" / argument)
-        arguments[argument] = [path] if argument in tasks.LIST_ARGUMENTS else path
+        arguments[argument] = [path] if argument in spec.lists else path
     (scratch / PREDICTIONS_FOLDER).mkdir()
     pred = write_submitted(submission.predictions_name, submission.predictions or "", scratch / PREDICTIONS_FOLDER)
-    arguments[tasks.PRED_ARGUMENT.get(submission.task, "pred")] = pred
     scored = Scored()
-    scored.add(submission.task, REGISTRY.get(submission.task).score(profile=profile, **arguments), scratch)
+    scored.add(submission.task, spec.score(arguments.pop(spec.sides[0]), pred, profile=profile, **arguments), scratch)
     return scored
 
 

@@ -2,23 +2,31 @@
 
 A PHI task (``date``, ``person_name``, ``location``, ``id``, ``contact``, or
 ``phi`` for all five) runs a tool over a dataset of the store, or takes a
-prediction file in NLP Sandbox JSON. Every other scoring task takes a
+prediction file in NLP Sandbox JSON; the registered task :data:`PHI_SCORER`
+scores it. Every other registered scoring task (:mod:`nlpbench.tasks`) takes a
 prediction file, scored against a gold registered for that task and dataset
 (:func:`nlpbench.platform.queue.register_gold`): the gold's files fill the
-task's arguments by name, and the prediction file fills ``PRED_ARGUMENT``.
+task's options by name (its gold side by the name of :attr:`~nlpbench.tasks.Task.sides`).
 """
 
 from __future__ import annotations
 
+from nlpbench import tasks
 from nlpbench.runner.client import PHI_LABELS
 
 PHI_TASKS: dict[str, tuple[str, ...]] = {label: (label,) for label in PHI_LABELS} | {"phi": PHI_LABELS}
-FILE_TASKS = ("timelines", "codiesp", "coref", "ner", "linking", "relations", "i2b2")
-#: The argument of a task's scoring function that takes the gold file, and the one that takes the predictions.
-GOLD_ARGUMENT = {"coref": "key"}
-PRED_ARGUMENT = {"coref": "response"}
-#: Arguments that take a list of files.
-LIST_ARGUMENTS = frozenset({"valid_codes"})
+#: The registered task that scores the PHI tasks' annotations.
+PHI_SCORER = "sandbox"
+
+
+def file_tasks() -> list[str]:
+    """The registered tasks scored from a prediction file: every task but :data:`PHI_SCORER`."""
+    return [name for name in tasks.load_all() if name != PHI_SCORER]
+
+
+def spec(task: str) -> tasks.Task:
+    """The registered task that scores submissions of ``task``."""
+    return tasks.get(PHI_SCORER if is_phi(task) else task)
 
 
 def is_phi(task: str) -> bool:
@@ -26,8 +34,8 @@ def is_phi(task: str) -> bool:
 
 
 def known(task: str) -> bool:
-    return task in PHI_TASKS or task in FILE_TASKS
+    return task in PHI_TASKS or task in file_tasks()
 
 
 def names() -> list[str]:
-    return [*PHI_TASKS, *FILE_TASKS]
+    return [*PHI_TASKS, *file_tasks()]

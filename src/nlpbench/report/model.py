@@ -41,6 +41,31 @@ class Report:
             data["errors"] = self.errors
         return data
 
+    def to_json(self) -> str:
+        """The report as ``nlpbench score … --format json`` prints it."""
+        from nlpbench.report.render import to_json
+
+        return to_json(self)
+
+    def __str__(self) -> str:
+        """The report as ``nlpbench score …`` prints it: plain tables of the overall rows, then the slices."""
+        from nlpbench.report.render import to_table
+
+        return to_table(self)
+
+    def to_frame(self, rows: str = "scores") -> Any:
+        """The ``scores`` (``per_document``, ``errors``) rows as a pandas DataFrame, a column per field.
+
+        pandas is an optional extra: ``pip install 'nlpbench[frame]'``.
+        """
+        if rows not in ("scores", "per_document", "errors"):
+            raise ValueError(f"rows is scores, per_document or errors, not {rows!r}")
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Report.to_frame needs pandas: pip install 'nlpbench[frame]'") from None
+        return pandas.DataFrame(getattr(self, rows) or [])
+
     def score(self, metric: str, **match: Any) -> Row:
         """The first score row of ``metric`` whose fields equal ``match`` (``label=None`` = overall)."""
         match.setdefault("label", None)

@@ -39,7 +39,14 @@ SLACK = 10
 _TABLE = 1 << 26
 
 
-@register("codiesp", "Clinical coding (CodiEsp 2020): MAP over ranked codes (D, P), F1 with references (X)", "codiesp")
+@register(
+    "codiesp",
+    "Clinical coding (CodiEsp 2020): MAP over ranked codes (D, P), F1 with references (X)",
+    "codiesp",
+    formats=("codiesp",),
+    files=("valid_codes",),
+    lists=("valid_codes", "k"),
+)
 def score_codiesp(
     gold: Path | str,
     pred: Path | str,

@@ -43,10 +43,16 @@ class _Tally:
     singletons: list[int] = field(default_factory=lambda: [0, 0])
 
 
-@register("coref", "Coreference: mentions, MUC, B³, CEAFm, CEAFe, BLANC, LEA and the CoNLL score", "coref")
+@register(
+    "coref",
+    "Coreference: mentions, MUC, B³, CEAFm, CEAFe, BLANC, LEA and the CoNLL score",
+    "coref",
+    sides=("key", "response"),
+    formats=("conll2012", "jsonl", "omin-csv"),
+)
 def score_coref(
-    key: Path | str,
-    response: Path | str,
+    gold: Path | str,
+    pred: Path | str,
     *,
     profile: str = "standard",
     key_format: str = "conll2012",
@@ -57,7 +63,7 @@ def score_coref(
     clusters_column: str | None = None,
     on_document: Callable[[str], None] | None = None,
 ) -> Report:
-    """Score the response's clusters against the key's.
+    """Score the response's clusters (``pred``) against the key's (``gold``).
 
     ``response_format`` defaults to ``key_format``; ``id_column`` and
     ``clusters_column`` name the columns of a response in ``omin-csv`` (found
@@ -68,9 +74,9 @@ def score_coref(
     response_format = response_format or key_format
     tally = _Tally()
     with collected_warnings() as warnings, collector_paused():
-        key_docs = coref_formats.read(key_format, key)
+        key_docs = coref_formats.read(key_format, gold)
         response_docs = coref_formats.read(
-            response_format, response, predicted=True, id_column=id_column, clusters_column=clusters_column
+            response_format, pred, predicted=True, id_column=id_column, clusters_column=clusters_column
         )
         for doc_id, key_doc, response_doc in pair_documents(key_docs, response_docs):
             if key_doc is None:
@@ -83,17 +89,17 @@ def score_coref(
                 raise InputError(
                     f"more than {chosen.max_removed_repeats} repeated response mentions: the reference scorer "
                     "refuses to score this response (profile standard merges repeats)",
-                    response,
+                    pred,
                     f"document {doc_id}",
                 )
             if on_document:
                 on_document(doc_id)
     if not tally.totals:
-        raise no_gold(key)
+        raise no_gold(gold)
     warnings[:0] = _warnings(tally, chosen, remove_nested, remove_singletons)
     inputs = {
-        "key": str(key),
-        "response": str(response),
+        "key": str(gold),
+        "response": str(pred),
         "key_format": key_format,
         "response_format": response_format,
         "remove_singletons": remove_singletons,

@@ -426,17 +426,17 @@ def _script_order(gold: dict[str, Note], system: dict[str, Note]) -> list[str]:
     return list(shared)
 
 
-@register("i2b2", "i2b2 2014 de-identification XML: evaluate.py phi's evaluations", "i2b2")
+@register("i2b2", "i2b2 2014 de-identification XML: evaluate.py phi's evaluations", "i2b2", formats=("i2b2",))
 def score_i2b2(
-    pred: Path,
     gold: Path,
+    pred: Path,
     *,
     profile: str = "standard",
     selection: Selection = Selection(),
     per_document: bool = True,
-    on_document: Callable[..., None] = lambda *_: None,
+    on_document: Callable[..., None] | None = None,
 ) -> Report:
-    """Score a directory (or file) of system XML against gold XML."""
+    """Score a directory (or file) of system XML (``pred``) against gold XML (``gold``)."""
     chosen: I2b2Profile = profiles.get("i2b2", profile)  # type: ignore[assignment]
     warnings: list[str] = []
     odd: Counter[str] = Counter()
@@ -467,7 +467,8 @@ def score_i2b2(
                     item.counts.append(counts)
                     if per_document:
                         report.per_document.append(_document_row(gold_note.id, name, item.evaluation, counts))
-                on_document()
+                if on_document:
+                    on_document()
             for item in scored:
                 report.scores += _rows(item, name, chosen)
     warnings += [f"{count} {what}" for what, count in sorted(odd.items())]

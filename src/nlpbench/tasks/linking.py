@@ -60,7 +60,13 @@ def _by_document(items: Iterable) -> dict[str, list]:
     return grouped
 
 
-@register("linking", "Entity linking: strong, weak and flex P/R/F1, ontology similarity", "linking")
+@register(
+    "linking",
+    "Entity linking: strong, weak and flex P/R/F1, ontology similarity",
+    "linking",
+    formats=("omin", "jsonl"),
+    files=("ontology",),
+)
 def score_linking(
     gold: Path | str,
     pred: Path | str,

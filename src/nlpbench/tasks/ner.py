@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
-from nlpbench import formats, profiles
+from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.formats import omin
 from nlpbench.metrics.mentions import TokenView
@@ -29,7 +29,7 @@ from nlpbench.model import Document, Mention, pair_documents
 from nlpbench.profiles.ner import LABEL_SETS, NerProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import collector_paused, register
+from nlpbench.tasks import collector_paused, register, side_documents
 from nlpbench.tasks.coverage import Coverage, listed
 
 OMIN = "omin"
@@ -72,7 +72,14 @@ class _Run:
             )
 
 
-@register("ner", "Named entities (SemEval-2013): strict, exact, partial, type", "ner")
+@register(
+    "ner",
+    "Named entities (SemEval-2013): strict, exact, partial, type",
+    "ner",
+    formats=("conll", "jsonl", "omin"),
+    files=("tokens",),
+    in_memory=True,
+)
 def score_ner(
     gold: Path | str,
     pred: Path | str,
@@ -106,8 +113,8 @@ def score_ner(
             inputs["tokens"] = str(tokens)
             _score_omin(Path(gold), Path(pred), Path(tokens), run, on_document)
         else:
-            gold_docs = formats.get(gold_format).read(Path(gold))
-            pred_docs = formats.get(pred_format).read(Path(pred))
+            gold_docs = side_documents(gold, gold_format)
+            pred_docs = side_documents(pred, pred_format)
             _score_documents(gold_docs, pred_docs, run, on_document)
     run.coverage.check_gold(gold)
     inputs["labels"] = labels

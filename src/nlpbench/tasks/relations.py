@@ -78,7 +78,12 @@ def relation_types(value: str | None) -> tuple[str, ...] | None:
     return listed_types
 
 
-@register("relations", "Relation extraction: strict and boundaries triples, per type, micro and macro", "relations")
+@register(
+    "relations",
+    "Relation extraction: strict and boundaries triples, per type, micro and macro",
+    "relations",
+    formats=("brat", "jsonl", "omin-re", "jsonl-triples"),
+)
 def score_relations(
     gold: Path | str,
     pred: Path | str,

@@ -41,13 +41,21 @@ NO_SUBTYPE = "(none)"
 #: The annotations (gold and predicted) a batch gathers before it is scored: few enough that they are
 #: still in the processor's cache, many enough that numpy's fixed cost per call is spread thin.
 BATCH = 2048
+#: What ``annotation_type="all"`` scores: the five types of the NLP Sandbox 1.2.0 tool API.
+ALL_TYPES = ("date", "person_name", "location", "id", "contact")
 
 
-@register("sandbox", "PHI span annotation (NLP Sandbox): instance strict/relax, token, type", "spans")
+@register(
+    "sandbox",
+    "PHI span annotation (NLP Sandbox): instance strict/relax, token, type",
+    "spans",
+    formats=("sandbox", "sandbox-bundles", "brat", "bioc", "i2b2", "jsonl"),
+    in_memory=True,
+)
 def score_sandbox(
     gold: Path | str,
     pred: Path | str,
-    annotation_type: str | Sequence[str],
+    annotation_type: str | Sequence[str] | None = None,
     *,
     profile: str = "standard",
     relax: int = 2,
@@ -57,15 +65,20 @@ def score_sandbox(
     per_document: bool = True,
     on_document: Callable[[str], None] | None = None,
 ) -> Report:
-    """Score predicted annotations of ``annotation_type`` (a type, or several) against gold, note by note.
+    """Score predicted annotations of ``annotation_type`` (a type, several, or ``all``) against gold, note by note.
 
+    Without ``annotation_type``, every one of the five types (:data:`ALL_TYPES`) that the
+    gold or the predictions hold is scored (:func:`held_types`). ``gold`` and ``pred`` are
+    files of ``gold_format`` and ``pred_format``, data-node annotation store URLs, or
+    objects whose ``read(labels)`` yields documents.
     ``errors`` asks for up to that many false positives and as many false
     negatives of ``instance_strict`` (per type); ``per_document=False`` leaves
     the per-note rows out, so that memory does not grow with the corpus;
     ``on_document`` is called with each note id as it is scored. With several
     types, every row carries its ``annotation_type``.
     """
-    names = [annotation_type] if isinstance(annotation_type, str) else list(dict.fromkeys(annotation_type))
+    given = [annotation_type] if isinstance(annotation_type, str) else list(annotation_type or ())
+    names = list(ALL_TYPES) if "all" in given or not given else list(dict.fromkeys(given))
     phis = [phi_type(name) for name in names]
     chosen: SpanProfile = profiles.get("spans", profile)
     runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document) for phi in phis]
@@ -108,7 +121,7 @@ def score_sandbox(
     several = len(runs) > 1
     for run in runs:
         messages += run.warnings(several)
-    return Report(
+    report = Report(
         task="sandbox",
         profile=chosen.name,
         inputs={
@@ -122,6 +135,27 @@ def score_sandbox(
         warnings=messages + warnings,
         errors=[row for run in runs for row in run.labelled(run.errors, several)] if errors else None,
     )
+    return report if given else held_types(report)
+
+
+def held_types(report: Report) -> Report:
+    """A report of every annotation type scored, cut to the types the inputs hold (a gold or predicted
+    annotation, instance_strict's TP + FP + FN above 0), with those types as its subject; a report on
+    inputs without any annotation keeps them all."""
+    held = [
+        row["annotation_type"]
+        for row in report.scores
+        if row["metric"] == "instance_strict" and "label" not in row and "average" not in row
+        and row["tp"] + row["fp"] + row["fn"]
+    ] or list(ALL_TYPES)  # fmt: skip
+    kept = set(held)
+    report.scores = [row for row in report.scores if row["annotation_type"] in kept]
+    report.per_document = [row for row in report.per_document if row["annotation_type"] in kept]
+    if report.errors is not None:
+        report.errors = [row for row in report.errors if row["annotation_type"] in kept]
+    report.inputs["annotation_type"] = held
+    report.subject = ", ".join(held)
+    return report
 
 
 def _by_label(document: Document | None, stretched: list[str]) -> dict[str, SpanColumns]:

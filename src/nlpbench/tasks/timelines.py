@@ -73,7 +73,13 @@ class _Tally:
     skipped: list[str] = field(default_factory=list)
 
 
-@register("timelines", "Patient timelines (ChemoTimelines 2024): strict, relaxed to day / month / year", "timelines")
+@register(
+    "timelines",
+    "Patient timelines (ChemoTimelines 2024): strict, relaxed to day / month / year",
+    "timelines",
+    formats=("timelines",),
+    files=("all_ids", "gold_ids"),
+)
 def score_timelines(
     gold: Path | str,
     pred: Path | str,
