@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from nlpbench.api.dateshift import DateOutOfRange, shift_date
-from nlpbench.api.schemas import STRATEGIES, DeidentificationStep
+from nlpbench.toolapi.schemas import STRATEGIES, DeidentificationStep
 from nlpbench.model import Annotation, Span
 
 

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nlpbench.api import schemas
+from nlpbench.toolapi import schemas
 from nlpbench.errors import raised_at
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"

@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from nlpbench.api import schemas
+from nlpbench.toolapi import schemas
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
 from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, Unanswered, checked_url

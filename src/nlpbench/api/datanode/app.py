@@ -71,7 +71,7 @@ from nlpbench.api.problems import (
     problem_doc,
     too_large,
 )
-from nlpbench.api.schemas import RESOURCE_ID_PATTERN
+from nlpbench.toolapi.schemas import RESOURCE_ID_PATTERN
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
 from nlpbench.store.keys import any_key, key_access
