@@ -8,7 +8,6 @@ from typing import TypeVar
 
 from nlpbench.registry import Registry, UnknownName
 
-
 _Value = TypeVar("_Value")
 
 

@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from nlpbench.toolapi import schemas
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
+from nlpbench.toolapi import schemas
 
 BASE_PATH = "/api/v1"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
