@@ -9,7 +9,8 @@ from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import TokenTable, batch_counts
 from nlpbench.metrics.spans import SpanRules, instance_matching, whitespace_tokens
 from nlpbench.model import Annotation, Span, SpanColumns
-from nlpbench.profiles.spans import legacy_whitespace_tokens, treebank_search_tokens
+from nlpbench.profiles.spans import legacy_whitespace_tokens
+from nlpbench.profiles.treebank import treebank_search_tokens
 
 #: None: no subtype; and JSON values that are not strings: equal across types (1, true), unhashable (a list)
 SUBTYPES = st.sampled_from(["city", "state", "zip", None, 1, True, ["city"], ""])

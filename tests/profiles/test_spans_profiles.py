@@ -7,12 +7,8 @@ from nlpbench import profiles
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.spans import SpanRules, cut_many, tokens_as_arrays
 from nlpbench.model import Annotation, Span, phi_type
-from nlpbench.profiles.spans import (
-    legacy_whitespace_tokens,
-    round_then_f1,
-    treebank_search_tokens,
-    treebank_tokens,
-)
+from nlpbench.profiles.spans import legacy_whitespace_tokens, round_then_f1
+from nlpbench.profiles.treebank import treebank_search_tokens, treebank_tokens
 
 
 def ann(start, text):
@@ -185,7 +181,7 @@ def test_treebank_loads_without_the_rest_of_nltk():
 
     script = (
         "import sys\n"
-        "from nlpbench.profiles.spans import _treebank\n"
+        "from nlpbench.profiles.treebank import _treebank\n"
         "tokenizer = _treebank()\n"
         "assert 'nltk' not in sys.modules and 'sklearn' not in sys.modules, sorted(sys.modules)\n"
         "import nltk\n"
@@ -221,6 +217,6 @@ SENTENCE_PIECES = st.sampled_from(
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(SENTENCE_PIECES, max_size=16).map("".join))
 def test_word_by_word_treebank_is_treebank(text):
-    from nlpbench.profiles.spans import treebank_tokens
+    from nlpbench.profiles.treebank import treebank_tokens
 
     assert treebank_tokens(text) == TreebankWordTokenizer().tokenize(text)

@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from nlpbench.api.dateshift import DateOutOfRange, shift_date
-from nlpbench.api.schemas import STRATEGIES, DeidentificationStep
 from nlpbench.model import Annotation, Span
+from nlpbench.toolapi.schemas import STRATEGIES, DeidentificationStep
 
 
 class StepError(ValueError):

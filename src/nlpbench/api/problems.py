@@ -31,8 +31,8 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nlpbench.api import schemas
 from nlpbench.errors import raised_at
+from nlpbench.toolapi import schemas
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("nlpbench.api")

@@ -7,7 +7,7 @@ annotator finds more than one type (an ``nlpsandbox:phi-annotator``; types it
 does not produce come back as empty arrays). :func:`create_deidentifier_app`
 serves ``POST /api/v1/deidentifiedNotes`` on top of a PHI annotator.
 
-Requests are validated against the 1.2.0 schemas (:mod:`nlpbench.api.schemas`);
+Requests are validated against the 1.2.0 schemas (:mod:`nlpbench.toolapi.schemas`);
 every error is an RFC 7807 problem object (``title``, ``status``, ``detail``,
 ``type``) sent as ``application/problem+json``, with status 400 for a body
 the schema rejects and 413 for a body over ``max_body_bytes``. Notes are
@@ -38,7 +38,6 @@ from swagger_ui_bundle import swagger_ui_path
 
 from nlpbench import __version__
 from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.api import schemas
 from nlpbench.api.deidentify import StepError, deidentify
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import (
@@ -52,6 +51,7 @@ from nlpbench.api.problems import (
     too_large,
 )
 from nlpbench.model import PHI_TYPES, Annotation, Document
+from nlpbench.toolapi import schemas
 
 BASE_PATH = "/api/v1"
 UI_ASSETS = f"{BASE_PATH}/ui/assets"

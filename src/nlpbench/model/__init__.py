@@ -1,10 +1,11 @@
 """The one data model every reader produces and every metric consumes."""
 
 from nlpbench.model.align import pair_documents
+from nlpbench.model.annotation import Annotation, Link, Relation
 from nlpbench.model.coding import CodeReference, RankedCodes
 from nlpbench.model.columns import MISSING, SpanColumns, SpanRow
 from nlpbench.model.coref import Cluster, CorefDocument, CorefMention, mention_problem, span_of
-from nlpbench.model.document import Annotation, Document, Link, Relation
+from nlpbench.model.document import Document
 from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
 from nlpbench.model.ontology import Ontology, OntologyNode
 from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type

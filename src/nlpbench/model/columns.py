@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from nlpbench.model.document import Annotation
+from nlpbench.model.annotation import Annotation
 from nlpbench.model.span import Span
 
 

@@ -33,10 +33,10 @@ from typing import Any
 
 import httpx
 
-from nlpbench.api import schemas
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
 from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, Unanswered, checked_url
+from nlpbench.toolapi import schemas
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.
 PAGE_TIMEOUT = 10.0

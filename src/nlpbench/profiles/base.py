@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field, fields
+from typing import TypeVar
 
 from nlpbench.registry import Registry, UnknownName
 
+_Value = TypeVar("_Value")
 
-def quirk(default: object, doc: str) -> object:
-    """A profile field: its value, and the sentence saying which scorer does it and why it matters."""
-    return field(default=default, metadata={"doc": doc})
+
+def quirk(default: _Value, doc: str) -> _Value:
+    """A profile field: its value, and the sentence saying which scorer does it and why it matters.
+
+    Typed as its value, as :func:`dataclasses.field` is to type checkers, so a field reads as what it holds.
+    """
+    return field(default=default, metadata={"doc": doc})  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

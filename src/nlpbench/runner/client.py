@@ -1,6 +1,6 @@
 """An asyncio client of one NLP Sandbox 1.2.0 tool that trusts nothing it is sent.
 
-Every response is checked against the 1.2.0 schemas (:mod:`nlpbench.api.schemas`,
+Every response is checked against the 1.2.0 schemas (:mod:`nlpbench.toolapi.schemas`,
 strictly: a string is not a number); anything else — a body that is not JSON,
 a missing field, an unknown ``locationType``, a span past the note's end — is
 a :class:`ToolError` that says which request, which note and what was wrong.
@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from nlpbench.api import schemas
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
+from nlpbench.toolapi import schemas
 
 BASE_PATH = "/api/v1"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)

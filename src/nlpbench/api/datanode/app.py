@@ -71,10 +71,10 @@ from nlpbench.api.problems import (
     problem_doc,
     too_large,
 )
-from nlpbench.api.schemas import RESOURCE_ID_PATTERN
 from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
 from nlpbench.store.keys import any_key, key_access
+from nlpbench.toolapi.schemas import RESOURCE_ID_PATTERN
 
 BASE_PATH = "/api/v1"
 READ_METHODS = ("GET", "HEAD", "OPTIONS")

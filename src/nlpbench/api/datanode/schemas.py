@@ -1,7 +1,7 @@
 """Pydantic models of the NLP Sandbox 1.2.0 data-node schemas (``openapi/data-node/components``).
 
 The text annotations, the note and the problem object are those the tools
-share (:mod:`nlpbench.api.schemas`). Create requests that the schema leaves as
+share (:mod:`nlpbench.toolapi.schemas`). Create requests that the schema leaves as
 "an empty object" accept any object; a dataset's may also carry the metadata
 the original lacked (version, description, licence, visibility), which
 ``GET /datasets/{datasetId}`` returns beside its name.
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
 
-from nlpbench.api.schemas import (
+from nlpbench.toolapi.schemas import (
     RESOURCE_ID_PATTERN,
     Absent,
     HealthCheck,
