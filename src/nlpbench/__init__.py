@@ -12,7 +12,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from nlpbench.version import __version__
+
 __all__ = ["Report", "__version__", "compare", "profiles", "read", "score", "tasks"]
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nlpbench import __version__
 from nlpbench.annotators import REGISTRY, Annotator, ToolInfo, contacts, dates, ids, locations, names
 from nlpbench.annotators.rules import Candidate, resolve, to_annotations
 from nlpbench.model import Annotation, Document
+from nlpbench.version import __version__
 
 Finder = Callable[[str], list[Candidate]]
 FINDERS: tuple[Finder, ...] = (dates.find, names.find, locations.find, ids.find, contacts.find)

@@ -36,7 +36,6 @@ from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from nlpbench import __version__
 from nlpbench.annotators import Annotator, ToolInfo
 from nlpbench.api.deidentify import StepError, deidentify
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
@@ -52,6 +51,7 @@ from nlpbench.api.problems import (
 )
 from nlpbench.model import PHI_TYPES, Annotation, Document
 from nlpbench.toolapi import schemas
+from nlpbench.version import __version__
 
 BASE_PATH = "/api/v1"
 UI_ASSETS = f"{BASE_PATH}/ui/assets"

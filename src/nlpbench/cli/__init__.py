@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import typer
 
-from nlpbench import __version__
+from nlpbench.version import __version__
 
 # command name -> the module of nlpbench.cli that defines it, in the order help lists them
 COMMANDS = {

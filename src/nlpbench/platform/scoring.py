@@ -26,7 +26,6 @@ from typing import Any
 from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
-from nlpbench import __version__
 from nlpbench.errors import InputError
 from nlpbench.model import Document
 from nlpbench.platform import intervals, tasks
@@ -35,6 +34,7 @@ from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
+from nlpbench.version import __version__
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")

@@ -47,7 +47,6 @@ from sqlalchemy import select
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nlpbench import __version__
 from nlpbench.api.problems import Guard
 from nlpbench.platform import intervals, tasks
 from nlpbench.platform.views import moment
@@ -56,6 +55,7 @@ from nlpbench.stats.report import overall_rows
 from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import SCORED, Result, Submission
+from nlpbench.version import __version__
 from nlpbench.web import board, plots
 
 HERE = Path(__file__).resolve().parent

@@ -60,7 +60,6 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
-from nlpbench import __version__
 from nlpbench.api.datanode import schemas
 from nlpbench.api.problems import (
     BodyTooLarge,
@@ -75,6 +74,7 @@ from nlpbench.store import Store, StoreError
 from nlpbench.store import repository as repo
 from nlpbench.store.keys import any_key, key_access
 from nlpbench.toolapi.schemas import RESOURCE_ID_PATTERN
+from nlpbench.version import __version__
 
 BASE_PATH = "/api/v1"
 READ_METHODS = ("GET", "HEAD", "OPTIONS")

@@ -39,7 +39,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from nlpbench import __version__
 from nlpbench.api.datanode.app import add_error_handlers
 from nlpbench.api.problems import Guard, ProblemResponse, problem
 from nlpbench.errors import InputError
@@ -49,6 +48,7 @@ from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.registry import UnknownName
 from nlpbench.store import Store, artifacts
 from nlpbench.store.submissions import STATUSES
+from nlpbench.version import __version__
 
 BASE_PATH = "/api/v1"
 #: An upload is held in memory up to this size, then in a temporary file, before it goes into the store.
