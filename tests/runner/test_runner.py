@@ -324,7 +324,8 @@ def test_annotations_whose_text_differs_from_the_note_are_kept_with_the_notes_te
     assert run.stats.text_mismatches == 2
     assert run.stats.warnings == [
         "2 annotations whose text is not the note's text at their offsets; the note's text is kept (first: "
-        "POST /textDateAnnotations for note note-000: textDateAnnotations[0]: start 3, length 10: a text of 10 chars)"
+        "POST /textDateAnnotations for note note-000: textDateAnnotations[0]: start 3, length 10: a text of 10 chars); "
+        "2 notes with them are not checkpointed, a rerun asks the tool again"
     ]
 
 
