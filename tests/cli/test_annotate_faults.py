@@ -156,14 +156,14 @@ def dask_options():
 
 @pytest.mark.parametrize(
     ("fault", "failing", "shown"),
-    [("huge", "note-2", False), ("html", "note-1", True), ("html", "note-1", False)],
-    ids=["over-max-response-bytes", "show-text", "hidden-text"],
+    [("huge", "note-2", False), ("many", "note-2", False), ("html", "note-1", True), ("html", "note-1", False)],
+    ids=["over-max-response-bytes", "over-max-annotations", "show-text", "hidden-text"],
 )
 def test_a_dask_worker_asks_the_tool_with_the_same_options(
     cli, tool, tmp_path, dask_options, fault, failing, shown, caplog, monkeypatch
 ):
-    """--max-response-bytes, --show-text, --timeout and --retries hold on a Dask worker as they do locally; the
-    worker's log (in this process) names no note's text either."""
+    """--max-response-bytes, --max-annotations, --show-text, --timeout and --retries hold on a Dask worker as they
+    do locally; the worker's log (in this process) names no note's text either."""
     monkeypatch.setattr(logging.getLogger("distributed"), "propagate", True)  # into caplog
     notes = notes_file(tmp_path)
     said = {}
