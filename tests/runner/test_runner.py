@@ -325,11 +325,18 @@ def test_an_unreachable_scheduler():
         AnnotationRun(url, timeout=1, retry=FAST, scheduler="tcp://127.0.0.1:9").run(notes(1))
 
 
-def test_annotations_whose_text_differs_from_the_note_are_kept_with_the_notes_text_and_reported(tool):
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_annotations_whose_text_differs_from_the_note_are_kept_with_the_notes_text_and_reported(
+    tool, tmp_path, request, executor
+):
+    """The notes are written with their own text, and not checkpointed as finished: a rerun asks the tool again."""
+    scheduler = request.getfixturevalue("dask_scheduler") if executor == "dask" else None
     tool.reset(body={"textDateAnnotations": [{"start": 3, "length": 10, "text": "2020-12-26", "confidence": 95}]})
-    run = AnnotationRun(tool.url, labels=("date",), retry=FAST)
+    checkpoint = tmp_path / "cp.jsonl"
+    run = AnnotationRun(tool.url, labels=("date",), retry=FAST, checkpoint=checkpoint, scheduler=scheduler)
     given = notes(2)
     documents = run.run(given)
+    assert len(checkpoint.read_text().splitlines()) == 1  # the header alone
     assert [(a.start, a.end, a.text) for a in documents[0].annotations] == [(3, 13, "12/26/2020")]
     assert [(a.start, a.end, a.text) for a in documents[1].annotations] == [(3, 13, given[1].text[3:13])]
     assert run.stats.text_mismatches == 2
