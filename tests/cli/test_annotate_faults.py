@@ -45,11 +45,13 @@ REPORTED = {
     "schema": r"for note note-2: the response does not follow the 1.2.0 Text\w+Response schema: text\w+\.0\.start: ",
     "past_end": r"for note note-2: text\w+Annotations\[\d+\]: ends at \d+, beyond the note \(\d+ chars\)$",
     "huge": r"for note note-2: HTTP 200 OK, application/json, over \d+ bytes: larger than the 65536 bytes",
+    "many": r"for note note-2: 600 annotations for the note, more than the 500 one note may have \(--max-annot",
     "hang": r"for note note-2: no answer within 0.5 s \(2 attempts\)$",
     "drip": r"for note note-2: no answer within 0.5 s \(2 attempts\)$",
     "broken": r"for note note-2: the connection broke off \(\w+\) \(2 attempts\)$",
 }
-OPTIONS = ("--concurrency", "1", "--timeout", "0.5", "--retries", "1", "--max-response-bytes", "65536")
+OPTIONS = ("--concurrency", "1", "--timeout", "0.5", "--retries", "1", "--max-response-bytes", "65536",
+           "--max-annotations", "500")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -154,14 +156,14 @@ def dask_options():
 
 @pytest.mark.parametrize(
     ("fault", "failing", "shown"),
-    [("huge", "note-2", False), ("html", "note-1", True), ("html", "note-1", False)],
-    ids=["over-max-response-bytes", "show-text", "hidden-text"],
+    [("huge", "note-2", False), ("many", "note-2", False), ("html", "note-1", True), ("html", "note-1", False)],
+    ids=["over-max-response-bytes", "over-max-annotations", "show-text", "hidden-text"],
 )
 def test_a_dask_worker_asks_the_tool_with_the_same_options(
     cli, tool, tmp_path, dask_options, fault, failing, shown, caplog, monkeypatch
 ):
-    """--max-response-bytes, --show-text, --timeout and --retries hold on a Dask worker as they do locally; the
-    worker's log (in this process) names no note's text either."""
+    """--max-response-bytes, --max-annotations, --show-text, --timeout and --retries hold on a Dask worker as they
+    do locally; the worker's log (in this process) names no note's text either."""
     monkeypatch.setattr(logging.getLogger("distributed"), "propagate", True)  # into caplog
     notes = notes_file(tmp_path)
     said = {}
@@ -194,6 +196,25 @@ def test_text_that_disagrees_with_the_note_is_counted_not_quoted(cli, tool, tmp_
     assert ": start 3, length 10: a text of " in warning
     assert out.read_bytes() == clean  # the offsets are kept, with the note's own text
     no_canary(result, tmp_path, notes=notes)
+
+
+def test_an_answer_that_failed_a_check_is_asked_again_once_the_tool_is_fixed(cli, tool, tmp_path, clean):
+    """Text that disagrees with the note fails the answer's check: the run goes on (a warning) but the note is
+    not checkpointed as finished, so the same command, once the tool is fixed, writes the fixed answer."""
+    notes, out = notes_file(tmp_path), tmp_path / "pred.json"
+    checkpoint = tmp_path / "pred.json.checkpoint.jsonl"
+    tool.reset("mismatch", notes={"note-0", "note-1"}, fail_note="note-3")  # note-3 stops the run
+    args = ("annotate", "--tool", tool.url, "--notes", notes, "--out", out, "--concurrency", "1", "--retries", "0")
+    one_line_error(cli(*args))
+    finished = [json.loads(line)["id"] for line in checkpoint.read_text().splitlines()[1:]]
+    assert finished == ["note-2"]
+    tool.reset()  # fixed: same URL, name and version
+    again = cli(*args)
+    assert again.exit_code == 0, again.stderr
+    assert "1 from the checkpoint" in again.stderr and "warning" not in again.stderr
+    assert out.read_bytes() == clean
+    assert set(tool.seen) == {"awesome-note", "note-0", "note-1", "note-3"} and not checkpoint.exists()
+    no_canary(again, tmp_path, notes=notes)
 
 
 @pytest.mark.parametrize(

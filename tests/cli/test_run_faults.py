@@ -143,3 +143,47 @@ def test_a_password_in_a_tool_url_is_never_shown(cli, tmp_path):
     assert "down: failed: http://127.0.0.1:9/api/v1: GET /healthCheck: cannot reach" in ran.stdout
     assert f"t at {tool.url}" in ran.stderr
     assert all("s3cret" not in text for text in (ran.stdout, ran.stderr, *map(Path.read_text, tmp_path.rglob("*.*"))))
+
+
+def checkpointed(path: Path) -> list[str]:
+    """The ids of the notes a checkpoint holds as finished."""
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()[1:]]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("mismatch", None),  # answered, with a warning: not finished, so asked again
+        ("many", "25000 annotations for the note, more than the 10000 one note may have (--max-annotations)"),
+    ],
+)
+def test_answers_that_failed_a_check_are_not_kept_for_the_rerun(cli, tmp_path, fault, reason):
+    """A tool's text that disagrees with its offsets, or 25,000 annotations a note (the default bound is 10,000):
+    the run ends at once, nothing of those notes is checkpointed, and the same command once the tool is fixed
+    (same URL, name and version) writes what a clean tool writes."""
+    notes, out = notes_file(tmp_path), tmp_path / "out"
+    with faulty() as good, faulty() as tool:
+        tool.reset(fault, notes={"note-1", "note-2"}, many=25_000)
+        command = ["run", "--notes", notes, "--out", out, "--concurrency", "1", "--retries", "0"]
+        command += ["--tool", f"good={good.url}", "--tool", f"t={tool.url}", "--tool", "gone=http://127.0.0.1:9"]
+        started = time.monotonic()
+        first = cli(*command)
+        assert time.monotonic() - started < 30
+        assert first.exit_code == 0, first.stderr
+        if reason is None:
+            assert "annotations whose text is not the note's text at their offsets" in first.stderr
+            assert "2 notes with them are not checkpointed, a rerun asks the tool again" in first.stderr
+            assert checkpointed(out / "t.checkpoint.jsonl") == ["note-0", "note-3"]
+        else:
+            assert f"t: failed: {tool.url}/api/v1: POST /text" in first.stdout and f"note-1: {reason}" in first.stdout
+            assert checkpointed(out / "t.checkpoint.jsonl") == ["note-0"] and not (out / "t.json").exists()
+        no_canary(first, tmp_path, notes=notes)
+
+        tool.settle()
+        tool.reset()  # fixed
+        again = cli(*command)
+        assert again.exit_code == 0, again.stderr
+        assert "warning" not in again.stderr and "t: failed" not in again.stdout
+        assert (out / "t.json").read_bytes() == (out / "good.json").read_bytes()
+        assert {"note-1", "note-2"} <= set(tool.seen) and "note-0" not in tool.seen
+        no_canary(again, tmp_path, notes=notes)

@@ -10,6 +10,7 @@ import pytest
 from nlpbench.platform import queue as queues
 from nlpbench.store import repository
 from nlpbench.store.submissions import CANCELLED, FAILED, INVALID, SCORED, Submission
+from tests.platform.test_worker import run_worker, shown
 
 
 def test_windows_reset_at_midnight_monday_and_the_first_utc():
@@ -97,3 +98,16 @@ def test_the_quota_through_the_command_line(nb, dataset, tool):
     assert third.exit_code == 2
     assert third.stderr.startswith("nlpbench: error: team t has used its 2 submissions of date in queue default")
     assert "no quota" in nb("submissions", "queue", "default", "--quota", "0").stdout
+
+
+def test_a_command_that_exits_at_its_start_fails_without_using_a_place(nb, dataset, bubblewrap):
+    assert nb("submissions", "queue", "default", "--quota", "1").exit_code == 0
+    submit = ("submit", "--team", "t", "--task", "date", "--dataset", "notes", "--command")
+    first = nb(*submit, "exit 3")
+    assert first.exit_code == 0, first.stderr
+    run_worker(nb)
+    data = shown(nb, first.stdout.strip())
+    assert data["status"] == "FAILED" and data["validatedAt"] is None
+    assert data["reason"].startswith("the tool did not start: the tool ended before it answered GET /api/v1/health")
+    assert nb(*submit, "exit 3").exit_code == 0  # the place is still the team's
+    assert nb(*submit, "exit 3").exit_code == 2  # and then used

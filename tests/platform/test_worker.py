@@ -148,6 +148,24 @@ def test_a_flaky_tool_is_retried_and_scored(nb, dataset, tool):
     assert shown(nb, submission)["status"] == "SCORED"
 
 
+def test_a_tool_answering_tens_of_thousands_of_annotations_a_note_fails_at_that_note(nb, dataset, tool, db_url):
+    """The runner's bound of annotations a note (10,000 by default) holds on the platform: one line, at once, and
+    nothing of that note stored."""
+    submission = submit(nb, "--task", "date", "--dataset", "notes", "--tool", tool.url)
+    tool.reset("many", notes={dataset[-1]}, many=25_000)
+    started = time.monotonic()
+    run_worker(nb)
+    assert time.monotonic() - started < 60
+    data = shown(nb, submission)
+    assert data["status"] == "FAILED", data["reason"]
+    assert re.search(f"for note {dataset[-1]}: 25000 annotations for the note, more than the 10000 ", data["reason"])
+    opened = open_store(db_url)
+    with opened.session(readonly=True) as session:
+        stored = {r.note_identifier for r in repository.iter_records(session, "notes", f"submission-{submission}")}
+    opened.close()
+    assert dataset[-1] not in stored and data["progress"]["done"] == len(stored) < len(dataset)
+
+
 def test_a_nondeterministic_tool_is_invalid_by_the_reproducibility_check(nb, dataset, tool):
     submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", tool.url)
     tool.reset("random", notes=None)

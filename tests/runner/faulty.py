@@ -18,7 +18,8 @@ from nlpbench.api.tool import create_app
 from tests.toolkit import RegexPhi, served
 
 #: Faults that end a note's request in failure (after any retries).
-FAILING = ("400", "422", "500", "503", "html", "not_json", "schema", "past_end", "huge", "hang", "drip", "broken")
+FAILING = ("400", "422", "500", "503", "html", "not_json", "schema", "past_end", "huge", "many", "hang", "drip",
+           "broken")  # fmt: skip
 PROBE = "awesome-note"
 STARTED = {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
 
@@ -30,7 +31,7 @@ class FaultyTool:
     note of validation; ``None``: every request); ``times`` how many answers
     go wrong before the tool behaves again; ``fail_note`` gets a 500 whatever
     the fault. ``delay`` slows every annotation request. Counts requests and
-    the most in flight at once.
+    the most in flight at once. ``many``: how many (valid) annotations the fault ``many`` answers per request.
     """
 
     def __init__(self, app):
@@ -47,11 +48,12 @@ class FaultyTool:
         delay: float = 0.0,
         hang_seconds: float = 3.0,
         huge_bytes: int = 2 * 2**20,
+        many: int = 600,
         fail_note: str | None = None,
     ) -> None:
         self.fault, self.notes, self.times, self.delay = fault, notes, times, delay
         self.fail_note = fail_note
-        self.hang_seconds, self.huge_bytes = hang_seconds, huge_bytes
+        self.hang_seconds, self.huge_bytes, self.many = hang_seconds, huge_bytes, many
         self.requests = self.in_flight = self.max_in_flight = 0
         self.seen: list[str] = []
 
@@ -129,6 +131,10 @@ class FaultyTool:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 sent += len(chunk)
             return await send({"type": "http.response.body", "body": item + b"]}"})
+        if fault == "many":  # ``many`` valid annotations: spans of 1 to 4 characters, from every place of the note
+            spans = [(i % (len(text) - 4), 1 + i % 4) for i in range(self.many)]
+            items = [{"start": s, "length": n, "text": text[s : s + n], **_subtype(array)} for s, n in spans]
+            return await _send(send, 200, json.dumps({array: items}).encode(), "application/json")
         if fault == "hang":
             await asyncio.sleep(self.hang_seconds)
             return await _send(send, 200, json.dumps({array: []}).encode(), "application/json")

@@ -15,6 +15,7 @@ import httpx
 import psutil
 import pytest
 
+from nlpbench.runner import sandbox
 from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
 from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
 
@@ -194,6 +195,58 @@ def test_a_tool_starting_too_many_processes_is_killed_with_the_reason(tmp_path, 
     with started(tool_command(tmp_path, after=later), limits) as tool:
         outcome = tool.wait(20)
     assert outcome is not None and outcome.reason == "the tool started more than 2 processes"
+
+
+#: A model of 160 MiB loaded once, then 4 helpers forked: they share its pages (copy on write), ~180 MiB in all.
+MODEL = """\
+model = b"m" * (160 * 2**20)
+for _ in range(4):
+    if os.fork() == 0:
+        time.sleep(300)
+        os._exit(0)
+"""
+
+
+@pytest.fixture(params=["cgroup", "pss"])
+def accounting(request, monkeypatch) -> str:
+    """How the watch counts memory: the cgroup's own count (where one can be made), or PSS without a cgroup."""
+    if request.param == "pss":
+        monkeypatch.setattr(sandbox, "make_cgroup", lambda *_args: None)
+    return request.param
+
+
+def test_a_model_shared_by_forked_helpers_is_counted_once(tmp_path, started, sandboxing, accounting):
+    if sandboxing.backend == "runsc":
+        pytest.skip("gVisor's tool processes live in its Sentry: the host sees neither their RSS nor their PSS")
+    limits = replace(QUICK, memory_bytes=512 * 2**20)
+    with started(tool_command(tmp_path, before=MODEL), limits) as tool:
+        assert tool.wait(1.5) is None  # some thirty looks of the watch, and the tool is still running
+        tree = psutil.Process(tool.pid).children(recursive=True)
+        resident = sum(process.memory_info().rss for process in tree if process.name().startswith("python"))
+    assert resident > 5 * 160 * 2**20  # the control: a sum of resident sizes counts the model five times
+    assert tool.outcome.stopped and tool.outcome.ok, tool.outcome.reason
+    assert 160 * 2**20 <= tool.outcome.peak_memory_bytes < 512 * 2**20
+
+
+def test_a_fork_bomb_is_reported_as_processes_not_memory(tmp_path, started, sandboxing, accounting):
+    """Each forked Python is ~20 MiB resident but shares nearly all of it: past 16 processes a sum of resident
+    sizes would be past the 128 MiB limit; the proportional (or the cgroup's) count is not."""
+    if sandboxing.backend == "runsc":
+        pytest.skip("gVisor refuses the fork itself: see test_under_gvisor_a_fork_past_the_limit_fails")
+    bomb = """\
+    def bomb():
+        for _ in range(200):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            time.sleep(0.01)
+    threading.Timer(0.5, bomb).start()
+    """
+    limits = replace(QUICK, processes=16, memory_bytes=128 * 2**20)
+    with started(tool_command(tmp_path, after=bomb), limits) as tool:
+        outcome = tool.wait(30)
+    assert outcome is not None and outcome.limit == "processes", outcome and outcome.reason
+    assert outcome.peak_memory_bytes < 128 * 2**20
 
 
 def test_under_gvisor_a_fork_past_the_limit_fails(tmp_path, started, sandboxing):

@@ -62,6 +62,9 @@ def annotate(
     max_response_bytes: int = typer.Option(
         None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
     ),
+    max_annotations: int = typer.Option(
+        None, "--max-annotations", min=1, help="The most annotations one note's answers may hold (default 10,000)."
+    ),
     checkpoint: Path = typer.Option(
         None, "--checkpoint", readable=False, help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
     ),
@@ -95,7 +98,7 @@ def annotate(
     --timeout and --retries apply to the data node too.
     """
     from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
-    from nlpbench.runner.client import MAX_RESPONSE_BYTES, checked_url
+    from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, checked_url
     from nlpbench.runner.sources import open_notes, open_output
 
     labels = _labels(types)
@@ -131,6 +134,7 @@ def annotate(
             timeout=timeout,
             retry=RetryPolicy(retries=retries),
             max_response_bytes=max_response_bytes or MAX_RESPONSE_BYTES,
+            max_annotations=max_annotations or MAX_ANNOTATIONS,
             show_text=show_text,
             checkpoint=checkpoint,
             restart=restart,

@@ -212,6 +212,9 @@ def run(
     max_response_bytes: int = typer.Option(
         None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
     ),
+    max_annotations: int = typer.Option(
+        None, "--max-annotations", min=1, help="The most annotations one note's answers may hold (default 10,000)."
+    ),
     restart: bool = typer.Option(False, "--restart", help="Start every tool's checkpoint again, whatever it holds."),
     show_text: bool = typer.Option(
         False, "--show-text", help="Debugging, on this machine only: quote tools' answers and show errors in context."
@@ -230,7 +233,7 @@ def run(
     dataset's annotation store goldstandard (written to --out as gold.json).
     """
     from nlpbench.runner.benchmark import RunSettings
-    from nlpbench.runner.client import MAX_RESPONSE_BYTES
+    from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES
     from nlpbench.runner.sources import open_notes
 
     source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
@@ -247,6 +250,7 @@ def run(
         timeout=timeout,
         retries=retries,
         max_response_bytes=max_response_bytes or MAX_RESPONSE_BYTES,
+        max_annotations=max_annotations or MAX_ANNOTATIONS,
         restart=restart,
         show_text=show_text,
     )

@@ -24,7 +24,7 @@ from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
 from nlpbench.report import Report
-from nlpbench.runner.client import MAX_RESPONSE_BYTES, RetryPolicy, ToolError
+from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, RetryPolicy, ToolError
 from nlpbench.runner.output import replaced_atomically
 from nlpbench.runner.run import AnnotationRun
 from nlpbench.tasks.sandbox import score_sandbox
@@ -40,6 +40,7 @@ class RunSettings:
     timeout: float = 30.0
     retries: int = 3
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_annotations: int = MAX_ANNOTATIONS
     restart: bool = False
     show_text: bool = False
 
@@ -86,6 +87,7 @@ def run_tool(
         timeout=settings.timeout,
         retry=RetryPolicy(retries=settings.retries),
         max_response_bytes=settings.max_response_bytes,
+        max_annotations=settings.max_annotations,
         show_text=settings.show_text,
         checkpoint=result.checkpoint,
         restart=settings.restart,

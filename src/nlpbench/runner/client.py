@@ -10,7 +10,10 @@ the whole answer), cannot connect, breaks off, or gets 429, 502, 503 or 504 is
 retried after ``backoff × 2^attempt`` seconds (at most ``max_backoff``, or what
 ``Retry-After`` asks); other errors are not, since a deterministic tool gives
 the same answer again. A response is read as it streams in and abandoned past
-``max_response_bytes``.
+``max_response_bytes``; a note's answers are refused once they hold more than
+``max_annotations`` annotations (counted over its types, before any is
+checked), so that a tool answering tens of thousands per note fails at its
+first such note instead of taking hours.
 
 Notes are protected health information and a tool may echo them, so no
 message quotes a response body, a problem ``detail``, a reason phrase or note
@@ -44,6 +47,9 @@ TOOL_LABELS: dict[str, tuple[str, ...]] = {
 } | {"nlpsandbox:phi-annotator": PHI_LABELS}
 #: The largest response read by default: far above what a real note's annotations take.
 MAX_RESPONSE_BYTES = 32 * 2**20
+#: The most annotations one note's answers may hold by default, all types together: a long note holds a few
+#: hundred PHI spans; 10,000 is one per character of a 10,000-character note.
+MAX_ANNOTATIONS = 10_000
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -94,6 +100,7 @@ class ClientOptions:
     retry: RetryPolicy = RetryPolicy()
     max_response_bytes: int = MAX_RESPONSE_BYTES
     show_text: bool = False
+    max_annotations: int = MAX_ANNOTATIONS
 
     def client(self, url: str, transport: httpx.AsyncBaseTransport | None = None) -> ToolClient:
         """A :class:`ToolClient` of the tool at ``url`` asking it as these options say."""
@@ -104,6 +111,7 @@ class ClientOptions:
             retry=self.retry,
             max_response_bytes=self.max_response_bytes,
             show_text=self.show_text,
+            max_annotations=self.max_annotations,
             transport=transport,
         )
 
@@ -117,6 +125,8 @@ class ClientStats:
     #: The first of them by note id, type and start, and that place.
     mismatch_example: str = ""
     mismatch_place: tuple = ()
+    #: The ids of the notes with at least one of them: an answer that failed this check is not finished.
+    mismatched: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -184,8 +194,8 @@ def annotation_of(
 
     A span outside the note is a :class:`ToolError`. A ``text`` that is not the
     note's text at the span is counted in ``stats`` (the first by note id, type and
-    start described by offsets and lengths) and replaced by the note's text: the offsets are what
-    is scored.
+    start described by offsets and lengths, the note's id kept in ``stats.mismatched``) and
+    replaced by the note's text: the offsets are what is scored.
     """
     if start < 0 or length < 0:
         raise ToolError(f"{where}: negative offset (start {start}, length {length})")
@@ -194,6 +204,7 @@ def annotation_of(
     covered = note.text[start : start + length]
     if covered != text:
         stats.text_mismatches += 1
+        stats.mismatched.add(note.id)
         place = (note.id, PHI_LABELS.index(label) if label in PHI_LABELS else len(PHI_LABELS), start)
         if not stats.mismatch_example or place < stats.mismatch_place:  # the same however answers interleave
             said = f" ({text!r} covers {covered!r})" if show_text else ""
@@ -214,6 +225,7 @@ class ToolClient:
         retry: RetryPolicy = RetryPolicy(),
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         show_text: bool = False,
+        max_annotations: int = MAX_ANNOTATIONS,
         transport: httpx.AsyncBaseTransport | None = None,
     ):
         if concurrency < 1:
@@ -227,6 +239,7 @@ class ToolClient:
         self.retry = retry
         self.max_response_bytes = max_response_bytes
         self.show_text = show_text
+        self.max_annotations = max_annotations
         self.stats = ClientStats()
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -253,9 +266,10 @@ class ToolClient:
     async def annotate(self, document: Document, labels: tuple[str, ...]) -> Document:
         """The tool's annotations of ``document`` for each of ``labels``, as a document without text."""
         note = note_json(document)
+        counts: dict[str, int] = {}  # annotations per type answered so far
         try:
             async with asyncio.TaskGroup() as group:  # the first failure cancels the note's other requests
-                replies = [group.create_task(self._annotate_one(document, note, label)) for label in labels]
+                replies = [group.create_task(self._annotate_one(document, note, label, counts)) for label in labels]
         except ExceptionGroup as failures:
             # not ``except*``: on Python 3.11.0-3.11.3 an exception raised inside it escapes wrapped in a new
             # group (gh-103590), which nothing above expects; the TaskGroup's group is flat
@@ -268,11 +282,14 @@ class ToolClient:
             result.annotations.extend(found.result())
         return result
 
-    async def _annotate_one(self, document: Document, note: dict, label: str) -> list[Annotation]:
+    async def _annotate_one(
+        self, document: Document, note: dict, label: str, counts: dict[str, int]
+    ) -> list[Annotation]:
         array = PHI_TYPES[label].array
         attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
         data = await self._request("POST", f"/{array}", what, json={"note": note})
+        self._count(data, array, label, counts, what)
         reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
         for index, item in enumerate(getattr(reply, array)):
@@ -294,6 +311,20 @@ class ToolClient:
                 raise ToolError(f"{self.url}: {error}") from None
             found.append(annotation)
         return found
+
+    def _count(self, data: Any, array: str, label: str, counts: dict[str, int], what: str) -> None:
+        """Add the length of ``data[array]`` to the note's ``counts``; a :class:`ToolError` past ``max_annotations``.
+
+        Cheap, before any annotation is checked: the note's total is ``sum(counts.values())``.
+        """
+        items = data.get(array) if isinstance(data, dict) else None
+        counts[label] = len(items) if isinstance(items, list) else 0
+        total = sum(counts.values())
+        if total > self.max_annotations:
+            raise ToolError(
+                f"{self.url}: {what}: {total} annotations for the note, more than the {self.max_annotations} "
+                "one note may have (--max-annotations)"
+            )
 
     async def _get(self, path: str, model: type[BaseModel]):
         what = f"GET {path}"

@@ -10,7 +10,11 @@ each note from this process (at most ``4 × concurrency`` notes in the window,
 each worker sending at most ``concurrency`` requests at once. Each finished
 note is appended to the checkpoint before it is yielded; notes the checkpoint
 already holds (with the same text) are read back from it, checked against the
-note like a fresh answer, and not sent again. Nothing is held beyond the
+note like a fresh answer, and not sent again. A note whose answer failed a
+check that lets the run go on — an annotation whose ``text`` is not the note's
+text at its offsets, counted in a warning — is yielded but never checkpointed
+as finished: the next run asks the tool again (a fixed tool's answer replaces
+it). Nothing is held beyond the
 window, and with a checkpoint not even that for a note of many annotations:
 it waits there, not in memory, and is read back when its turn comes, so a
 caller that writes what :meth:`AnnotationRun.stream` yields as it comes keeps
@@ -33,6 +37,7 @@ from pathlib import Path
 from nlpbench.model import Document
 from nlpbench.runner.checkpoint import Checkpoint, Entry, header
 from nlpbench.runner.client import (
+    MAX_ANNOTATIONS,
     MAX_RESPONSE_BYTES,
     ClientOptions,
     ClientStats,
@@ -107,6 +112,7 @@ class AnnotationRun:
         timeout: float = 30.0,
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        max_annotations: int = MAX_ANNOTATIONS,
         show_text: bool = False,
         checkpoint: Path | None = None,
         restart: bool = False,
@@ -118,7 +124,7 @@ class AnnotationRun:
         self.url = url
         self.labels = labels
         #: How the tool is asked, from this process or from a Dask worker alike.
-        self.options = ClientOptions(concurrency, timeout, retry, max_response_bytes, show_text)
+        self.options = ClientOptions(concurrency, timeout, retry, max_response_bytes, show_text, max_annotations)
         self.checkpoint = Checkpoint(checkpoint) if checkpoint is not None else None
         self.restart = restart
         self.on_progress = on_progress or (lambda _note_id, _resumed: None)
@@ -134,6 +140,7 @@ class AnnotationRun:
             self.check = await validate_tool(client, self.labels)
             self.stats.warnings.extend(self.check.warnings)
             client.stats.text_mismatches, client.stats.mismatch_example = 0, ""  # count the notes', not the probe's
+            client.stats.mismatched.clear()
             self._open_checkpoint(client.url)
             dask = await connect(self.scheduler, self.options.timeout) if self.scheduler else None
             window: deque[asyncio.Future[list[Document | Stored]]] = deque()
@@ -237,7 +244,7 @@ class AnnotationRun:
         return asyncio.ensure_future(self._annotate_on_dask(dask, work))
 
     async def _annotate(self, client: ToolClient, note: Document) -> list[Document | Stored]:
-        return [self._finished(note, await client.annotate(note, self.check.labels))]
+        return [self._finished(note, await client.annotate(note, self.check.labels), client.stats)]
 
     async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
         try:
@@ -251,12 +258,13 @@ class AnnotationRun:
         if failure is not None:
             raise ToolError(failure)
         self._add(stats)
-        return [self._finished(note, document) for note, document in zip(batch, documents, strict=True)]
+        return [self._finished(note, document, stats) for note, document in zip(batch, documents, strict=True)]
 
-    def _finished(self, note: Document, document: Document) -> Document | Stored:
-        """Into the checkpoint, when there is one; out of memory until its turn, when it is a large one."""
+    def _finished(self, note: Document, document: Document, stats: ClientStats) -> Document | Stored:
+        """Into the checkpoint, when there is one and the answer passed every check; out of memory until its
+        turn, when it is a large one."""
         self.on_progress(document.id, False)
-        if self.checkpoint is None:
+        if self.checkpoint is None or note.id in stats.mismatched:
             return document
         entry = self.checkpoint.add(note, document)
         return Stored(note, entry) if len(document.annotations) > HELD_ANNOTATIONS else document
@@ -268,7 +276,8 @@ class AnnotationRun:
             self.stats.text_mismatches += stats.text_mismatches
             self.stats.warnings.append(
                 f"{stats.text_mismatches} annotations whose text is not the note's text at their offsets; "
-                f"the note's text is kept (first: {stats.mismatch_example})"
+                f"the note's text is kept (first: {stats.mismatch_example}); "
+                f"{len(stats.mismatched)} notes with them are not checkpointed, a rerun asks the tool again"
             )
 
     def _count(self, finished: Document | Stored, stats: ClientStats) -> Document:
