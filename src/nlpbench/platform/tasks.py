@@ -4,7 +4,7 @@ A PHI task (``date``, ``person_name``, ``location``, ``id``, ``contact``, or
 ``phi`` for all five) runs a tool over a dataset of the store, or takes a
 prediction file in NLP Sandbox JSON. Every other scoring task takes a
 prediction file, scored against a gold registered for that task and dataset
-(:func:`nlpbench.platform.queue.register_gold`): the gold's files fill the
+(:func:`nlpbench.platform.golds.register_gold`): the gold's files fill the
 task's arguments by name, and the prediction file fills ``PRED_ARGUMENT``.
 """
 

@@ -45,6 +45,7 @@ from nlpbench.api.platform import archives, health, submissions
 from nlpbench.api.problems import Guard, ProblemResponse, problem
 from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
+from nlpbench.platform.submitted import MAX_PREDICTION_BYTES
 from nlpbench.registry import UnknownName
 from nlpbench.store import Store
 
@@ -54,7 +55,7 @@ BASE_PATH = "/api/v1"
 @dataclass(frozen=True)
 class Settings:
     #: The largest request body, in bytes: a prediction file and a little more.
-    max_body_bytes: int = queues.MAX_PREDICTION_BYTES + 2**20
+    max_body_bytes: int = MAX_PREDICTION_BYTES + 2**20
     #: The largest archive upload (``POST /archives``), in bytes.
     max_archive_bytes: int = queues.MAX_ARCHIVE_BYTES
 
