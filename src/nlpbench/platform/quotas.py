@@ -1,4 +1,4 @@
-"""Quotas.
+"""Quotas: how many submissions a team may make of a task in a queue, per day, week or month.
 
 Quotas count, per team, task and queue, the submissions made since the
 window began (``day``: 00:00 UTC; ``week``: Monday 00:00 UTC; ``month``: the

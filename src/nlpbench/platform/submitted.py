@@ -78,6 +78,7 @@ def write_submitted(name: str | None, text: str, parent: Path) -> Path:
 
 
 def read_text(path: Path) -> str:
+    """The UTF-8 text of a submitted file of at most :data:`MAX_PREDICTION_BYTES`; an :class:`InputError` else."""
     size = path.stat().st_size
     if size > MAX_PREDICTION_BYTES:
         raise InputError(f"{size} bytes, over the {MAX_PREDICTION_BYTES} a submitted file may have", path)
