@@ -83,7 +83,8 @@ def submit(
 
     Prints the submission's id; a worker (`nlpbench worker`) validates, annotates and scores it.
     """
-    from nlpbench.platform.queue import DIGEST, Request, packed, read_submitted, submit, upload
+    from nlpbench.platform.queue import DIGEST, Request, packed, submit, upload
+    from nlpbench.platform.submitted import read_submitted
 
     name, text = read_submitted(predictions) if predictions is not None else (None, None)
     request = Request(
@@ -316,7 +317,7 @@ def gold(
     db: str = DB_OPTION,
 ) -> None:
     """Register the gold of a file-scored task on a dataset, so that --predictions submissions can be scored."""
-    from nlpbench.platform.queue import register_gold
+    from nlpbench.platform.golds import register_gold
 
     paths = {key: Path(value) for key, value in _pairs(files, "--file").items()}
     store = open_db(db)

@@ -6,14 +6,12 @@ bytes), compared in constant time; shown once, when made. A key has a label,
 may expire, and can be revoked; an expired or revoked key is refused as an
 unknown one is. Nothing is cached: every request looks its key up, so a key
 made, revoked or expired while a server runs counts at once. A key is named
-in listings and revocations by its public part, ``nbp_<prefix>``.
+in listings and revocations by its public part, ``nbp_<prefix>``. Made,
+parsed, checked and aged as the data node's keys are (:mod:`nlpbench.store.keys`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
+from nlpbench.store.keys import key_state, new_secret, parse_key, secret_matches
 from nlpbench.store.submissions import PlatformKey
 
 KEY_PREFIX = "nbp"
@@ -57,13 +56,7 @@ class KeyInfo:
 
     def state(self, moment: datetime) -> str:
         """``active``, ``expired`` or ``revoked`` at ``moment``."""
-        if self.revoked_at is not None:
-            return "revoked"
-        return "expired" if self.expires_at is not None and self.expires_at <= moment else "active"
-
-
-def _hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
+        return key_state(self.expires_at, self.revoked_at, moment)
 
 
 def create_key(session: Session, *, team: str | None, label: str = "", expires_at: datetime | None = None) -> str:
@@ -73,13 +66,13 @@ def create_key(session: Session, *, team: str | None, label: str = "", expires_a
         raise InputError("a team key needs the team's name")
     if expires_at is not None and expires_at <= datetime.now(UTC):
         raise InputError(f"{expires_at:%Y-%m-%d %H:%M} UTC has passed: a key must expire later", record="--expires")
-    prefix, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+    prefix, secret_hash, key = new_secret(KEY_PREFIX)
     role = "team" if team else "organiser"
     session.add(
-        PlatformKey(prefix=prefix, secret_hash=_hash(secret), role=role, team=team, label=label, expires_at=expires_at)
+        PlatformKey(prefix=prefix, secret_hash=secret_hash, role=role, team=team, label=label, expires_at=expires_at)
     )
     session.flush()
-    return f"{KEY_PREFIX}_{prefix}_{secret}"
+    return key
 
 
 def list_keys(session: Session, *, team: str | None = None) -> list[KeyInfo]:
@@ -111,11 +104,11 @@ def _info(row: PlatformKey) -> KeyInfo:
 
 def caller(session: Session, key: str) -> Caller | None:
     """Whose key this is, None for anything that is not a valid key now (unknown, expired or revoked)."""
-    parts = key.split("_", 2)
-    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+    parsed = parse_key(key, KEY_PREFIX)
+    if parsed is None:
         return None
-    row = session.scalars(select(PlatformKey).where(PlatformKey.prefix == parts[1])).first()
-    if row is None or not hmac.compare_digest(row.secret_hash, _hash(parts[2])):
+    row = session.scalars(select(PlatformKey).where(PlatformKey.prefix == parsed[0])).first()
+    if row is None or not secret_matches(row.secret_hash, parsed[1]):
         return None
     if _info(row).state(datetime.now(UTC)) != "active":
         return None

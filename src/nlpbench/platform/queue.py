@@ -10,21 +10,13 @@ workers never claim the same submission. A worker renews its lease
 worker has taken over, or the submission was cancelled, the first one's
 writes fail with :class:`Lost`.
 
-Quotas count, per team, task and queue, the submissions made since the
-window began (``day``: 00:00 UTC; ``week``: Monday 00:00 UTC; ``month``: the
-1st, 00:00 UTC) that got past validation or may still: a submission that
-never did costs no place however it ended (INVALID, or CANCELLED or FAILED
-before it was validated — a command tool that exits at its start, a
-submission that stopped its workers), and one waiting for validation holds
-its place until it fails it. The count and the insert run under a lock per
-(team, task, queue) — an advisory transaction lock on PostgreSQL, the write
-lock on SQLite — so concurrent submits never overrun the quota.
+Quotas are checked in :mod:`nlpbench.platform.quotas`, submitted files read and written in
+:mod:`nlpbench.platform.submitted`, gold files kept in :mod:`nlpbench.platform.golds`; the queue's
+refusals are :mod:`nlpbench.platform.errors`, named here too as callers have always named them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import tarfile
 import tempfile
@@ -32,15 +24,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, BinaryIO
 
-from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from nlpbench import files
 from nlpbench.errors import InputError
 from nlpbench.platform import images, network, tasks
+from nlpbench.platform.errors import Conflict, Forbidden, Lost, NotFound
+from nlpbench.platform.errors import PlatformError as PlatformError
+from nlpbench.platform.errors import QuotaExceeded as QuotaExceeded
+from nlpbench.platform.golds import find_gold
+from nlpbench.platform.golds import register_gold as register_gold
+from nlpbench.platform.quotas import check_quota, window_start
+from nlpbench.platform.submitted import MAX_PREDICTION_BYTES, safe_name
 from nlpbench.runner.client import ToolError, checked_url
 from nlpbench.store import Store, artifacts, repository
 from nlpbench.store.models import Dataset
@@ -49,16 +48,13 @@ from nlpbench.store.submissions import (
     CANCELLED,
     FAILED,
     FINAL,
-    INVALID,
     RECEIVED,
     RUNNING,
     SCORING,
     VALIDATING,
-    WINDOWS,
     Queue,
     Submission,
     SubmissionEvent,
-    TaskGold,
 )
 
 DEFAULT_QUEUE = "default"
@@ -69,37 +65,8 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 MAX_ARCHIVE_BYTES = 4 * 2**30
 #: What an upload is, as the platform API and the command line name it, and as the store keeps it.
 ARCHIVE_KINDS = {"source": "source-archive", "image": "oci-archive"}
-#: The largest prediction file a submission may carry.
-MAX_PREDICTION_BYTES = 64 * 2**20
-#: The longest file name a submission keeps, its extension included (:func:`safe_name`).
-MAX_NAME_CHARS = 100
 #: The largest id a submission may have (the column is a 32-bit integer): a larger one is not found.
 MAX_ID = 2**31 - 1
-
-
-class PlatformError(Exception):
-    """A request the queue refuses or cannot find; one line."""
-
-
-class NotFound(PlatformError):
-    pass
-
-
-class QuotaExceeded(PlatformError):
-    pass
-
-
-class Forbidden(PlatformError):
-    """A team may not do this: give a tool URL on a private dataset or into the worker's networks, or a
-    prediction file of a private dataset's notes."""
-
-
-class Conflict(PlatformError):
-    """The submission is not in a status that allows this."""
-
-
-class Lost(Exception):
-    """This worker no longer holds the submission: its lease was taken over, or the submission cancelled."""
 
 
 @dataclass
@@ -139,18 +106,6 @@ class Request:
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-def window_start(moment: datetime, window: str) -> datetime:
-    """When the quota window holding ``moment`` began, in UTC."""
-    day = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    if window == "day":
-        return day
-    if window == "week":
-        return day - timedelta(days=day.weekday())
-    if window == "month":
-        return day.replace(day=1)
-    raise InputError(f"unknown quota window {window!r}; known: {', '.join(WINDOWS)}")
 
 
 def split_dataset(name: str) -> tuple[str, str | None]:
@@ -230,107 +185,6 @@ def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
         return queue
 
 
-def register_gold(
-    store: Store, task: str, dataset: str, files: dict[str, Path], options: dict[str, str], version: str = "1"
-) -> TaskGold:
-    """Keep the gold files of a file-scored task on a dataset (replacing those of the same version).
-
-    ``files`` maps each argument of the task's scoring function that takes a file (``gold``, ``all_ids``,
-    ``valid_codes``, …) to its path; ``options`` fixes other arguments (``track=D``, ``mode=relaxed``, …).
-    """
-    if task not in tasks.file_tasks():
-        raise InputError(f"task {task!r} is not scored from files; those are: {', '.join(tasks.file_tasks())}")
-    gold_argument = tasks.spec(task).sides[0]
-    if gold_argument not in files:
-        raise InputError(f"the gold of {task} needs a file named {gold_argument} (--file {gold_argument}=PATH)")
-    texts = {name: list(read_submitted(path)) for name, path in sorted(files.items())}
-    digest = hashlib.sha256()
-    for name, (_, content) in texts.items():
-        digest.update(f"{name}\n{len(content)}\n".encode())
-        digest.update(content.encode("utf-8", "surrogatepass"))
-    with store.session() as session:
-        session.execute(
-            TaskGold.__table__.delete().where(
-                TaskGold.task == task, TaskGold.dataset == dataset, TaskGold.version == version
-            )
-        )
-        gold = TaskGold(
-            task=task, dataset=dataset, version=version, files=texts, options=options, content_hash=digest.hexdigest()
-        )
-        session.add(gold)
-        return gold
-
-
-def read_submitted(path: Path) -> tuple[str, str]:
-    """The name and text of a submitted file, or of a directory (i2b2 XML, brat): its name ends with ``/``
-    and its text is JSON mapping each file's path inside it to the file's text (:func:`write_submitted` undoes it).
-    """
-    if not path.is_dir():
-        return path.name, read_text(path)
-    files = sorted(p for p in path.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in files)
-    if size > MAX_PREDICTION_BYTES:
-        raise InputError(
-            f"{size} bytes in {len(files)} files, over the {MAX_PREDICTION_BYTES} a submission may have", path
-        )
-    return f"{path.name}/", json.dumps(
-        {p.relative_to(path).as_posix(): read_text(p) for p in files}, ensure_ascii=False
-    )
-
-
-def safe_name(name: str | None) -> str:
-    """A submitted file's name reduced to a base name that names no other place.
-
-    Its last path segment (``/`` and ``\\`` both separate), control characters made ``_``, at most
-    :data:`MAX_NAME_CHARS` characters (the extension kept); ``predictions`` when nothing usable is left
-    (``.``, ``..``, ``/``, empty). A trailing ``/`` — a directory of files (:func:`read_submitted`) — is kept.
-    """
-    name = name or ""
-    directory = name.endswith(("/", "\\"))
-    base = re.sub(r"[\x00-\x1f\x7f]", "_", re.split(r"[/\\]", name.rstrip("/\\"))[-1]).strip()
-    if base in ("", ".", ".."):
-        base = "predictions"
-    if len(base) > MAX_NAME_CHARS:
-        _, dot, extension = base.rpartition(".")
-        extension = dot + extension if dot and len(extension) < 10 else ""
-        base = base[: MAX_NAME_CHARS - len(extension)] + extension
-    return base + "/" * directory
-
-
-def write_submitted(name: str | None, text: str, parent: Path) -> Path:
-    """Write a submitted file or directory (:func:`read_submitted`) back under ``parent``; its path."""
-    name = safe_name(name)
-    target = parent / name.rstrip("/")
-    if not name.endswith("/"):
-        target.write_text(text, encoding="utf-8")
-        return target
-    try:
-        files = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"a directory's files are not JSON (line {error.lineno})", name) from None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
-        raise InputError("a directory's files are not a JSON object of file paths and texts", name)
-    target.mkdir()
-    for relative, content in files.items():
-        inside = PurePosixPath(relative)
-        if inside.is_absolute() or ".." in inside.parts or not inside.parts:
-            raise InputError(f"file path {relative!r} is not inside the directory", name)
-        path = target.joinpath(*inside.parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    return target
-
-
-def read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size > MAX_PREDICTION_BYTES:
-        raise InputError(f"{size} bytes, over the {MAX_PREDICTION_BYTES} a submitted file may have", path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text (byte {error.start})", path) from None
-
-
 def upload(store: Store, stream: BinaryIO, kind: str, team: str, *, limit: int = MAX_ARCHIVE_BYTES) -> str:
     """Keep a team's archive (``kind`` ``source`` or ``image``) read from ``stream``; its digest."""
     if kind not in ARCHIVE_KINDS:
@@ -360,13 +214,6 @@ def packed(path: Path) -> Iterator[BinaryIO]:
                 tar.add(member, inside, recursive=False)
         packed_file.seek(0)
         yield packed_file
-
-
-def find_gold(session: Session, task: str, dataset: str, version: str | None) -> TaskGold | None:
-    query = select(TaskGold).where(TaskGold.task == task, TaskGold.dataset == dataset)
-    if version is not None:
-        query = query.where(TaskGold.version == version)
-    return session.scalars(query.order_by(TaskGold.created_at.desc(), TaskGold.id.desc())).first()
 
 
 # --- submitting -------------------------------------------------------------------------------
@@ -399,7 +246,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
         queue = get_queue(session, request.queue, create=request.organiser)
         artifact = _uploaded(session, kind, request, queue)
         if queue.quota is not None:
-            _check_quota(session, queue, request, moment)
+            check_quota(session, queue, request.team, request.task, moment)
         submission = Submission(
             queue=request.queue,
             team=request.team,
@@ -544,28 +391,6 @@ def is_private(session: Session, submission: Submission) -> bool:
         gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
         found = gold.visibility if gold is not None else None
     return found != "public"
-
-
-def _check_quota(session: Session, queue: Queue, request: Request, moment: datetime) -> None:
-    if session.get_bind().dialect.name == "postgresql":
-        key = f"{request.team}/{request.task}/{queue.name}"
-        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
-    start = window_start(moment, queue.quota_window)
-    used = session.execute(
-        select(func.count()).where(
-            Submission.team == request.team,
-            Submission.task == request.task,
-            Submission.queue == queue.name,
-            Submission.created_at >= start,
-            Submission.status != INVALID,
-            or_(Submission.status.not_in((CANCELLED, FAILED)), Submission.validated_at.is_not(None)),
-        )
-    ).scalar_one()
-    if used >= queue.quota:
-        raise QuotaExceeded(
-            f"team {request.team} has used its {queue.quota} submissions of {request.task} in queue {queue.name} "
-            f"this {queue.quota_window} (the window began {start:%Y-%m-%d %H:%M} UTC)"
-        )
 
 
 # --- reading ----------------------------------------------------------------------------------

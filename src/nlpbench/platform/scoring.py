@@ -29,7 +29,10 @@ from sqlalchemy.orm import Session
 from nlpbench.errors import InputError
 from nlpbench.model import Document
 from nlpbench.platform import intervals, tasks
-from nlpbench.platform.queue import Conflict, find_gold, get, write_submitted
+from nlpbench.platform.errors import Conflict
+from nlpbench.platform.golds import find_gold
+from nlpbench.platform.queue import get
+from nlpbench.platform.submitted import write_submitted
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval

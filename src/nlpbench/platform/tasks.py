@@ -5,7 +5,7 @@ A PHI task (``date``, ``person_name``, ``location``, ``id``, ``contact``, or
 prediction file in NLP Sandbox JSON; the registered task :data:`PHI_SCORER`
 scores it. Every other registered scoring task (:mod:`nlpbench.tasks`) takes a
 prediction file, scored against a gold registered for that task and dataset
-(:func:`nlpbench.platform.queue.register_gold`): the gold's files fill the
+(:func:`nlpbench.platform.golds.register_gold`): the gold's files fill the
 task's options by name (its gold side by the name of :attr:`~nlpbench.tasks.Task.sides`).
 """
 

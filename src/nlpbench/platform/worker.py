@@ -60,6 +60,7 @@ from nlpbench.platform import images, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
+from nlpbench.platform.submitted import safe_name
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
 from nlpbench.platform.views import REASON_STREAM
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
@@ -492,7 +493,7 @@ class _Job:
     def _store_predictions(self, submission: Submission) -> None:
         """Read a PHI prediction file, check every note and span against the dataset, and store it."""
         labels = set(tasks.PHI_TASKS[submission.task])
-        shown = queues.safe_name(submission.predictions_name).rstrip("/")
+        shown = safe_name(submission.predictions_name).rstrip("/")
         with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
             path = Path(scratch) / shown
             path.write_text(submission.predictions or "", encoding="utf-8")

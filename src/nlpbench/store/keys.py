@@ -9,6 +9,11 @@ so that listing keys shows what each was and since when it stopped working,
 and the count of keys never goes down (the data node requires keys as soon as
 one exists, and may remember that). A key scoped to datasets reaches those
 only: the data node treats every other dataset as absent.
+
+The platform's keys (:mod:`nlpbench.platform.keys`, ``nbp_…``) are made,
+parsed, checked and aged by the same functions — :func:`new_secret`,
+:func:`parse_key`, :func:`secret_matches`, :func:`key_state` — in a table of
+their own.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ class KeyInfo:
 
     def state(self, now: datetime | None = None) -> str:
         """``active``, ``expired`` or ``revoked``."""
-        return _state(self.expires_at, self.revoked_at, now)
+        return key_state(self.expires_at, self.revoked_at, now)
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,9 @@ class Access:
         return self.datasets is None or dataset in self.datasets
 
 
-def _state(expires_at: datetime | None, revoked_at: datetime | None, now: datetime | None) -> str:
+def key_state(expires_at: datetime | None, revoked_at: datetime | None, now: datetime | None = None) -> str:
+    """``revoked`` once revoked, else ``expired`` from ``expires_at`` on (at ``now``, by default the present),
+    else ``active``."""
     if revoked_at is not None:
         return "revoked"
     if expires_at is not None and expires_at <= (now or utcnow()):
@@ -68,6 +75,25 @@ def _state(expires_at: datetime | None, revoked_at: datetime | None, now: dateti
 
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_secret(kind: str) -> tuple[str, str, str]:
+    """A new key of ``kind`` (``nbk``, ``nbp``): ``(prefix, SHA-256 of the secret, the whole key)``."""
+    prefix, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+    return prefix, _hash(secret), f"{kind}_{prefix}_{secret}"
+
+
+def parse_key(key: str, kind: str) -> tuple[str, str] | None:
+    """``(prefix, secret)`` of a key ``<kind>_<prefix>_<secret>``; None for anything else."""
+    parts = key.split("_", 2)
+    if len(parts) != 3 or parts[0] != kind:
+        return None
+    return parts[1], parts[2]
+
+
+def secret_matches(secret_hash: str, secret: str) -> bool:
+    """Whether ``secret`` hashes to the stored ``secret_hash``, compared in constant time."""
+    return hmac.compare_digest(secret_hash, _hash(secret))
 
 
 def create_key(
@@ -93,13 +119,13 @@ def create_key(
         missing = [name for name in datasets if name not in known]
         if missing:
             raise NotFound(f"dataset {missing[0]!r} not found: a key is scoped to existing datasets only")
-    prefix, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+    prefix, secret_hash, key = new_secret(KEY_PREFIX)
     row = ApiKey(
-        prefix=prefix, secret_hash=_hash(secret), scope=scope, label=label, expires_at=expires_at, datasets=datasets
+        prefix=prefix, secret_hash=secret_hash, scope=scope, label=label, expires_at=expires_at, datasets=datasets
     )
     session.add(row)
     session.flush()
-    return f"{KEY_PREFIX}_{prefix}_{secret}"
+    return key
 
 
 def key_access(db: Session | Connection, key: str, now: datetime | None = None) -> Access | None:
@@ -107,14 +133,14 @@ def key_access(db: Session | Connection, key: str, now: datetime | None = None) 
 
     One indexed read, in a session or a Core connection (the data node checks keys on its event loop).
     """
-    parts = key.split("_", 2)
-    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+    parsed = parse_key(key, KEY_PREFIX)
+    if parsed is None:
         return None
     columns = (ApiKey.secret_hash, ApiKey.scope, ApiKey.expires_at, ApiKey.revoked_at, ApiKey.datasets)
-    row = db.execute(select(*columns).where(ApiKey.prefix == parts[1])).first()
-    if row is None or not hmac.compare_digest(row.secret_hash, _hash(parts[2])):
+    row = db.execute(select(*columns).where(ApiKey.prefix == parsed[0])).first()
+    if row is None or not secret_matches(row.secret_hash, parsed[1]):
         return None
-    if _state(row.expires_at, row.revoked_at, now) != "active":
+    if key_state(row.expires_at, row.revoked_at, now) != "active":
         return None
     return Access(row.scope, None if row.datasets is None else frozenset(row.datasets))
 

@@ -35,7 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import scoring, tasks
-from nlpbench.platform.queue import find_gold
+from nlpbench.platform.golds import find_gold
 from nlpbench.platform.scoring import result_report
 from nlpbench.report.model import Row
 from nlpbench.stats import paired_bootstrap, rank_groups

@@ -1,0 +1,36 @@
+"""The platform API's dependencies: the app's store and settings, and the caller by its platform key.
+
+Keys are looked up at every request (:func:`nlpbench.platform.keys.caller`), so one made, revoked or
+expired while the server runs counts at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from nlpbench.api.keys import presented_key, refused
+from nlpbench.platform.keys import Caller, caller
+from nlpbench.store import Store
+
+
+def who(request: Request) -> Caller:
+    """The caller of a request, by its platform API key (``X-API-Key`` or ``Authorization: Bearer``)."""
+    key = presented_key(request)
+    with request.app.state.store.session(readonly=True) as session:
+        found = caller(session, key)
+    if found is None:
+        raise refused("unknown API key")
+    return found
+
+
+async def store(request: Request) -> Store:
+    """The store the app serves."""
+    return request.app.state.store
+
+
+#: A route's parameter for the caller; 401 without a valid key.
+Who = Annotated[Caller, Depends(who)]
+#: A route's parameter for the store.
+Stored = Annotated[Store, Depends(store)]

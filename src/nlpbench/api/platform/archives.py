@@ -1,0 +1,43 @@
+"""``POST /archives``: an archive a team's tool runs from, kept by digest for that team."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from nlpbench.api.platform.access import Stored, Who
+from nlpbench.platform import queue as queues
+from nlpbench.store import artifacts
+
+router = APIRouter(tags=["Submissions"])
+#: An upload is held in memory up to this size, then in a temporary file, before it goes into the store.
+SPOOL_BYTES = 8 * 2**20
+
+
+@router.post("/archives", status_code=201)
+async def upload(
+    request: Request,
+    me: Who,
+    store: Stored,
+    kind: Annotated[str, Query(pattern="^(source|image)$")],
+    team: Annotated[str | None, Query(pattern=f"^{queues.NAME_PATTERN}$")] = None,
+) -> dict[str, Any]:
+    """An archive a team's tool runs from, kept by digest for that team: its source, or an OCI image."""
+    owner = team if me.organiser else me.team
+    if owner is None:
+        raise HTTPException(400, "an organiser's upload names its team (?team=NAME)")
+    if not me.organiser and team not in (None, me.team):
+        raise HTTPException(403, "a team key uploads for its own team only")
+    limit = request.app.state.settings.max_archive_bytes
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
+        async for chunk in request.stream():
+            body.write(chunk)
+        body.seek(0)
+        digest = await run_in_threadpool(queues.upload, store, body, kind, owner, limit=limit)
+    with store.session(readonly=True) as session:
+        artifact = artifacts.get(session, digest, owner)
+        return {"digest": artifact.digest, "kind": kind, "size": artifact.size}

@@ -1,0 +1,41 @@
+"""What every tool serves: its tool object, its dependencies and its health check, from ``app.state.tool`` and
+``app.state.dependencies``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from nlpbench.api.problems import problem_doc
+from nlpbench.api.tool.answers import ERRORS
+from nlpbench.toolapi import schemas
+
+router = APIRouter()
+COMMON = {"responses": {404: problem_doc("Not found"), 500: ERRORS[500]}, "tags": ["Tool"]}
+
+
+@router.get("/tool", operation_id="getTool", response_model=schemas.Tool, summary="Get tool information", **COMMON)
+def get_tool(request: Request) -> schemas.Tool:
+    return request.app.state.tool
+
+
+@router.get(
+    "/tool/dependencies",
+    operation_id="getToolDependencies",
+    response_model=schemas.ToolDependencies,
+    summary="Get tool dependencies",
+    **COMMON,
+)
+def get_tool_dependencies(request: Request) -> schemas.ToolDependencies:
+    return schemas.ToolDependencies(tools=request.app.state.dependencies)
+
+
+@router.get(
+    "/healthCheck",
+    operation_id="getHealthCheck",
+    response_model=schemas.HealthCheck,
+    summary="Get health check information",
+    responses=COMMON["responses"],
+    tags=["HealthCheck"],
+)
+def get_health_check() -> schemas.HealthCheck:
+    return schemas.HealthCheck(status="pass")

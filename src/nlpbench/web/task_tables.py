@@ -1,0 +1,108 @@
+"""A task's table: one line per tool, a column per dataset and metric, with intervals, ranks and a plot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from sqlalchemy import select
+
+from nlpbench.platform import tasks
+from nlpbench.store import Store
+from nlpbench.store.submissions import Result
+from nlpbench.web import board, plots
+from nlpbench.web.render import Stored, export, page
+
+router = APIRouter()
+
+
+def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[board.Table, dict[int, dict[str, Any]]]:
+    """The task's table (each tool's best or latest submission, by ``pick`` or the site's setting) and the
+    reproducibility fields of the results it shows."""
+    if not tasks.known(task):
+        raise HTTPException(404, f"no task {board.bounded(task)}")
+    pick = pick or request.app.state.settings.pick
+    if pick not in board.PICKS:
+        raise HTTPException(404, f"no setting pick={board.bounded(pick)}; known: {', '.join(board.PICKS)}")
+    with store.session(readonly=True) as session:
+        found = board.task_table(session, task, pick)
+        shown = [line.shown.result_id for line in found.lines]
+        query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
+        facts = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
+    return found, facts
+
+
+def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    shown = line.shown.submission
+    tool = board.tool_facts(shown) or {}
+    made = facts.get(line.shown.result_id, {})
+    row: dict[str, Any] = {"team": line.team, "tool": line.tool}
+    for key in columns:
+        cell = line.cells.get(key)
+        row[key] = cell.value if cell else None
+        row[f"{key} ci_low"] = cell.low if cell else None
+        row[f"{key} ci_high"] = cell.high if cell else None
+        row[f"{key} rank"] = cell.rank if cell else None
+        row[f"{key} submission"] = cell.submission.id if cell else None
+    digest = made.get("image") or made.get("commandSha256") or made.get("predictionsSha256")
+    row |= {
+        "version": tool.get("version"),
+        "license": tool.get("license"),
+        "url": tool.get("url") or board.shown_url(shown.tool_url),
+        "apiVersion": tool.get("apiVersion"),
+        "digest": board.bounded(digest, board.LONG),
+        "submitted": shown.created_at.isoformat(),
+    }
+    return row
+
+
+@router.get("/tasks/{task}.{fmt}")
+def task_export(
+    request: Request,
+    task: str,
+    fmt: str,
+    store: Stored,
+    sort: str | None = None,
+    order: str = "desc",
+    pick: str | None = None,
+):
+    found, facts = table(request, store, task, pick)
+    lines = board.sorted_lines(found, sort or _default_sort(found), order != "asc")
+    return export(fmt, [line_row(line, found.columns, facts) for line in lines], task)
+
+
+@router.get("/tasks/{task}", response_class=HTMLResponse)
+def task_page(
+    request: Request,
+    task: str,
+    store: Stored,
+    sort: str | None = None,
+    order: str = "desc",
+    pick: str | None = None,
+):
+    found, facts = table(request, store, task, pick)
+    sort = sort if sort in (*found.columns, "team", "tool", "date") else _default_sort(found)
+    order = "asc" if order == "asc" else "desc"
+    lines = board.sorted_lines(found, sort, order == "desc")
+    series = board.best_over_time(found)
+    source = tuple((key, tuple(points)) for key, points in series.items())
+    drawn = request.app.state.drawn
+    if series and drawn.get(task, (None,))[0] != source:
+        drawn[task] = (source, plots.best_over_time(f"{task}: best score over time", series))
+    plot = drawn[task][1] if series else None
+    rows = [line_row(line, found.columns, facts) for line in lines]
+    return page(
+        request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=plot,
+        metric=_metric_name(task),
+    )  # fmt: skip
+
+
+def _default_sort(found: board.Table) -> str:
+    return found.columns[0] if found.columns else "team"
+
+
+def _metric_name(task: str) -> str:
+    if tasks.is_phi(task):
+        return "token F1"
+    return {"timelines": "official score", "coref": "CoNLL F1", "codiesp": "MAP (D, P) or F1 (X)"}.get(task, "F1")
