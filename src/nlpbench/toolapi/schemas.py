@@ -10,7 +10,7 @@ integer — so that what a tool accepts is exactly what the schema allows. A
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -30,8 +30,12 @@ ResourceId = Annotated[str, StringConstraints(min_length=3, max_length=60, patte
 SemVer = Annotated[str, StringConstraints(min_length=1, pattern=SEMVER_PATTERN)]
 Confidence = Annotated[float, Field(ge=0, le=100)]
 T = TypeVar("T")
-#: An optional property: ``None`` when absent, but ``null`` is not a value it takes.
-Absent = Annotated[T, Field(json_schema_extra=lambda schema: schema.pop("default", None))]
+if TYPE_CHECKING:
+    #: The type checker sees an absent property as ``None``; pydantic validates ``T`` alone, so refuses ``null``.
+    Absent = Annotated[T | None, ...]
+else:
+    #: An optional property: ``None`` when absent, but ``null`` is not a value it takes.
+    Absent = Annotated[T, Field(json_schema_extra=lambda schema: schema.pop("default", None))]
 
 
 class _Model(BaseModel):
@@ -52,13 +56,22 @@ TOOL_TYPES = (
 #: The annotation types a de-identification step names: ``text_`` and an nlpbench label.
 ANNOTATION_TYPES = ("text_date", "text_person_name", "text_location", "text_id", "text_contact")
 
-# Enums are Literals: strict validation of parsed JSON takes their strings as they are.
-License = Literal[LICENSES]
-ToolType = Literal[TOOL_TYPES]
-AnnotationType = Literal[ANNOTATION_TYPES]
-LocationType = Literal[phi_type("location").subtypes]
-IdType = Literal[phi_type("id").subtypes]
-ContactType = Literal[phi_type("contact").subtypes]
+if TYPE_CHECKING:
+    # The enums are built from their tuples when the module runs: the type checker sees their strings.
+    License: TypeAlias = str
+    ToolType: TypeAlias = str
+    AnnotationType: TypeAlias = str
+    LocationType: TypeAlias = str
+    IdType: TypeAlias = str
+    ContactType: TypeAlias = str
+else:
+    # Enums are Literals: strict validation of parsed JSON takes their strings as they are.
+    License = Literal[LICENSES]
+    ToolType = Literal[TOOL_TYPES]
+    AnnotationType = Literal[ANNOTATION_TYPES]
+    LocationType = Literal[phi_type("location").subtypes]
+    IdType = Literal[phi_type("id").subtypes]
+    ContactType = Literal[phi_type("contact").subtypes]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -70,9 +83,8 @@ def _printable(value: str) -> str:
     return value
 
 
-def tool_text(max_length: int, pattern: str | None = None) -> Any:
-    """The type of a string a tool says of itself: at most ``max_length`` characters, no control character."""
-    return Annotated[str, StringConstraints(max_length=max_length, pattern=pattern), AfterValidator(_printable)]
+#: What a string a tool says of itself is checked for last: no control character.
+PRINTABLE = AfterValidator(_printable)
 
 
 class Tool(_Model):
@@ -85,15 +97,15 @@ class Tool(_Model):
     """
 
     name: Annotated[str, StringConstraints(min_length=3, max_length=60, pattern=RESOURCE_ID_PATTERN)]
-    version: tool_text(100, SEMVER_PATTERN)
+    version: Annotated[str, StringConstraints(max_length=100, pattern=SEMVER_PATTERN), PRINTABLE]
     license: License
-    repository: tool_text(1000)
-    description: tool_text(280)
-    author: tool_text(200)
-    authorEmail: tool_text(254, r"^[^@\s]+@[^@\s]+$")
-    url: tool_text(1000, r"^https?://\S+$")
+    repository: Annotated[str, StringConstraints(max_length=1000), PRINTABLE]
+    description: Annotated[str, StringConstraints(max_length=280), PRINTABLE]
+    author: Annotated[str, StringConstraints(max_length=200), PRINTABLE]
+    authorEmail: Annotated[str, StringConstraints(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$"), PRINTABLE]
+    url: Annotated[str, StringConstraints(max_length=1000, pattern=r"^https?://\S+$"), PRINTABLE]
     type: ToolType
-    apiVersion: tool_text(100, SEMVER_PATTERN)
+    apiVersion: Annotated[str, StringConstraints(max_length=100, pattern=SEMVER_PATTERN), PRINTABLE]
 
 
 class ToolDependencies(_Model):

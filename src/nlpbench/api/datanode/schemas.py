@@ -9,7 +9,7 @@ the original lacked (version, description, licence, visibility), which
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
 
@@ -42,20 +42,23 @@ COVID_CONDITIONS = (
 )  # fmt: skip
 
 
-def _name(pattern: str) -> Any:
-    return Annotated[str, StringConstraints(pattern=f"^{pattern}$")]
+DatasetName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}$")]
+FhirStoreName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}/fhirStores/{ID}$")]
+AnnotationStoreName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}/annotationStores/{ID}$")]
+PatientName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}/fhirStores/{ID}/Patient/{ID}$")]
+NoteName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}/fhirStores/{ID}/Note/{ID}$")]
+AnnotationName = Annotated[str, StringConstraints(pattern=f"^datasets/{ID}/annotationStores/{ID}/annotations/{ID}$")]
 
 
-DatasetName = _name(f"datasets/{ID}")
-FhirStoreName = _name(f"datasets/{ID}/fhirStores/{ID}")
-AnnotationStoreName = _name(f"datasets/{ID}/annotationStores/{ID}")
-PatientName = _name(f"datasets/{ID}/fhirStores/{ID}/Patient/{ID}")
-NoteName = _name(f"datasets/{ID}/fhirStores/{ID}/Note/{ID}")
-AnnotationName = _name(f"datasets/{ID}/annotationStores/{ID}/annotations/{ID}")
+if TYPE_CHECKING:
+    # The enum is built from its tuple when the module runs: the type checker sees its strings.
+    CovidCondition = str
+else:
+    CovidCondition = Literal[COVID_CONDITIONS]
 
 
 class TextCovidSymptomAnnotation(TextAnnotation):
-    condition: Literal[COVID_CONDITIONS]
+    condition: CovidCondition
     certainty: Literal["positive", "negated", "possible"]
 
 
