@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import attrgetter
+from typing import overload
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from nlpbench.metrics.counts import PRF
 from nlpbench.model import CodeReference
 
 Bounds = tuple[int, int]
+#: Starts and ends of many bounds, pair by pair.
+ArrayBounds = tuple[np.ndarray, np.ndarray]
 
 #: Pairs of a prediction and a gold reference of the same key compared at once: bounds the memory of found_keys.
 _PAIRS = 1 << 22
@@ -38,7 +41,11 @@ _PAIRS = 1 << 22
 CATEGORY_LENGTH = {"D": 3, "P": 4}
 
 
-def contains(reference: Bounds, prediction: Bounds, slack: int) -> bool:
+@overload
+def contains(reference: Bounds, prediction: Bounds, slack: int) -> bool: ...
+@overload
+def contains(reference: ArrayBounds, prediction: ArrayBounds, slack: int) -> np.ndarray: ...
+def contains(reference: Bounds | ArrayBounds, prediction: Bounds | ArrayBounds, slack: int) -> bool | np.ndarray:
     """Whether ``prediction`` covers ``reference`` with at most ``slack`` extra characters on each side.
 
     The bounds may also be numpy arrays of starts and ends: the answer is then an array, pair by pair.

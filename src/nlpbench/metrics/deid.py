@@ -15,6 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from nlpbench.metrics.counts import PRF, score_multiset, score_set
 
@@ -74,7 +75,7 @@ def _groups(keys: Sequence[RelaxedKey]) -> dict[RelaxedKey, list[int]]:
     """Ends by the rest of the key, in order."""
     groups: dict[RelaxedKey, list[int]] = defaultdict(list)
     for key in keys:
-        groups[key[:-1]].append(key[-1])
+        groups[key[:-1]].append(cast(int, key[-1]))
     return groups
 
 

@@ -159,6 +159,7 @@ def count_one_to_one(gold: Sequence[GoldEntity], pred: Sequence[LinkedMention], 
     for i, j, _ in pairs:
         (entity, kept), p = scored[i], pred[j]
         index = judge(scored[i], p)[1]
+        assert index is not None  # best_pairs keeps pairs of positive weight, which matched a choice
         result.pairs.append(LinkPair(entity.doc_id, p.mention, kept[index][0], kept[index][1], p.identifier))
     result.prf = PRF(tp, len(pred) - tp, len(scored) - tp)
     return result

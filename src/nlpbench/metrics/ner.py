@@ -195,9 +195,11 @@ def _optimal_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str)
                 cor, weak = (cor + 1, weak) if full(g, p) else (cor, weak + 1)
             continue
         heavy = len(gold_group) + len(pred_group) + 1  # one COR outweighs any number of weaker pairs
-        pairs = best_pairs(
-            gold_group, pred_group, lambda g, p, w=heavy: (w if full(g, p) else 1) if g.overlaps(p) else 0
-        )
+
+        def weight(g: Entity, p: Entity, w: int = heavy) -> int:
+            return (w if full(g, p) else 1) if g.overlaps(p) else 0
+
+        pairs = best_pairs(gold_group, pred_group, weight)
         group_cor = sum(1 for *_, w in pairs if w == heavy)
         cor, weak = cor + group_cor, weak + len(pairs) - group_cor
     paired = cor + weak

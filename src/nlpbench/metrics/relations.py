@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from statistics import fmean
+from typing import overload
 
 from nlpbench.metrics.counts import PRF, score_multiset, score_set
 from nlpbench.model import Argument, Triple
@@ -31,6 +32,10 @@ MODES = ("strict", "boundaries")
 BY = ("span", "text")
 
 
+@overload
+def normalise(text: str) -> str: ...
+@overload
+def normalise(text: None) -> None: ...
 def normalise(text: str | None) -> str | None:
     """Blanks collapsed to one and trimmed, case folded; None stays None."""
     return " ".join(text.split()).casefold() if text is not None else None

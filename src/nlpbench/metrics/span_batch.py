@@ -82,7 +82,8 @@ class TokenTable(dict):
             self._forget()
         keys: list = texts
         try:
-            misfits = np.flatnonzero(np.fromiter(map(len, texts), np.int64, len(texts)) != lengths).tolist()
+            lengths_of_texts = np.fromiter(map(len, texts), np.int64, len(texts))  # type: ignore[arg-type]  # None raises
+            misfits = np.flatnonzero(lengths_of_texts != lengths).tolist()
         except TypeError:  # a text is unknown (None): every text is keyed with its length
             keys = list(zip(texts, lengths.tolist(), strict=True))
         else:
@@ -216,7 +217,7 @@ def span_counts(
     columns = [SpanColumns.of(side, rules.type_attribute) for side in (gold, pred)]
     batch = batch_counts([(columns[0], columns[1])], rules, metrics, label)
     counts: dict[tuple[str, str | None], PRF] = {(metric, None): batch.document(metric, 0) for metric in metrics}
-    counts.update(batch.labels)
+    counts.update(batch.labels.items())
     return counts
 
 

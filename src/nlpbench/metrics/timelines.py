@@ -41,10 +41,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.timex import Mode, Scale, TimexError
+from nlpbench.metrics.timex import Mode, Scale, TimexError, UnitScale
 from nlpbench.model import BEGINS_ON, CONTAINS, ENDS_ON, TimelineTuple
 
 #: A tuple as a mode compares it: (chemo, label, date key).
@@ -95,8 +95,10 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
         gold = [TimelineTuple(c, label.casefold(), d) for c, label, d in gold]
         pred = [TimelineTuple(c, label.casefold(), d) for c, label, d in pred]
     scale, mode = rules.scale, rules.mode
-    dates = _EXACT if scale.exact else _UnitDates(scale)
+    dates = _EXACT if scale.exact else _UnitDates(cast(UnitScale, scale))  # not exact: it has units
     side = "gold"
+    gold_keyed: Collection[Keyed]
+    pred_keyed: Collection[Keyed]
     try:
         gold_keyed = scale.keyed(gold)
         side = "pred"
@@ -152,7 +154,7 @@ class _Dates(ABC):
 class _UnitDates(_Dates):
     """Dates that match when their keys share a unit of the scale (intervals that overlap)."""
 
-    def __init__(self, scale: Scale):
+    def __init__(self, scale: UnitScale):
         self.units = scale.units
 
     def finder(self, keyed: Collection[Keyed]) -> Callable[[Keyed], bool]:

@@ -26,7 +26,7 @@ import calendar
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 from operator import itemgetter
@@ -67,6 +67,12 @@ class Scale(Protocol):
     def first(self, value: str) -> Any: ...
 
     def last(self, value: str) -> Any: ...
+
+
+class UnitScale(Scale, Protocol):
+    """A scale that is not exact: two of its dates match when their keys share a unit."""
+
+    def units(self, key: Any) -> Iterable[Any]: ...
 
 
 _DATE = itemgetter(2)
@@ -150,7 +156,7 @@ class ScriptScale:
             if point is None:
                 point = _read_slow(value, self.default)
             if fast is not None:  # what the fast reading took from the default shows in the value
-                filled = ("month", "day") if fast[2] is None else ("day",) if fast[3] is None else ()
+                filled: tuple[str, ...] = ("month", "day") if fast[2] is None else ("day",) if fast[3] is None else ()
             elif _is_week(value):  # strptime takes nothing from the default
                 filled = ()
             else:  # dateutil: read again with a default that differs in every field

@@ -25,7 +25,7 @@ CorefMention = tuple[int, ...]
 
 def span_of(mention: CorefMention) -> tuple[int, int]:
     """``(start, end)`` of a mention; a one-index mention ``(i,)`` is the one-token span ``(i, i)``."""
-    return mention if len(mention) == 2 else (mention[0], mention[-1])  # type: ignore[return-value]
+    return mention if len(mention) == 2 else (mention[0], mention[-1])
 
 
 def mention_problem(mention: object) -> str | None:

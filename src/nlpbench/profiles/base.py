@@ -16,7 +16,7 @@ def quirk(default: _Value, doc: str) -> _Value:
 
     Typed as its value, as :func:`dataclasses.field` is to type checkers, so a field reads as what it holds.
     """
-    return field(default=default, metadata={"doc": doc})  # type: ignore[no-any-return]
+    return field(default=default, metadata={"doc": doc})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import io
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nlpbench.report.model import Report, Row
 
@@ -188,14 +188,14 @@ def to_table(report: Report, width: int | None = None) -> str:
         console.print(_rich_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
     if report.errors:
         console.print(_rich_table("errors", report.errors))
-    return console.file.getvalue()
+    return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
 
 
 def table_text(title: str, rows: list[Row], width: int = 120) -> str:
     """Rows as one plain terminal table."""
     console = _plain_console(width)
     console.print(_rich_table(title, rows))
-    return console.file.getvalue()
+    return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
 
 
 def _plain_console(width: int) -> Console:

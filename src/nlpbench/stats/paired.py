@@ -74,8 +74,8 @@ def approximate_randomization(
         swapped = rng.integers(0, 2, size=(min(chunk, trials - start), n)).astype(np.float64)
         moved = swapped @ swing
         shuffled = statistic.compute(total_a + moved) - statistic.compute(total_b - moved)
-        extreme += np.count_nonzero(np.abs(shuffled) >= observed - 1e-12)
-    p_value = (int(extreme) + 1) / (trials + 1)
+        extreme += int(np.count_nonzero(np.abs(shuffled) >= observed - 1e-12))
+    p_value = (extreme + 1) / (trials + 1)
     return PairedTest(score_a, score_b, score_a - score_b, p_value, "randomization", trials)
 
 

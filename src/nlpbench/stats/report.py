@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nlpbench.errors import InputError
 from nlpbench.report.model import Report, Row
 from nlpbench.stats.statistics import COREF_COLUMNS, PRF_COLUMNS, SEMEVAL_COLUMNS, STATISTICS, Statistic
+
+if TYPE_CHECKING:
+    from nlpbench.stats.bootstrap import Method
 
 _SLICE_KEYS = ("label", "average", "document")
 _VALUES = ("precision", "recall", "f1")
@@ -111,7 +115,7 @@ Columns = list[tuple[list[Row], Sequence[Column]]]
 
 
 def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, Statistic, Columns]]:
-    metric = row["metric"]
+    metric: str = row["metric"]
     own = by_metric.get(_SUMMED_FROM.get(metric, metric), [])
     if own and _has(row, PRF_COLUMNS) and _has(own[0], PRF_COLUMNS):
         for field in _VALUES:
@@ -128,7 +132,7 @@ def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, S
     elif metric == "conll" and all(by_metric.get(part) for part in _CONLL_PARTS):
         yield "f1", STATISTICS.get("conll"), [(by_metric[p], [_field(c) for c in COREF_COLUMNS]) for p in _CONLL_PARTS]
     elif metric == "blanc" and all(by_metric.get(f"blanc:{part}") for part in _BLANC_PARTS):
-        parts = [(by_metric[f"blanc:{part}"], [_field(c) for c in COREF_COLUMNS]) for part in _BLANC_PARTS]
+        parts: Columns = [(by_metric[f"blanc:{part}"], [_field(c) for c in COREF_COLUMNS]) for part in _BLANC_PARTS]
         for field in _VALUES:
             if field in row:
                 yield field, STATISTICS.get(f"blanc_{field}"), parts
@@ -187,7 +191,7 @@ def _table(documents: tuple[str, ...], columns: Columns) -> np.ndarray:
 
 
 def with_intervals(
-    report: Report, *, confidence: float = 0.95, resamples: int = 10_000, method: str = "bca", seed: int = 0
+    report: Report, *, confidence: float = 0.95, resamples: int = 10_000, method: Method = "bca", seed: int = 0
 ) -> Report:
     """``report`` with ``FIELD_ci_low`` and ``FIELD_ci_high`` beside each overall value its documents determine.
 

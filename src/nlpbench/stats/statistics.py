@@ -120,7 +120,7 @@ def macro(base: Statistic, labels: int) -> Statistic:
     width = len(base.columns)
 
     def compute(sums: np.ndarray) -> np.ndarray:
-        return sum(base.compute(sums[..., width * i : width * (i + 1)]) for i in range(labels)) / labels
+        return np.asarray(sum(base.compute(sums[..., width * i : width * (i + 1)]) for i in range(labels))) / labels
 
     return Statistic(f"macro_{base.name}", base.columns * labels, compute, f"mean over labels of {base.formula}")
 
