@@ -30,7 +30,7 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -42,7 +42,7 @@ from nlpbench.errors import InputError, excerpt
 MAX_LINE = 8 * 1024 * 1024
 
 #: Short reasons for the operating-system errors a path gives; any other says its own ``strerror``.
-_REASONS = {
+_REASONS: dict[int | None, str] = {
     errno.ENOENT: "no such file",
     errno.EISDIR: "is a directory, not a file",
     errno.ENOTDIR: "a part of the path is not a directory",
@@ -145,7 +145,7 @@ def read_text(path: str | Path, *, bom: bool = False) -> str:
     return decoded(read_bytes(path), path, bom=bom)
 
 
-def text_lines(path: str | Path, *, newline: str | None = None, limit: int = MAX_LINE) -> Iterator[str]:
+def text_lines(path: str | Path, *, newline: str | None = None, limit: int = MAX_LINE) -> Generator[str, None, None]:
     """The lines of a UTF-8 text file, line endings kept, a byte order mark skipped.
 
     ``newline`` is :func:`open`'s: None reads ``\\r\\n`` and ``\\r`` as ``\\n``; ``""`` keeps every

@@ -332,12 +332,12 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
             return None
         parts.append(part)
         begin = end
-    document, words, start, end = zip(*parts, strict=True)
-    width = max(w.shape[1] for w in words)
-    words = np.concatenate([np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in words])
+    part_documents, part_words, part_starts, part_ends = zip(*parts, strict=True)
+    width = max(w.shape[1] for w in part_words)
+    words = np.concatenate([np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in part_words])
     codes, code = _distinct_codes(words)
-    return ReferenceColumns(list(documents), codes, np.concatenate(document), code, np.concatenate(start),
-                            np.concatenate(end))  # fmt: skip
+    return ReferenceColumns(list(documents), codes, np.concatenate(part_documents), code, np.concatenate(part_starts),
+                            np.concatenate(part_ends))  # fmt: skip
 
 
 def _bulk_chunk(data: bytes, buf: np.ndarray, begin: int, end: int, ascii_only: bool, documents: dict[str, int]):

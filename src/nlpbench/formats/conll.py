@@ -80,7 +80,7 @@ class _Builder:
         self.length += len(token)
         self.tokens.append((start, self.length))
         self.sentence_started = True
-        if prefix is None:
+        if prefix is None or label is None:  # an O tag
             return
         if self.open is None:
             self.open = (start, label)
@@ -124,7 +124,7 @@ def tokens_of(document: Document) -> list[tuple[int, int]]:
     """Cut each line at whitespace and at annotation boundaries: ``(start, end)`` per token."""
     text = document.text or ""
     cuts = {cut for a in document.annotations for part in a.span.parts for cut in part}
-    tokens = []
+    tokens: list[tuple[int, int]] = []
     for match in re.finditer(r"\S+", text):
         points = sorted({match.start(), match.end(), *(c for c in cuts if match.start() < c < match.end())})
         tokens.extend(itertools.pairwise(points))
@@ -158,7 +158,8 @@ def to_conll(document: Document, scheme: str = "iob2") -> str:
             InputWarning,
             stacklevel=2,
         )
-    lines, previous_end = [], 0
+    lines: list[str] = []
+    previous_end = 0
     for (start, end), tag in zip(tokens, tags, strict=True):
         if lines and "\n" in document.text[previous_end:start]:
             lines.append("")

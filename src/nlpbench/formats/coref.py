@@ -52,7 +52,7 @@ import itertools
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -460,7 +460,7 @@ def read_omin_csv(
         )
 
 
-def _column(header: list[str], named: str | None, candidates: tuple[str, ...], what: str, path: Path) -> str:
+def _column(header: Sequence[str], named: str | None, candidates: tuple[str, ...], what: str, path: Path) -> str:
     if named is not None:
         if named not in header:
             raise InputError(

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from nlpbench import files
@@ -151,8 +152,9 @@ def _annotation(tag: ET.Element, document: Document, path: Path, where: str) -> 
             f"bad offsets start={excerpt(tag.get('start'))} end={excerpt(tag.get('end'))}: {error}", path, where
         ) from None
     attributes = {attribute: types[subtype]} if attribute else {}
-    if tag.get("comment"):
-        attributes["comment"] = tag.get("comment")
+    comment = tag.get("comment")
+    if comment:
+        attributes["comment"] = comment
     return Annotation(document.id, span, label, tag.get("text"), attributes, id=tag.get("id"))
 
 
@@ -174,10 +176,12 @@ def to_xml(document: Document, changes: Counter[str] | None = None) -> str:
         category, attribute, types = _BY_LABEL[annotation.label]
         subtype = category
         if attribute:
-            subtype = {value: key for key, value in types.items()}.get(annotation.attributes.get(attribute))
-            if subtype is None:
-                subtype = _FALLBACK[annotation.label]
-                changes[f"{annotation.label} annotations without an i2b2 {attribute}: written as TYPE={subtype}"] += 1
+            subtypes: dict[Any, str] = {value: key for key, value in types.items()}
+            found = subtypes.get(annotation.attributes.get(attribute))
+            if found is None:
+                found = _FALLBACK[annotation.label]
+                changes[f"{annotation.label} annotations without an i2b2 {attribute}: written as TYPE={found}"] += 1
+            subtype = found
         if annotation.span.discontinuous:
             changes["discontinuous annotations: written as one extent"] += 1
         text = document.text[annotation.start : annotation.end]

@@ -37,7 +37,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.files import written
@@ -71,7 +71,7 @@ def _list(record: dict[str, Any], key: str, path: Path, where: str, *, required:
     return value
 
 
-def _integer(value: object) -> bool:
+def _integer(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -169,7 +169,7 @@ def to_record(document: Document, left_out: Counter[str] | None = None) -> dict[
     end_index = {e: i + 1 for i, (_, e) in enumerate(tokens or [])}
     in_tokens = tokens is not None and all(a.start in start_index and a.end in end_index for a in document.annotations)
     record: dict[str, Any] = {"id": document.id}
-    if in_tokens:
+    if tokens is not None and in_tokens:
         record["tokens"] = [document.text[s:e] for s, e in tokens]
     else:
         record["text"] = document.text

@@ -325,7 +325,7 @@ def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallback: msgspec.json.
         return fallback.decode(text)
 
 
-def _ijson_items(handle: BinaryIO, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
+def _ijson_items(handle: BinaryIO | _Prefixed, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
     index = before
     repeated: dict[int, str] = {}  # id of an object that repeats a key: the key
 

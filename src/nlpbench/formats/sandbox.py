@@ -43,7 +43,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from types import GenericAlias
+from typing import Annotated, Any, cast
 
 import msgspec
 
@@ -185,7 +186,7 @@ def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Docume
         )
 
 
-def _records(records: Iterable[Any], path: Path, odd: _Oddities) -> Iterator[Document]:
+def _records(records: Iterable[Any], path: Path | str, odd: _Oddities) -> Iterator[Document]:
     for index, record in enumerate(records):
         where = f"record {index}"
         if isinstance(record, msgspec.Struct):
@@ -219,7 +220,7 @@ def _record_type(labels: frozenset[str]) -> type[msgspec.Struct]:
     path, which says what is wrong or keeps what is odd."""
     fields: list[tuple] = [("annotationSource", _Source), ("name", msgspec.Raw, msgspec.UNSET)]
     for array, phi in BY_ARRAY.items():
-        wanted = list[_row_type(phi.name)[0]] if phi.name in labels else msgspec.Raw
+        wanted = GenericAlias(list, _row_type(phi.name)[0]) if phi.name in labels else msgspec.Raw
         fields.append((array, wanted, msgspec.UNSET))
     return msgspec.defstruct("Record", fields, forbid_unknown_fields=True, gc=False)
 
@@ -271,7 +272,7 @@ def _bundles(bundles: Any, path: Path, odd: _Oddities) -> Iterator[Document]:
             yield document
 
 
-def _note_id(note: dict, record: dict, path: Path, where: str) -> str:
+def _note_id(note: dict, record: dict, path: Path | str, where: str) -> str:
     """A bundle's note id: ``note.identifier``, else the one ``noteId`` its annotations share."""
     if isinstance(note.get("identifier"), str):
         return note["identifier"]
@@ -282,13 +283,14 @@ def _note_id(note: dict, record: dict, path: Path, where: str) -> str:
         for a in values
         if isinstance(a, dict)
     }
-    if len(ids) != 1 or not isinstance(next(iter(ids)), str):
+    only = next(iter(ids)) if len(ids) == 1 else None
+    if not isinstance(only, str):
         raise InputError("cannot tell the note id: no note.identifier and no single noteId", path, where)
-    return ids.pop()
+    return only
 
 
 def _document(
-    doc_id: str, record: dict[str, Any], path: Path, where: str, odd: _Oddities, columns: bool = False
+    doc_id: str, record: dict[str, Any], path: Path | str, where: str, odd: _Oddities, columns: bool = False
 ) -> Document:
     """A record's document; with ``columns``, its annotations as columns."""
     document = Document(doc_id)
@@ -336,6 +338,7 @@ def _checked(
     outside ``allowed`` (the schema's, when it lists any)."""
     if list(map(len, map(TEXT, rows))) != list(map(LENGTH, rows)):  # map: the loops run in C
         for index, row in enumerate(rows):
+            assert row.text is not None  # a decoded row has its text
             if len(row.text) != row.length:
                 at = _where((where, key, index))
                 odd.note(_MISFIT, f"{at}: length {row.length}, text of {len(row.text)} characters")
@@ -357,7 +360,7 @@ def _row_type(name: str) -> tuple[type[SpanRow], frozenset | None]:
     phi = PHI_TYPES[name]
     offset = Annotated[int, msgspec.Meta(ge=0)]
     percent = msgspec.Meta(ge=0, le=100)
-    fields = [
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = [
         ("start", offset),
         ("length", offset),
         ("text", str),
@@ -365,14 +368,14 @@ def _row_type(name: str) -> tuple[type[SpanRow], frozenset | None]:
         ("subtype", str, msgspec.field(default=MISSING, name=phi.type_attribute)),
         ("confidence", Annotated[int, percent] | Annotated[float, percent] | None, None),
     ]
-    row = msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, gc=False)
+    row = cast(type[SpanRow], msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, gc=False))
     allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
     return row, allowed
 
 
 @cache
 def _array_decoder(name: str) -> msgspec.json.Decoder:
-    return msgspec.json.Decoder(list[_row_type(name)[0]])
+    return msgspec.json.Decoder(GenericAlias(list, _row_type(name)[0]))
 
 
 def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple[str, str, int]) -> Annotation:
@@ -410,7 +413,7 @@ def _where(at: tuple[str, str, int]) -> str:
     return f"{record}, {key}[{index}]"
 
 
-def _problem(value: Any, path: Path, at: tuple[str, str, int]) -> InputError:
+def _problem(value: Any, path: Path | str, at: tuple[str, str, int]) -> InputError:
     """The first thing wrong with an annotation object that the fast checks refused."""
     if not isinstance(value, dict):
         return InputError("an annotation must be an object", path, _where(at))
@@ -428,7 +431,7 @@ def _problem(value: Any, path: Path, at: tuple[str, str, int]) -> InputError:
     return InputError(f"confidence {excerpt(confidence)} is not a number from 0 to 100", path, _where(at))
 
 
-def _decoded(value: Any, path: Path, where: str) -> Any:
+def _decoded(value: Any, path: Path | str, where: str) -> Any:
     """A value as Python objects: records streamed a line at a time leave values undecoded until needed."""
     if not isinstance(value, msgspec.Raw):
         return value
@@ -438,7 +441,7 @@ def _decoded(value: Any, path: Path, where: str) -> Any:
         raise InputError(f"malformed JSON: {error}", path, where) from None
 
 
-def _dig(obj: Any, keys: tuple[str, ...], path: Path, where: str) -> str:
+def _dig(obj: Any, keys: tuple[str, ...], path: Path | str, where: str) -> str:
     for key in keys:
         if not isinstance(obj, dict) or key not in obj:
             raise InputError(f"missing required field {'.'.join(keys)!r}", path, where)
@@ -448,7 +451,7 @@ def _dig(obj: Any, keys: tuple[str, ...], path: Path, where: str) -> str:
     return obj
 
 
-def _list(obj: Any, key: str, path: Path, where: str) -> list:
+def _list(obj: Any, key: str, path: Path | str, where: str) -> list:
     value = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(value, list):
         raise InputError(f"{key} must be a list", path, where)
@@ -527,7 +530,7 @@ def record_json(document: Document, left_out: Counter[str] | None = None) -> dic
         "name": document.id,
         "annotationSource": {"resourceSource": {"name": document.id}},
     }
-    arrays = {name: [] for name in WRITTEN_ARRAYS}
+    arrays: dict[str, list[dict[str, Any]]] = {name: [] for name in WRITTEN_ARRAYS}
     for annotation in document.annotations:
         if annotation.label in PHI_TYPES:
             arrays.setdefault(annotation.label, []).append(annotation_json(annotation, document.text))
