@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import zip_longest
-
-from nlpbench.model.document import Document
-
-Pair = tuple[str, Document | None, Document | None]
+from typing import Protocol, TypeVar
 
 
-def pair_documents(gold: Iterable[Document], pred: Iterable[Document]) -> Iterator[Pair]:
+class Identified(Protocol):
+    """A document of any kind: what pairing needs of it is its id."""
+
+    @property
+    def id(self) -> str: ...
+
+
+D = TypeVar("D", bound=Identified)
+
+
+def pair_documents(gold: Iterable[D], pred: Iterable[D]) -> Iterator[tuple[str, D | None, D | None]]:
     """Yield ``(doc_id, gold_doc, pred_doc)`` for every id on either side.
 
     A document present on one side only is yielded with ``None`` for the other,
@@ -24,8 +31,8 @@ def pair_documents(gold: Iterable[Document], pred: Iterable[Document]) -> Iterat
     order it was read. Readers guarantee that an id occurs once per stream; a
     repeat still waiting for its partner raises ``ValueError``.
     """
-    waiting_gold: dict[str, Document] = {}
-    waiting_pred: dict[str, Document] = {}
+    waiting_gold: dict[str, D] = {}
+    waiting_pred: dict[str, D] = {}
     for gold_doc, pred_doc in zip_longest(gold, pred):
         if gold_doc is not None:
             partner = waiting_pred.pop(gold_doc.id, None)
@@ -45,7 +52,7 @@ def pair_documents(gold: Iterable[Document], pred: Iterable[Document]) -> Iterat
         yield doc_id, None, doc
 
 
-def _wait(waiting: dict[str, Document], doc: Document, side: str) -> None:
+def _wait(waiting: dict[str, D], doc: D, side: str) -> None:
     if doc.id in waiting:
         raise ValueError(f"document {doc.id!r} appears twice in the {side}")
     waiting[doc.id] = doc

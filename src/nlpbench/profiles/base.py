@@ -33,8 +33,13 @@ REGISTRY: Registry[Profile] = Registry("profile")
 TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines", "i2b2")
 
 
-def register(profile: Profile) -> Profile:
-    return REGISTRY.register(f"{profile.task}/{profile.name}", profile)
+_Kind = TypeVar("_Kind", bound=Profile)
+
+
+def register(profile: _Kind) -> _Kind:
+    """Register ``profile`` under ``task/name``; it is returned, typed as what it is."""
+    REGISTRY.register(f"{profile.task}/{profile.name}", profile)
+    return profile
 
 
 def get(task: str, name: str) -> Profile:

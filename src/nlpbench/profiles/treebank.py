@@ -229,11 +229,11 @@ def _treebank_offsets(text: str) -> tuple[Unit, ...]:
     if _only_padding(text):
         words = text.split()
         if _PADDED_CHARACTERS.isdisjoint(text) and " ".join(words) == text:  # words one space apart
-            found, position = [], 0
+            spaced, position = [], 0
             for word in words:
-                found.append((position, len(word)))
+                spaced.append((position, len(word)))
                 position += len(word) + 1
-            return tuple(found)
+            return tuple(spaced)
         return tuple((m.start(), m.end() - m.start()) for m in _PADDED_OR_WORD.finditer(text))
     pieces = text.split(" ")
     last = _last_word(pieces)

@@ -53,7 +53,7 @@ class NoteBuilder:
             self.add(literal)
             if name is not None:
                 value = values[name]
-                self.add(format(value, spec) if isinstance(value, str | int) else value)
+                self.add(format(value, spec or "") if isinstance(value, str | int) else value)
 
     def line(self, template: str = "", **values: Any) -> None:
         self.say(template, **values)

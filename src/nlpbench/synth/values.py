@@ -20,6 +20,9 @@ from nlpbench.annotators.dateformat import render
 from nlpbench.annotators.locations import STATES
 from nlpbench.synth.builder import Phi
 
+#: A date: the type's own name is taken by :meth:`Values.date` inside the class.
+Day = date
+
 LOCALES = ("en_US", "en_US", "en_US", "en_US", "en_GB", "es_MX", "it_IT", "fr_FR", "de_DE", "en_IN")
 
 #: Real US cities as (city, state); Faker's own city names are invented ("Lake Jessica").
@@ -154,19 +157,19 @@ class Values:
     def day(self, back: int = 0, forward: int = 0) -> date:
         return self.today + timedelta(days=self.rng.randint(-back, forward))
 
-    def date(self, value: date, formats=DATE_FORMATS) -> Phi:
+    def date(self, value: Day, formats=DATE_FORMATS) -> Phi:
         text, shown = render(value, self.choice(formats))
         if self.chance(0.05):
             text = text.upper()
         return Phi(text, "date", {"dateFormat": shown})
 
-    def year(self, value: date) -> Phi:
+    def year(self, value: Day) -> Phi:
         return Phi(str(value.year), "date", {"dateFormat": "YYYY"})
 
-    def month_year(self, value: date) -> Phi:
+    def month_year(self, value: Day) -> Phi:
         return self.date(value, MONTH_FORMATS)
 
-    def season(self, value: date) -> Phi:
+    def season(self, value: Day) -> Phi:
         season = ("winter", "winter", "spring", "spring", "spring", "summer", "summer", "summer", "fall", "fall",
                   "fall", "winter")[value.month - 1]  # fmt: skip
         if self.chance(0.3):

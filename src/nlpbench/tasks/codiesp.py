@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def score_codiesp(
 
     ``k`` are the cutoffs of the ``standard`` extras MAP@k, P@k and R@k (tracks D and P).
     """
-    chosen: CodingProfile = profiles.get("codiesp", profile)
+    chosen = cast(CodingProfile, profiles.get("codiesp", profile))
     track = track.upper()
     if track not in TRACKS:
         raise InputError(f"unknown track {track!r}; CodiEsp tracks are D, P and X")
@@ -82,7 +83,12 @@ def score_codiesp(
             f"the official {script} fails on this input ({exception}): {why}; the values here follow its formulas"
             for script, exception, why in _official_failures(track, tally.shape)
         ]
-    inputs = {"track": track, "gold": str(gold), "pred": str(pred), "valid_codes": [str(v) for v in valid_codes]}
+    inputs: dict[str, Any] = {
+        "track": track,
+        "gold": str(gold),
+        "pred": str(pred),
+        "valid_codes": [str(v) for v in valid_codes],
+    }
     if cutoffs:
         inputs["k"] = cutoffs
     return Report(
@@ -185,20 +191,20 @@ def _score_rankings(
     rankings: dict[str, tuple[str, ...]] = {}
     invalid: Counter[str] = Counter()
     repeats = total = 0
-    for doc in predicted:
-        distinct = dict.fromkeys(map(str.lower, doc.codes))
-        total += len(doc.codes)
-        repeats += len(doc.codes) - len(distinct)
+    for ranked in predicted:
+        distinct = dict.fromkeys(map(str.lower, ranked.codes))
+        total += len(ranked.codes)
+        repeats += len(ranked.codes) - len(distinct)
         invalid.update(distinct.keys() - valid)
         ranking = tuple([code for code in distinct if code in valid])
         if ranking:
-            rankings[doc.doc_id] = ranking
+            rankings[ranked.doc_id] = ranking
     sides = _Sides(set(relevant), set(rankings), profile)
     tally = _Tally(notes=_code_notes(invalid, relevant.values(), valid, ranked=True))
     tally.notes += _undefined_notes(profile, track, predicted=total, valid=len(rankings))
     tally.shape = _Shape(
-        _state(relevant and (code for codes in relevant.values() for code in codes)),
-        _state(predicted and (code for doc in predicted for code in doc.codes)),
+        _state((code for codes in relevant.values() for code in codes) if relevant else ()),
+        _state((code for doc in predicted for code in doc.codes) if predicted else ()),
         bool(rankings),
     )
     if repeats:
@@ -259,7 +265,8 @@ def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: Co
 
     tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
     tally.notes += _undefined_notes(profile, "X", predicted=len(columns.code), valid=len(document))
-    tally.shape = _Shape(_state(len(gold_document) and gold_columns.codes), _state(len(columns.code) and columns.codes),
+    tally.shape = _Shape(_state(gold_columns.codes if len(gold_document) else ()),
+                         _state(columns.codes if len(columns.code) else ()),
                          bool(len(document)))  # fmt: skip
     if odd:
         tally.notes.append(

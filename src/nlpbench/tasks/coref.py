@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
@@ -70,7 +71,7 @@ def score_coref(
     by name otherwise); ``on_document`` is called with each document id as
     it is scored.
     """
-    chosen: CorefProfile = profiles.get("coref", profile)
+    chosen = cast(CorefProfile, profiles.get("coref", profile))
     response_format = response_format or key_format
     tally = _Tally()
     with collected_warnings() as warnings, collector_paused():

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from nlpbench import files, profiles
 from nlpbench.errors import InputError
@@ -246,6 +247,8 @@ def script_title(metric: str, label: str | None) -> str:
 def evaluations(profile: I2b2Profile, selection: Selection, warnings: list[str]) -> list[Evaluation]:
     """Every evaluation in the order the script prints them, with the tags each selects."""
     user = [_word_predicate(w, profile, warnings) for w in selection.words]
+    base: Callable[[Tag], bool]
+    within: Callable[[Tag], bool]
     if profile.filter_scope == "script":
         invert = selection.invert if user else False  # without --filter the script never passes --invert on
         conjunctive = selection.conjunctive if user else False
@@ -303,7 +306,7 @@ def _everything(tag: Tag) -> bool:
 def _keys(note: Note, tags: list[Tag], evaluation: Evaluation, profile: I2b2Profile) -> list[tuple]:
     """The keys the evaluation compares for the selected tags of a note."""
     if evaluation.unit == "token":
-        keys = []
+        keys: list[tuple] = []
         for tag in tags:
             spans = deid.tokens(note.text, tag.start, tag.end, empty_token=profile.empty_token)
             if evaluation.match == "binary":
@@ -312,6 +315,8 @@ def _keys(note: Note, tags: list[Tag], evaluation: Evaluation, profile: I2b2Prof
                 tag_type = tag.type if profile.token_type_as_written else tag.type.upper()
                 keys += [(tag.category, tag_type, start, end) for start, end in spans]
         return keys
+    start: Iterator[str | int]
+    end: Iterator[str | int]
     if profile.offsets_as_strings:
         start, end = (t.start_text.upper() for t in tags), (t.end_text.upper() for t in tags)
     else:
@@ -437,7 +442,7 @@ def score_i2b2(
     on_document: Callable[..., None] | None = None,
 ) -> Report:
     """Score a directory (or file) of system XML (``pred``) against gold XML (``gold``)."""
-    chosen: I2b2Profile = profiles.get("i2b2", profile)  # type: ignore[assignment]
+    chosen = cast(I2b2Profile, profiles.get("i2b2", profile))
     warnings: list[str] = []
     odd: Counter[str] = Counter()
     report = Report(

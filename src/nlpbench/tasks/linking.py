@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
@@ -85,7 +86,7 @@ def score_linking(
     ``bi_qid`` or ``cross_qid``); ``gold_documents_only`` ignores predictions
     for documents the gold does not have.
     """
-    chosen: LinkingProfile = profiles.get("linking", profile)
+    chosen = cast(LinkingProfile, profiles.get("linking", profile))
     pred_format = pred_format or gold_format
     for fmt in (gold_format, pred_format):
         if fmt not in FORMATS:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
+from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
@@ -98,7 +99,7 @@ def score_ner(
     source OMIn mentions are located in; ``gold_documents_only`` ignores
     predictions for documents the gold does not have.
     """
-    chosen: NerProfile = profiles.get("ner", profile)
+    chosen = cast(NerProfile, profiles.get("ner", profile))
     pred_format = pred_format or gold_format
     if chosen.needs_label_set and labels is None:
         raise InputError(f"the {chosen.name} profile needs --labels (one of {', '.join(LABEL_SETS)})")
@@ -151,14 +152,19 @@ def _shared_tokens(gold_doc: Document | None, pred_doc: Document | None) -> bool
     tokenized = [d for d in docs if "tokens" in d.metadata]
     if len(tokenized) != len(docs):
         if (
-            len(docs) == 2
+            gold_doc is not None
+            and pred_doc is not None
             and gold_doc.text is not None
             and pred_doc.text is not None
             and gold_doc.text != pred_doc.text
         ):
             raise InputError("the gold and predicted texts differ: offsets cannot be compared", record=_doc(docs[0]))
         return False
-    if len(docs) == 2 and len(gold_doc.metadata["tokens"]) != len(pred_doc.metadata["tokens"]):
+    if (
+        gold_doc is not None
+        and pred_doc is not None
+        and len(gold_doc.metadata["tokens"]) != len(pred_doc.metadata["tokens"])
+    ):
         raise InputError(
             f"{len(gold_doc.metadata['tokens'])} gold tokens but {len(pred_doc.metadata['tokens'])} predicted ones",
             record=_doc(gold_doc),

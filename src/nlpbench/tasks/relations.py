@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from nlpbench import files, formats, profiles
 from nlpbench.errors import InputError, collected_warnings
@@ -103,7 +104,7 @@ def score_relations(
     relation types scored, and under ``rebel`` is the list macro averages
     run over.
     """
-    chosen: RelationProfile = profiles.get("relations", profile)
+    chosen = cast(RelationProfile, profiles.get("relations", profile))
     pred_format = pred_format or gold_format
     surface = gold_format in TRIPLE_FORMATS or pred_format in TRIPLE_FORMATS
     by = by or ("text" if surface else "span")
@@ -129,7 +130,13 @@ def score_relations(
     messages = coverage.warnings()
     if tally.outside:
         messages.append(f"{tally.outside} triples have a relation type outside --relation-types and were not scored")
-    inputs = {"gold": str(gold), "pred": str(pred), "gold_format": gold_format, "pred_format": pred_format, "by": by}
+    inputs: dict[str, Any] = {
+        "gold": str(gold),
+        "pred": str(pred),
+        "gold_format": gold_format,
+        "pred_format": pred_format,
+        "by": by,
+    }
     if listed_types:
         inputs["relation_types"] = list(listed_types)
     return Report(

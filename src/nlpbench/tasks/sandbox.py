@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
+from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
@@ -80,7 +81,7 @@ def score_sandbox(
     given = [annotation_type] if isinstance(annotation_type, str) else list(annotation_type or ())
     names = list(ALL_TYPES) if "all" in given or not given else list(dict.fromkeys(given))
     phis = [phi_type(name) for name in names]
-    chosen: SpanProfile = profiles.get("spans", profile)
+    chosen = cast(SpanProfile, profiles.get("spans", profile))
     runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document) for phi in phis]
     labels = {phi.name for phi in phis}
     only_gold: list[str] = []

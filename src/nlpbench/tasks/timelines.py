@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any, cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, InputWarning, collected_warnings, shorten
@@ -98,7 +99,7 @@ def score_timelines(
     dates that lack a day, month or year under the ``chemotimelines2024``
     profile, as eval_timeline.py completes them from the day it runs.
     """
-    chosen: TimelineProfile = profiles.get("timelines", profile)
+    chosen = cast(TimelineProfile, profiles.get("timelines", profile))
     mode = Mode(mode)
     reference = reference_date or date.today()
     rules = chosen.rules(mode, reference)
@@ -110,7 +111,7 @@ def score_timelines(
             _reference_warning(rules, reference)
         if reference_date is not None and chosen.dates != "eval_timeline":
             _note(f"--reference-date is not used: {chosen.name} dates do not depend on the day")
-    described = {
+    described: dict[str, Any] = {
         "gold": str(gold),
         "pred": str(pred),
         "all_ids": str(all_ids),
