@@ -146,10 +146,10 @@ def find(text: str) -> list[Candidate]:
     for m in matches_at_words(_ROOM, text, _ROOM_STARTS):
         found.append(Candidate(m.start("room"), m.end("room"), "location", 86, "room", (m.start(), m.end())))
     for head in _ORGANIZATION_HEAD.finditer(text):
-        m = _ORGANIZATION_BODY.search(text, max(0, head.start() - 60), head.start())
-        if m is None:
+        body = _ORGANIZATION_BODY.search(text, max(0, head.start() - 60), head.start())
+        if body is None:
             continue
-        start, end = _trimmed(text, m.start(), head.end())
+        start, end = _trimmed(text, body.start(), head.end())
         if end > start:
             found.append(Candidate(start, end, "location", 80, "organization"))
     for m in matches_at_words(_EMPLOYER, text, _EMPLOYER_STARTS):

@@ -364,7 +364,7 @@ def _repeats(text: str, strong: list[Candidate]) -> list[Candidate]:
                 word = re.sub(r"['’]s$", "", token.group())
                 if len(word) > 2 and word.lower() not in lex["stop"] and not word.endswith("."):
                     seen.add(word.lower())
-    found = []
+    found: list[Candidate] = []
     covered = bytearray(len(text) + 1)
     for candidate in strong:
         covered[candidate.start : candidate.end] = b"\x01" * (candidate.end - candidate.start)

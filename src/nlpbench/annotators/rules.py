@@ -106,7 +106,7 @@ def without_possessive(word: str) -> str:
 
 def first_words(phrases: Iterable[str]) -> frozenset[str]:
     """The lower-cased first word of each phrase, to find where a cue may start."""
-    return frozenset(_WORD.match(p).group().lower() for p in phrases if _WORD.match(p))
+    return frozenset(m.group().lower() for m in map(_WORD.match, phrases) if m)
 
 
 def matches_at_words(pattern: re.Pattern, text: str, starts: frozenset[str]) -> list[re.Match]:

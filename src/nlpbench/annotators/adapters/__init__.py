@@ -15,8 +15,6 @@ order date, contact, id, location, person_name) so that each character belongs
 to at most one annotation, as in the gold standard.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass

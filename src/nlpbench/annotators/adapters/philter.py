@@ -43,8 +43,6 @@ output is typed:
   lexicon hit); philter itself gives none, so they are not calibrated.
 """
 
-from __future__ import annotations
-
 import re
 import tomllib
 from importlib import resources

@@ -43,8 +43,6 @@ UUID                                                id other
 ==================================================  =====================
 """
 
-from __future__ import annotations
-
 import tempfile
 from pathlib import Path
 
@@ -83,7 +81,8 @@ def offline_tldextract() -> None:
     """Make ``tldextract.extract`` use the suffix list shipped in the package, never the network."""
     import tldextract
 
-    tldextract.extract = tldextract.TLDExtract(suffix_list_urls=())
+    # an extractor object stands in for the module's function: it is called the same way
+    tldextract.extract = tldextract.TLDExtract(suffix_list_urls=())  # type: ignore[assignment]
 
 
 class PresidioAdapter(Annotator):
@@ -96,7 +95,7 @@ class PresidioAdapter(Annotator):
         from presidio_analyzer import AnalyzerEngine
         from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-        self._blank_dir = None
+        self._blank_dir: tempfile.TemporaryDirectory[str] | None = None
         if spacy_model is None:
             model_name = self._blank_pipeline()
             what = "pattern recognizers only (no NER model)"
