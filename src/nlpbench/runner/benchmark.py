@@ -106,8 +106,8 @@ def run_tool(
         result.failure = str(error)
         return result
     result.seconds = time.perf_counter() - started
-    result.tool = f"{run.check.tool.name} {run.check.tool.version}"
-    result.labels, result.notes, result.predictions = run.check.labels, run.stats.notes, predictions
+    result.tool = f"{run.checked.tool.name} {run.checked.tool.version}"
+    result.labels, result.notes, result.predictions = run.checked.labels, run.stats.notes, predictions
     result.warnings = [*run.stats.warnings, *warnings]
     for label in result.labels:
         result.reports[label] = score_sandbox(

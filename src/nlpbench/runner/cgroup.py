@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +77,11 @@ class Cgroup:
     def oom_kills(self) -> int:
         """How many processes the kernel's OOM killer ended in the cgroup (its memory limit reached)."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"
-        return _counter(self.directories["memory"] / name, "oom_kill")
+        return _counter(self.directories["memory"] / name, "oom_kill", 0)
 
     def pids_refused(self) -> int:
         """How many forks or new threads the kernel refused at ``pids.max``."""
-        return _counter(self.directories["pids"] / "pids.events", "max")
+        return _counter(self.directories["pids"] / "pids.events", "max", 0)
 
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process ever in the cgroup (those that exited too), if accounted."""
@@ -264,7 +265,10 @@ def _fall_back(why: str) -> None:
     log.info("sandboxed tools run without a cgroup (rlimits and the runner's watch only): %s", why)
 
 
-def _counter(path: Path, key: str, default: int | None = 0) -> int | None:
+_Default = TypeVar("_Default", int, None)
+
+
+def _counter(path: Path, key: str, default: _Default) -> int | _Default:
     """The number after ``key`` in a ``key value`` file such as ``memory.events``."""
     with contextlib.suppress(OSError, ValueError):
         for line in path.read_text().splitlines():

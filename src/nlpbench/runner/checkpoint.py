@@ -31,7 +31,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from nlpbench.errors import InputError, InputWarning
 from nlpbench.model import Annotation, Document, Span
@@ -90,8 +90,8 @@ class Checkpoint:
         self._size = self._lines = 0
         #: Where the lines this run appends begin.
         self.written_from = 0
-        self._handle = None
-        self._reader = None
+        self._handle: BinaryIO | None = None
+        self._reader: BinaryIO | None = None
 
     def open(self, expected: dict[str, Any], *, restart: bool = False) -> None:
         """Index the notes already finished; start the file when there is none (or when ``restart``)."""
@@ -124,6 +124,7 @@ class Checkpoint:
         A line this run wrote (at or past :attr:`written_from`) was checked as
         the tool's answer a moment ago, and is read back without checks.
         """
+        assert self._reader is not None, "open() the checkpoint first"
         self._reader.seek(entry.offset)
         where = f"line {entry.line}"
         record = _record(self._reader.readline(), self.path, where)
@@ -168,6 +169,7 @@ class Checkpoint:
 
     def _write(self, obj: dict[str, Any]) -> Entry:
         line = (json.dumps(obj) + "\n").encode("ascii")
+        assert self._handle is not None, "open() the checkpoint first"
         self._handle.write(line)  # one write: a line is whole or cut
         self._handle.flush()
         entry = Entry(self._size, self._lines + 1)
@@ -217,7 +219,7 @@ class Checkpoint:
 
     def _check_annotation(self, a: Any, where: str, index: int) -> None:
         if not isinstance(a, dict):
-            wrong = "the annotation"
+            wrong: str | None = "the annotation"
         else:
             wrong = next((name for name, kind in _FIELDS if type(a.get(name)) not in kind), None)
         if wrong:

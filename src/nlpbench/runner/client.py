@@ -197,6 +197,7 @@ def annotation_of(
     start described by offsets and lengths, the note's id kept in ``stats.mismatched``) and
     replaced by the note's text: the offsets are what is scored.
     """
+    assert note.text is not None  # a note goes to a tool with its text
     if start < 0 or length < 0:
         raise ToolError(f"{where}: negative offset (start {start}, length {length})")
     if start + length > len(note.text):
@@ -365,6 +366,7 @@ class ToolClient:
 
     async def _exchange(self, method: str, path: str, what: str, **kwargs) -> tuple[httpx.Response, bytes]:
         """The response and its body, read as it streams in and abandoned past ``max_response_bytes``."""
+        assert self._client is not None  # _request, its caller, checked it
         async with self._client.stream(method, path, **kwargs) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_response_bytes:

@@ -161,7 +161,8 @@ async def serve_frames(port: int, tool: subprocess.Popen) -> int:
         while (got := await read_frame(reader)) is not None:
             channel, kind, payload = got
             if kind == OPEN:
-                inboxes[channel] = inbox = asyncio.Queue()
+                inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+                inboxes[channel] = inbox
                 task = asyncio.create_task(connection(channel, inbox))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)

@@ -29,7 +29,7 @@ import asyncio
 import logging
 import signal
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,7 +134,14 @@ class AnnotationRun:
         self.stats = RunStats()
         self.check: ToolCheck | None = None
 
-    async def stream(self, notes: Iterable[Document]) -> AsyncIterator[Document]:
+    @property
+    def checked(self) -> ToolCheck:
+        """What checking the tool found, once the notes have started streaming."""
+        if self.check is None:
+            raise RuntimeError("the tool is checked when the notes start streaming")
+        return self.check
+
+    async def stream(self, notes: Iterable[Document]) -> AsyncGenerator[Document, None]:
         """Each note's annotations, in the order of ``notes``."""
         async with self.options.client(self.url, self.transport) as client:
             self.check = await validate_tool(client, self.labels)
@@ -170,7 +177,7 @@ class AnnotationRun:
                         )
                 self._add(client.stats)
 
-    def iterate(self, notes: Iterable[Document]) -> Iterator[Document]:
+    def iterate(self, notes: Iterable[Document]) -> Generator[Document, None, None]:
         """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
 
         Ctrl-C while waiting for the tool cancels the requests in flight, closes
@@ -206,8 +213,8 @@ class AnnotationRun:
 
     def _open_checkpoint(self, url: str) -> None:
         if self.checkpoint is not None:
-            tool = self.check.tool
-            expected = header(url, tool.name, tool.version, tool.type, self.check.labels)
+            tool = self.checked.tool
+            expected = header(url, tool.name, tool.version, tool.type, self.checked.labels)
             self.checkpoint.open(expected, restart=self.restart)
 
     def _work(self, notes: Iterable[Document], *, batched: bool) -> Iterator[Stored | list[Document]]:
@@ -244,12 +251,12 @@ class AnnotationRun:
         return asyncio.ensure_future(self._annotate_on_dask(dask, work))
 
     async def _annotate(self, client: ToolClient, note: Document) -> list[Document | Stored]:
-        return [self._finished(note, await client.annotate(note, self.check.labels), client.stats)]
+        return [self._finished(note, await client.annotate(note, self.checked.labels), client.stats)]
 
     async def _annotate_on_dask(self, dask, batch: list[Document]) -> list[Document | Stored]:
         try:
             documents, stats, failure = await dask.submit(
-                annotate_batch, self.url, batch, self.check.labels, self.options
+                annotate_batch, self.url, batch, self.checked.labels, self.options
             )
         except ToolError:
             raise
@@ -281,9 +288,11 @@ class AnnotationRun:
             )
 
     def _count(self, finished: Document | Stored, stats: ClientStats) -> Document:
-        document = (
-            self.checkpoint.document(finished.note, finished.entry, stats) if isinstance(finished, Stored) else finished
-        )
+        if isinstance(finished, Stored):
+            assert self.checkpoint is not None  # only a checkpoint stores answers
+            document = self.checkpoint.document(finished.note, finished.entry, stats)
+        else:
+            document = finished
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
         return document

@@ -59,8 +59,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import httpx
 import psutil
@@ -231,6 +232,7 @@ class SandboxedTool:
         self._listener.bind(self.socket_path)
         self._listener.listen(128)
         self._status_read, status_write = os.pipe()
+        self._bridge: Bridge | None
         self._backend, self._bridge, self._companion = backend, None, None
         fds = Fds()
         #: The tool's cgroup, if one could be made here (else None: rlimits and the runner's watch only).
@@ -311,9 +313,10 @@ class SandboxedTool:
             start_new_session=True,
             pass_fds=(*relay_fds, *launch.pass_fds),
         )
-        self._output = process.stderr if stdio else process.stdout
+        # pipes of a process started with the default buffering are buffered readers and writers
+        self._output = cast(BufferedReader, process.stderr if stdio else process.stdout)
         if stdio:
-            self._bridge = Bridge(self._listener, process.stdin, process.stdout)
+            self._bridge = Bridge(self._listener, cast(BinaryIO, process.stdin), cast(BinaryIO, process.stdout))
         return process
 
     def transport(self, limits: httpx.Limits = POOL) -> httpx.AsyncHTTPTransport:
@@ -335,8 +338,8 @@ class SandboxedTool:
         with httpx.Client(base_url=self.url, transport=self.sync_transport(), timeout=2.0) as client:
             while time.monotonic() < deadline:
                 if self._process.poll() is not None:
-                    self._finish()
-                    raise SandboxError(f"the tool ended before it answered GET {HEALTH_PATH}: {self.outcome.reason}")
+                    reason = self._finish().reason
+                    raise SandboxError(f"the tool ended before it answered GET {HEALTH_PATH}: {reason}")
                 try:
                     if client.get(HEALTH_PATH).status_code == 200:
                         return

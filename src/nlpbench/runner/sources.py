@@ -46,7 +46,7 @@ class Notes:
     def count(self) -> int:
         if self.url is None:
             return sum(1 for _ in formats.get(self.format).read(Path(self.source)))
-        with self._node() as node:
+        with self._node(self.url) as node:
             node.get(self.url.path)  # a missing store or dataset: 404 (listing its notes would be a 400)
             return node.total(self.url.path + "/fhir/Note", "notes")
 
@@ -59,11 +59,11 @@ class Notes:
                     raise InputError(problem, self.source, document.id)
                 yield document
             return
-        with self._node() as node:
+        with self._node(self.url) as node:
             yield from (read_dataset(self.url, node) if gold else read_notes(self.url, node))
 
-    def _node(self) -> DataNodeClient:
-        return DataNodeClient(self.url.api, timeout=self.timeout, retries=self.retries)
+    def _node(self, url: StoreURL) -> DataNodeClient:
+        return DataNodeClient(url.api, timeout=self.timeout, retries=self.retries)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,8 @@ class Output:
     def checkpoint(self) -> Path:
         """The default checkpoint: beside the file, or ``DATASET-STORE.checkpoint.jsonl`` here for a data node."""
         if self.url is None:
-            return self.path.with_name(self.path.name + ".checkpoint.jsonl")
+            path = Path(self.target)
+            return path.with_name(path.name + ".checkpoint.jsonl")
         return Path(f"{self.url.dataset}-{self.url.store}.checkpoint.jsonl")
 
     def check(self, notes: int) -> None:
@@ -100,7 +101,7 @@ class Output:
         same, and is an error when it differs (nothing stored is overwritten).
         """
         if self.url is None:
-            with replaced_atomically(self.path) as partial:
+            with replaced_atomically(Path(self.target)) as partial:
                 formats.get(self.format).write(documents, partial)
             return self.target
         with DataNodeClient(self.url.api, timeout=self.timeout, retries=self.retries) as node:

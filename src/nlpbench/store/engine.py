@@ -137,7 +137,9 @@ def _alembic_config(connection: Connection) -> Config:
 def head_revision() -> str:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config).get_current_head()
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None  # the package ships its migrations
+    return head
 
 
 @dataclass

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.orm import Session
 
 from nlpbench.store.models import (
@@ -111,10 +111,13 @@ def list_annotations(
 
 def delete_annotation(session: Session, dataset: str, annotation_store: str, identifier: str) -> None:
     store = get_annotation_store(session, dataset, annotation_store)
-    deleted = session.execute(
-        delete(AnnotationRecord).where(
-            AnnotationRecord.annotation_store_id == store.id, AnnotationRecord.identifier == identifier
-        )
+    deleted = cast(
+        CursorResult,
+        session.execute(
+            delete(AnnotationRecord).where(
+                AnnotationRecord.annotation_store_id == store.id, AnnotationRecord.identifier == identifier
+            )
+        ),
     )
     if not deleted.rowcount:
         raise NotFound(f"annotation {identifier!r} in {dataset}/{annotation_store} not found")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import Select, bindparam, delete, select
+from sqlalchemy import CursorResult, Select, bindparam, delete, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -164,7 +165,9 @@ def list_notes(session: Session, dataset: str, fhir_store: str, offset: int = 0,
 
 def delete_note(session: Session, dataset: str, fhir_store: str, identifier: str) -> None:
     store = get_fhir_store(session, dataset, fhir_store)
-    deleted = session.execute(delete(Note).where(Note.fhir_store_id == store.id, Note.identifier == identifier))
+    deleted = cast(
+        CursorResult, session.execute(delete(Note).where(Note.fhir_store_id == store.id, Note.identifier == identifier))
+    )
     if not deleted.rowcount:
         raise NotFound(f"note {identifier!r} in {dataset}/{fhir_store} not found")
     _touch(session, store.dataset_id)

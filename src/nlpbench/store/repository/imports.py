@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -105,10 +105,11 @@ def _import_batch(
     for item in chunk:
         _storable(f"note {item.identifier!r} in {where}", text=item.text, type=item.type, annotations=item.arrays)
     identifiers = [item.identifier for item in chunk]
-    if len(set(identifiers)) < len(identifiers):
-        seen: set[str] = set()
-        duplicate = next(i for i in identifiers if i in seen or seen.add(i))
-        raise Conflict(f"note {duplicate!r} appears twice in the input")
+    seen: set[str] = set()
+    for identifier in identifiers:
+        if identifier in seen:
+            raise Conflict(f"note {identifier!r} appears twice in the input")
+        seen.add(identifier)
     existing = session.execute(
         select(Note.identifier).where(Note.fhir_store_id == notes_store.id, Note.identifier.in_(identifiers)).limit(1)
     ).first()
@@ -130,7 +131,7 @@ def _import_batch(
         ).all()
     )
     session.execute(
-        Note.__table__.insert(),
+        cast(Table, Note.__table__).insert(),
         [
             {
                 "fhir_store_id": notes_store.id,
@@ -144,7 +145,7 @@ def _import_batch(
     )
     summary.notes += len(chunk)
     prefix = f"datasets/{where.split('/')[0]}/fhirStores/{notes_store.name}/fhir/Note/"
-    records = [
+    records: list[dict[str, Any]] = [
         {
             "annotation_store_id": gold_store.id,
             "identifier": item.identifier,
@@ -156,7 +157,7 @@ def _import_batch(
         if item.arrays is not None
     ]
     if records:
-        session.execute(AnnotationRecord.__table__.insert(), records)
+        session.execute(cast(Table, AnnotationRecord.__table__).insert(), records)
     summary.records += len(records)
     for record in records:
         for array, values in record["arrays"].items():
