@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
@@ -35,9 +36,9 @@ def register_gold(
         digest.update(content.encode("utf-8", "surrogatepass"))
     with store.session() as session:
         session.execute(
-            TaskGold.__table__.delete().where(
-                TaskGold.task == task, TaskGold.dataset == dataset, TaskGold.version == version
-            )
+            cast(Table, TaskGold.__table__)
+            .delete()
+            .where(TaskGold.task == task, TaskGold.dataset == dataset, TaskGold.version == version)
         )
         gold = TaskGold(
             task=task, dataset=dataset, version=version, files=texts, options=options, content_hash=digest.hexdigest()

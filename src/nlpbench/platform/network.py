@@ -111,7 +111,7 @@ def check_team_url(url: str) -> None:
         found = socket.getaddrinfo(parsed.host, parsed.port or 80, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
         raise Refused() from None
-    _public([entry[4][0] for entry in found])
+    _public([str(entry[4][0]) for entry in found])
 
 
 def _public(addresses: list[str]) -> str:
@@ -138,7 +138,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         if (host, port) not in self._pinned:
             try:
                 found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-                self._pinned[(host, port)] = _public([entry[4][0] for entry in found])
+                self._pinned[(host, port)] = _public([str(entry[4][0]) for entry in found])
             except (OSError, UnicodeError, Refused):
                 raise httpx.ConnectError(REFUSED) from None
         return self._pinned[(host, port)]

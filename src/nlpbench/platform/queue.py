@@ -20,14 +20,14 @@ from __future__ import annotations
 import re
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from nlpbench import files
@@ -154,7 +154,7 @@ def _insert_ignoring(session: Session, model):
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model).on_conflict_do_nothing()
 
 
-SETTINGS = {
+SETTINGS: dict[str, Callable[[Any], Any]] = {
     "time_budget_seconds": float,
     "quota": int,
     "quota_window": str,
@@ -230,7 +230,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
     kind = _checked_request(request)
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
-    if kind == "tool" and not request.organiser:
+    if request.tool_url is not None and not request.organiser:
         with store.session(readonly=True) as session:
             private = _check_dataset(session, request.task, dataset, version)
             allowed = network.allow_listed(request.tool_url, get_queue(session, request.queue, create=False).tool_hosts)
@@ -284,20 +284,20 @@ def _checked_request(request: Request) -> str:
         raise InputError(f"unknown task {request.task!r}; known: {', '.join(tasks.names())}")
     if kind != "predictions" and not tasks.is_phi(request.task):
         raise InputError(f"task {request.task} is scored from files: submit it with --predictions FILE")
-    if kind == "tool":
+    if request.tool_url is not None:
         try:
             checked_url(request.tool_url)
         except ToolError as error:
             raise InputError(str(error), record="--tool") from None
-    if kind in ("command", "archive") and not request.command.strip():
+    if request.command is not None and not request.command.strip():
         raise InputError("the command is empty", record="--command")
-    if kind == "archive" and not DIGEST.fullmatch(request.archive):
+    if request.archive is not None and not DIGEST.fullmatch(request.archive):
         raise InputError("not the digest of an uploaded archive (sha256: and 64 hex digits)", record="--archive")
-    if kind == "image" and not (DIGEST.fullmatch(request.image) or images.reference(request.image)):
+    if request.image is not None and not (DIGEST.fullmatch(request.image) or images.reference(request.image)):
         raise InputError(
             "not an uploaded image (sha256:…) nor REGISTRY/NAME@sha256:… (64 hexadecimal digits)", record="--image"
         )
-    if kind == "predictions" and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
+    if request.predictions is not None and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
         raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
     return kind
 
@@ -324,7 +324,9 @@ def _uploaded(session: Session, kind: str, request: Request, queue: Queue) -> st
     if digest is None:
         return None
     if kind == "image" and not DIGEST.fullmatch(digest):
-        registry = images.reference(digest).registry
+        parsed = images.reference(digest)
+        assert parsed is not None  # _checked_request checked it
+        registry = parsed.registry
         if registry not in images.registries(queue.image_registries):
             raise Forbidden(f"images come from the registries the organisers named, not from {registry}")
         return None
@@ -499,7 +501,7 @@ def renew(store: Store, submission_id: int, worker: str, lease: float) -> bool:
     """Extend the lease; False when this worker no longer holds the submission."""
     with store.session() as session:
         result = session.execute(_held(submission_id, worker).values(lease_expires_at=now() + timedelta(seconds=lease)))
-        return result.rowcount == 1
+        return cast(CursorResult, result).rowcount == 1
 
 
 def release(store: Store, submission_id: int, worker: str) -> bool:
@@ -507,20 +509,20 @@ def release(store: Store, submission_id: int, worker: str) -> bool:
     where it stands. False when this worker no longer held it."""
     with store.session() as session:
         given = session.execute(_held(submission_id, worker).values(lease_expires_at=now() - timedelta(seconds=1)))
-        return given.rowcount == 1
+        return cast(CursorResult, given).rowcount == 1
 
 
 def hold(session: Session, submission_id: int, worker: str, lease: float, **values: Any) -> None:
     """Inside a writing transaction: renew the lease (and set ``values``), or raise :class:`Lost`."""
     statement = _held(submission_id, worker).values(lease_expires_at=now() + timedelta(seconds=lease), **values)
-    if session.execute(statement).rowcount != 1:
+    if cast(CursorResult, session.execute(statement)).rowcount != 1:
         raise Lost(f"submission {submission_id} is no longer held by {worker}")
 
 
 def held(session: Session, submission_id: int, worker: str, lease: float) -> Submission:
     """The submission, row-locked where the backend can, after :func:`hold`."""
     hold(session, submission_id, worker, lease)
-    return session.get(Submission, submission_id, populate_existing=True)
+    return session.get_one(Submission, submission_id, populate_existing=True)
 
 
 def cancel(store: Store, submission_id: int, *, team: str | None = None, by: str = "organiser") -> Submission:

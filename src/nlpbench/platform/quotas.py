@@ -52,6 +52,7 @@ def check_quota(session: Session, queue: Queue, team: str, task: str, moment: da
             or_(Submission.status.not_in((CANCELLED, FAILED)), Submission.validated_at.is_not(None)),
         )
     ).scalar_one()
+    assert queue.quota is not None  # a queue without a quota is not checked
     if used >= queue.quota:
         raise QuotaExceeded(
             f"team {team} has used its {queue.quota} submissions of {task} in queue {queue.name} "

@@ -117,6 +117,7 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
 def _score_files(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
     spec = tasks.spec(submission.task)
     gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+    assert gold is not None  # a task scored from files is submitted only when its gold is stored
     arguments: dict[str, Any] = dict(gold.options)
     for argument, (name, text) in gold.files.items():
         (scratch / "gold" / argument).mkdir(parents=True)
@@ -140,6 +141,7 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         }
     else:
         gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
+        assert gold is not None  # a task scored from files is submitted only when its gold is stored
         dataset = {"name": gold.dataset, "version": gold.version, "contentHash": gold.content_hash}
     tool = submission.tool_meta or {}
     return {
@@ -177,7 +179,7 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     )
     session.add(result)
     session.flush()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "result_id": result.id,
             "annotation_type": annotation_type,

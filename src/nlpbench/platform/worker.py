@@ -48,9 +48,9 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, delete, func, select
 
 from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
@@ -247,7 +247,7 @@ class _Job:
 
     def run(self) -> None:
         with self.store.session() as session:
-            submission = session.get(Submission, self.id)
+            submission = session.get_one(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
             organisers_tool = submission.kind == "tool" and submission.submitted_by == "organiser"
             self.told = Disclosure(
@@ -285,6 +285,7 @@ class _Job:
                 self._try_scoring(submission, queue)
             self.move(SCORING, "predictions read and checked")
         else:
+            assert reached is not None  # a submission that is not a prediction file runs a tool
             subset, warnings = self._subset(submission)
             try:
                 validated = self.run_async(
@@ -303,10 +304,11 @@ class _Job:
             )
         return self._reload()
 
-    def annotate(self, submission: Submission, queue: Queue, reached: _Reached) -> Submission:
+    def annotate(self, submission: Submission, queue: Queue, reached: _Reached | None) -> Submission:
+        assert reached is not None  # a submission annotating runs a tool
         self.run_async(self._annotate(submission, queue, reached))
         with self.store.session(readonly=True) as session:
-            done = session.get(Submission, self.id).notes_done
+            done = session.get_one(Submission, self.id).notes_done
         self.move(SCORING, f"annotated {done} notes")
         return self._reload()
 
@@ -325,7 +327,7 @@ class _Job:
 
     def _reload(self) -> Submission:
         with self.store.session(readonly=True) as session:
-            return session.get(Submission, self.id)
+            return session.get_one(Submission, self.id)
 
     @contextmanager
     def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
@@ -341,6 +343,7 @@ class _Job:
             yield None
             return
         if submission.kind == "tool":
+            assert submission.tool_url is not None  # a tool submission has its URL
             yield _Reached(submission.tool_url)
             return
         from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
@@ -350,6 +353,7 @@ class _Job:
         settings = replace(self.worker.sandbox, weak=queue.weak_sandbox and self._public(submission))
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
             log = Path(work) / "tool.log"
+            image: Path | str | None
             command, files, image, plain = submission.command or "", {}, None, False
             if submission.artifact is not None:
                 archive = self._fetch_artifact(submission.artifact, Path(work) / "tool.tar")
@@ -358,6 +362,7 @@ class _Job:
                 else:
                     files, command = {ARCHIVE_INSIDE: archive}, unpacked(command)
             elif submission.kind == "image":
+                assert submission.image is not None  # an image submission without an upload names its image
                 image, plain = submission.image, _registry_of(submission.image, queue)
             try:
                 with start_tool(
@@ -428,6 +433,7 @@ class _Job:
                     select(AnnotationRecord.note_identifier).where(AnnotationRecord.annotation_store_id == annotations)
                 )
             )
+        assert submission.started_at is not None  # set when a worker claimed it
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         labels = tasks.PHI_TASKS[submission.task]
         # a Dask worker reaches URLs by its own means: only the organisers' URLs are sent from there
@@ -509,6 +515,7 @@ class _Job:
                 document = predicted.pop(note.id, None)
                 if document is None:
                     continue
+                assert note.text is not None  # a stored note has its text
                 for annotation in document.annotations:
                     if annotation.end > len(note.text):  # the note's length is not said: it is the note's
                         raise Invalid(
@@ -575,7 +582,9 @@ class _Reached:
 def _registry_of(reference: str, queue: Queue) -> bool:
     """Whether the image's registry is reached without TLS; :class:`Failed` when the queue no longer names it."""
     named = images.registries(queue.image_registries)
-    registry = images.reference(reference).registry
+    parsed = images.reference(reference)
+    assert parsed is not None  # checked when it was submitted
+    registry = parsed.registry
     if registry not in named:
         raise Failed(f"images come from the registries the organisers named, not from {registry}")
     return named[registry]
@@ -604,6 +613,7 @@ def _guarded(reached: _Reached | None, submission: Submission, queue: Queue) -> 
     connection), unless the queue allow-lists its host; every other tool as it is."""
     if reached is None or submission.kind != "tool" or submission.submitted_by == "organiser":
         return reached
+    assert submission.tool_url is not None  # a tool submission has its URL
     if allow_listed(submission.tool_url, queue.tool_hosts):
         return reached
     return _Reached(reached.url, GuardedTransport, reached.sandboxed)
@@ -653,4 +663,4 @@ def _insert_records(session, dataset: str, store_id: int, documents: list[Docume
             }
         )
     if rows:  # a Core executemany: the ORM's bulk insert costs more than the rows' encoding
-        session.connection().execute(AnnotationRecord.__table__.insert(), rows)
+        session.connection().execute(cast(Table, AnnotationRecord.__table__).insert(), rows)
