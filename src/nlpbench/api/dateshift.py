@@ -167,6 +167,7 @@ def _numeric_roles(tokens: list[_Token], numbers: list[_Token], day_first: bool)
     if any(t.suffix for t in numbers):
         return False
     widths = [len(t.text) for t in numbers]
+    roles: tuple[str, ...]
     if len(numbers) == 3:
         if widths[0] == 4:
             roles = ("year", "month", "day")
@@ -216,13 +217,16 @@ def _render(tokens: list[_Token], date: dt.date | None, weekday: int) -> str:
     out = []
     for token in tokens:
         if token.role == "year":
+            assert date is not None  # only a weekday alone renders without a date
             out.append(f"{date.year % 100:02d}" if len(token.text) == 2 else f"{date.year:04d}")
         elif token.role in ("month", "day") and token.kind == "num":
+            assert date is not None
             value = date.month if token.role == "month" else date.day
             out.append(f"{value:02d}" if token.padded else str(value))
             if token.suffix:
                 out.append(_same_case(_ordinal(value), token.suffix))
         elif token.role == "month":
+            assert date is not None
             out.append(_name_like(token.text, MONTHS[date.month - 1]))
         elif token.role == "weekday":
             out.append(_name_like(token.text, WEEKDAYS[weekday]))

@@ -128,6 +128,7 @@ def _strategy(step: DeidentificationStep, number: int) -> Strategy:
         return lambda _covered, _members, _labels: ""
     if step.annotationTypeMaskConfig is not None:
         return _type_tag
+    assert step.dateOffsetConfig is not None  # the one strategy left
     others = [t for t in step.annotationTypes if t != "text_date"]
     if others:
         raise StepError(

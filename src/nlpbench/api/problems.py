@@ -48,6 +48,10 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
     return ProblemResponse(schemas.dump(body), status_code=status)
 
 
+#: The ``responses`` of a route: OpenAPI entries by status code.
+Responses = dict[int | str, dict[str, Any]]
+
+
 def problem_doc(description: str) -> dict[str, Any]:
     """An OpenAPI ``responses`` entry: a problem object, in ``application/problem+json``, with ``description``."""
     return {

@@ -12,6 +12,7 @@ more than the number of systems ranked before it (competition ranking).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -29,15 +30,18 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return result.tolist()
 
 
+System = TypeVar("System", bound=Hashable)
+
+
 def rank_groups(
-    scores: Mapping[Hashable, float],
-    p_value: Callable[[Hashable, Hashable], float],
+    scores: Mapping[System, float],
+    p_value: Callable[[System, System], float],
     *,
     alpha: float = 0.05,
-) -> dict[Hashable, int]:
+) -> dict[System, int]:
     """The rank of each system: ``p_value(best, other)`` tests a group's best against each unranked system."""
     remaining = sorted(scores, key=lambda system: (-scores[system], str(system)))
-    ranks: dict[Hashable, int] = {}
+    ranks: dict[System, int] = {}
     while remaining:
         best, others = remaining[0], remaining[1:]
         adjusted = holm([p_value(best, other) for other in others])

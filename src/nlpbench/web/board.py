@@ -27,7 +27,7 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy import delete, func, select
@@ -54,6 +54,10 @@ SHORT = 60
 LONG = 200
 
 
+@overload
+def bounded(value: None, limit: int = SHORT) -> None: ...
+@overload
+def bounded(value: object, limit: int = SHORT) -> str: ...
 def bounded(value: Any, limit: int = SHORT) -> str | None:
     """``value`` as text a page may show: control and format characters (bidirectional overrides included)
     replaced by U+FFFD, cut to ``limit`` characters with an ellipsis; None stays None. Escaping is the
@@ -326,8 +330,8 @@ def _rank_groups(session: Session, cells: list[Cell]) -> dict[int, int]:
 
 
 def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
-    result = session.get(Result, cell.result_id)
-    report = result_report(session, session.get(Submission, cell.submission.id), result, cell.annotation_type)
+    result = session.get_one(Result, cell.result_id)
+    report = result_report(session, session.get_one(Submission, cell.submission.id), result, cell.annotation_type)
     found = [d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field)]
     return found[0] if found else None
 

@@ -23,6 +23,7 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 import matplotlib
@@ -30,11 +31,14 @@ from matplotlib.figure import Figure
 
 from nlpbench.web.board import bounded
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"
 #: The most characters of a label a plot shows.
 LABEL = 40
-_SETTINGS = {"text.parse_math": False, "svg.hashsalt": "nlpbench", "svg.fonttype": "path"}
+_SETTINGS: dict[RcKeyType, Any] = {"text.parse_math": False, "svg.hashsalt": "nlpbench", "svg.fonttype": "path"}
 _RULE = re.compile(r"\*\s*\{([^}]*)\}")
 
 
@@ -98,7 +102,7 @@ def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, flo
         axes = figure.subplots()
         for name, points in series.items():
             axes.step(
-                [moment for moment, _ in points],
+                [moment for moment, _ in points],  # type: ignore[arg-type]  # matplotlib's stubs know arrays, not dates
                 [value for _, value in points],
                 where="post",
                 marker="o",

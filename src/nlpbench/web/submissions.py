@@ -113,7 +113,9 @@ def _result_view(session, submission: Submission, result: Result, public: bool) 
     rows: list[dict[str, Any]] = []
     types: dict[str, dict[str, Any]] = {}
     for annotation_type, score_rows in result.scores.items():
-        overall, sliced, points = [], [], []
+        overall: list[dict[str, Any]] = []
+        sliced: list[dict[str, Any]] = []
+        points = []
         for row in score_rows:
             out = {"type": annotation_type, **row}
             for value_field in ("precision", "recall", "f1", "value"):

@@ -42,7 +42,7 @@ def store_name(dataset: str, store: str) -> str:
 def create_annotation_store(
     data: Reached,
     datasetId: DatasetId,
-    annotationStoreId: resource_id("annotation store", Query),
+    annotationStoreId: Annotated[str, resource_id("annotation store", Query)],
     body: Annotated[schemas.AnyObject | None, Body()] = None,
 ) -> dict[str, str]:
     with data.writing() as session:

@@ -60,7 +60,7 @@ def create_annotation(
     data: Reached,
     datasetId: DatasetId,
     annotationStoreId: AnnotationStoreId,
-    annotationId: resource_id("annotation", Query),
+    annotationId: Annotated[str, resource_id("annotation", Query)],
     body: Annotated[schemas.AnnotationCreateRequest, Body()],
 ) -> dict[str, str]:
     arrays = body.model_dump(mode="json", exclude_none=True, include=set(schemas.ARRAYS))

@@ -47,8 +47,6 @@ The app mounts one router per resource (:mod:`~nlpbench.api.datanode.datasets`,
 read the store, the base URL and whether keys are required from ``app.state``.
 """
 
-from __future__ import annotations
-
 import os
 from dataclasses import dataclass
 

@@ -37,7 +37,7 @@ def dataset_json(row) -> dict[str, Any]:
 )
 def create_dataset(
     data: Reached,
-    datasetId: resource_id("dataset", Query),
+    datasetId: Annotated[str, resource_id("dataset", Query)],
     body: Annotated[schemas.DatasetCreateRequest | None, Body()] = None,
 ) -> dict[str, str]:
     meta = {k: v for k, v in (body.model_dump(exclude_none=True) if body else {}).items() if k in META}

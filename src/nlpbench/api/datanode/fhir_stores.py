@@ -42,7 +42,7 @@ def store_name(dataset: str, store: str) -> str:
 def create_fhir_store(
     data: Reached,
     datasetId: DatasetId,
-    fhirStoreId: resource_id("FHIR store", Query),
+    fhirStoreId: Annotated[str, resource_id("FHIR store", Query)],
     body: Annotated[schemas.AnyObject | None, Body()] = None,
 ) -> dict[str, str]:
     with data.writing() as session:

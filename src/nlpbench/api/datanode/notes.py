@@ -45,7 +45,7 @@ def create_note(
     data: Reached,
     datasetId: DatasetId,
     fhirStoreId: FhirStoreId,
-    noteId: resource_id("note", Query),
+    noteId: Annotated[str, resource_id("note", Query)],
     body: Annotated[schemas.NoteCreateRequest, Body()],
 ) -> dict[str, str]:
     with data.writing() as session:

@@ -10,7 +10,7 @@ import msgspec
 from fastapi import Path, Query, Request
 from starlette.responses import Response
 
-from nlpbench.api.problems import problem_doc
+from nlpbench.api.problems import Responses, problem_doc
 from nlpbench.store import repository as repo
 from nlpbench.toolapi.schemas import RESOURCE_ID_PATTERN
 
@@ -18,38 +18,35 @@ BASE_PATH = "/api/v1"
 
 
 def resource_id(kind: str, where: Callable[..., Any]) -> Any:
-    """A client-chosen id of a ``kind`` of resource, as a ``Path`` or ``Query`` parameter."""
-    return Annotated[
-        str,
-        where(
-            description=f"The ID of the {kind}",
-            min_length=3,
-            max_length=60,
-            pattern=RESOURCE_ID_PATTERN,
-            examples=[f"awesome-{kind.lower().replace(' ', '-')}"],
-        ),
-    ]
+    """A client-chosen id of a ``kind`` of resource, as a ``Path`` or ``Query`` parameter (``Annotated[str, …]``)."""
+    return where(
+        description=f"The ID of the {kind}",
+        min_length=3,
+        max_length=60,
+        pattern=RESOURCE_ID_PATTERN,
+        examples=[f"awesome-{kind.lower().replace(' ', '-')}"],
+    )
 
 
-DatasetId = resource_id("dataset", Path)
-FhirStoreId = resource_id("FHIR store", Path)
-PatientId = resource_id("FHIR patient", Path)
-NoteId = resource_id("note", Path)
-AnnotationStoreId = resource_id("annotation store", Path)
-AnnotationId = resource_id("annotation", Path)
+DatasetId = Annotated[str, resource_id("dataset", Path)]
+FhirStoreId = Annotated[str, resource_id("FHIR store", Path)]
+PatientId = Annotated[str, resource_id("FHIR patient", Path)]
+NoteId = Annotated[str, resource_id("note", Path)]
+AnnotationStoreId = Annotated[str, resource_id("annotation store", Path)]
+AnnotationId = Annotated[str, resource_id("annotation", Path)]
 Limit = Annotated[int, Query(ge=10, le=100, description="Maximum number of results returned")]
 Offset = Annotated[int, Query(ge=0, description="Index of the first result that must be returned")]
 
 
-BAD = {400: problem_doc("Invalid request")}
-AUTH = {401: problem_doc("No valid API key"), 403: problem_doc("The API key may not do this")}
-MISSING = {404: problem_doc("The specified resource was not found")}
-CONFLICT = {409: problem_doc("The resource already exists")}
-TOO_LARGE = {413: problem_doc("The request body is too large")}
-UNAVAILABLE = {503: problem_doc("The database is unavailable")}
-LIST = {**BAD, **AUTH, **UNAVAILABLE}
-CREATE = {**BAD, **AUTH, **CONFLICT, **TOO_LARGE, **UNAVAILABLE}
-ONE = {**BAD, **AUTH, **MISSING, **UNAVAILABLE}
+BAD: Responses = {400: problem_doc("Invalid request")}
+AUTH: Responses = {401: problem_doc("No valid API key"), 403: problem_doc("The API key may not do this")}
+MISSING: Responses = {404: problem_doc("The specified resource was not found")}
+CONFLICT: Responses = {409: problem_doc("The resource already exists")}
+TOO_LARGE: Responses = {413: problem_doc("The request body is too large")}
+UNAVAILABLE: Responses = {503: problem_doc("The database is unavailable")}
+LIST: Responses = {**BAD, **AUTH, **UNAVAILABLE}
+CREATE: Responses = {**BAD, **AUTH, **CONFLICT, **TOO_LARGE, **UNAVAILABLE}
+ONE: Responses = {**BAD, **AUTH, **MISSING, **UNAVAILABLE}
 
 
 class StoredJSON(Response):

@@ -43,7 +43,7 @@ def create_patient(
     data: Reached,
     datasetId: DatasetId,
     fhirStoreId: FhirStoreId,
-    patientId: resource_id("FHIR patient", Query),
+    patientId: Annotated[str, resource_id("FHIR patient", Query)],
     body: Annotated[schemas.PatientCreateRequest | None, Body()] = None,
 ) -> dict[str, str]:
     with data.writing() as session:

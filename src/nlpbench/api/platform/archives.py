@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO, cast
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
@@ -37,7 +37,8 @@ async def upload(
         async for chunk in request.stream():
             body.write(chunk)
         body.seek(0)
-        digest = await run_in_threadpool(queues.upload, store, body, kind, owner, limit=limit)
+        # a spooled file opened in binary mode (its default) is a binary file
+        digest = await run_in_threadpool(queues.upload, store, cast(BinaryIO, body), kind, owner, limit=limit)
     with store.session(readonly=True) as session:
         artifact = artifacts.get(session, digest, owner)
         return {"digest": artifact.digest, "kind": kind, "size": artifact.size}

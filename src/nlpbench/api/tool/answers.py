@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.api.problems import problem_doc
+from nlpbench.api.problems import Responses, problem_doc
 from nlpbench.model import PHI_TYPES, Annotation, Document
 from nlpbench.toolapi import schemas
 
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
 #: The errors every tool operation documents.
-ERRORS = {
+ERRORS: Responses = {
     400: problem_doc("Invalid request"),
     413: problem_doc("Request body too large"),
     500: problem_doc("The tool failed"),

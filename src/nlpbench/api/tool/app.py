@@ -47,6 +47,7 @@ from nlpbench.version import __version__
 
 BASE_PATH = "/api/v1"
 UI_ASSETS = f"{BASE_PATH}/ui/assets"
+OPENAPI_PATH = f"{BASE_PATH}/openapi.json"
 
 
 def create_app(
@@ -96,7 +97,7 @@ def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool], max_body_byt
         title=f"{tool.name} (NLP Sandbox {tool.type.removeprefix('nlpsandbox:')})",
         version=tool.version,
         description=tool.description,
-        openapi_url=f"{BASE_PATH}/openapi.json",
+        openapi_url=OPENAPI_PATH,
         docs_url=None,
         redoc_url=None,
     )
@@ -125,7 +126,7 @@ def _add_docs(app: FastAPI) -> None:
     @app.get(f"{BASE_PATH}/ui", include_in_schema=False)
     def docs() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=app.openapi_url,
+            openapi_url=OPENAPI_PATH,
             title=f"{app.title} - API",
             swagger_js_url=f"{UI_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{UI_ASSETS}/swagger-ui.css",

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 
-from nlpbench.api.problems import problem_doc
+from nlpbench.api.problems import Responses, problem_doc
 from nlpbench.api.tool.answers import ERRORS
 from nlpbench.toolapi import schemas
 
 router = APIRouter()
-COMMON = {"responses": {404: problem_doc("Not found"), 500: ERRORS[500]}, "tags": ["Tool"]}
+RESPONSES: Responses = {404: problem_doc("Not found"), 500: ERRORS[500]}
+COMMON: dict[str, Any] = {"responses": RESPONSES, "tags": ["Tool"]}
 
 
 @router.get("/tool", operation_id="getTool", response_model=schemas.Tool, summary="Get tool information", **COMMON)
@@ -34,7 +37,7 @@ def get_tool_dependencies(request: Request) -> schemas.ToolDependencies:
     operation_id="getHealthCheck",
     response_model=schemas.HealthCheck,
     summary="Get health check information",
-    responses=COMMON["responses"],
+    responses=RESPONSES,
     tags=["HealthCheck"],
 )
 def get_health_check() -> schemas.HealthCheck:
