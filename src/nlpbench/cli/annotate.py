@@ -185,7 +185,7 @@ def _reached(command: str | None, log: Path, settings, tool_dir: Path | None) ->
         raise fail(f"--command: {error} (its output is in {log})") from None
 
 
-def stopped(error: Exception, kept: str) -> typer.Exit:
+def stopped(error: BaseException, kept: str) -> typer.Exit:
     """One line for a run that stopped: exit 2 for a failing tool, 130 for Ctrl-C."""
     if isinstance(error, KeyboardInterrupt):
         fail(f"interrupted{kept}")

@@ -159,12 +159,14 @@ def progress(description: str, total: int | None = None) -> Iterator[Callable[..
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
         SpinnerColumn,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
+    columns: tuple[ProgressColumn, ...]
     if total is None:
         columns = (SpinnerColumn(), TextColumn("{task.description} {task.completed} documents"), TimeElapsedColumn())
     else:

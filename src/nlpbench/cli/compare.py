@@ -97,10 +97,10 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
 
     numbers = []
     for reference in references:
-        number = reference.removeprefix(STORED)
-        if not number.isdigit():
+        digits = reference.removeprefix(STORED)
+        if not digits.isdigit():
             raise InputError(f"{reference}: a submission is submission:ID, ID a number")
-        numbers.append(int(number))
+        numbers.append(int(digits))
     reports, datasets = [], []
     try:
         with db_session(db, readonly=True) as session:

@@ -100,7 +100,7 @@ def serve(
     finally:
         store.close()
     local = is_loopback(host)
-    base_url = check_base_url(base_url) if base_url else None
+    base_url = check_base_url(base_url) if base_url else ""
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     base_url = base_url or default_base_url(host, bound)

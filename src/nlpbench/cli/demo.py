@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from pathlib import Path
@@ -120,7 +121,7 @@ def _ranked(store) -> list[dict]:
                 rows.append(
                     {"type": cell.annotation_type, "rank": cell.rank, "annotator": team, "tool": tool,
                      "token F1": round(cell.value, 4),
-                     "95 % low": round(cell.low, 4), "95 % high": round(cell.high, 4),
+                     "95 % low": cell.low and round(cell.low, 4), "95 % high": cell.high and round(cell.high, 4),
                      "submission": cell.submission.id}
                 )  # fmt: skip
     return rows
@@ -166,7 +167,7 @@ async def _crawl(store, site: Path) -> Path:
             waiting += [target for target in dict.fromkeys(links) if target not in seen]
             seen.update(links)
             here = posixpath.dirname(_file_of(path)) or "."
-            text = link.sub(lambda found, here=here: _relative(found, here), answer.text)
+            text = link.sub(functools.partial(_relative, here=here), answer.text)
             files.write_text(written, text)
     return site / "index.html"
 
@@ -255,10 +256,11 @@ def run(
         show_text=show_text,
     )
     out.mkdir(parents=True, exist_ok=True)
-    gold = (source.path, notes_format)
     if source.path is None:  # scoring reads the gold from a file
         gold = (out / "gold.json", "sandbox")
         formats.get("sandbox").write(dataset, gold[0])
+    else:
+        gold = (source.path, notes_format)
     _benchmark(
         urls,
         dataset,

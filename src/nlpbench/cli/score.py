@@ -12,9 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -45,6 +44,9 @@ from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 
 if TYPE_CHECKING:
+    # the click Typer runs on (its own copy since typer 0.25): what a group's commands are typed as
+    from typer._click.core import Command, Context
+
     from nlpbench.tasks import Task
 
 
@@ -52,12 +54,12 @@ class _TaskGroup(TyperGroup):
     """The score commands: those written below, and one made from its spec for every other registered task
     (:func:`_generated`), so that a task added as one module is scored by ``nlpbench score NAME`` too."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         from nlpbench import tasks
 
         return sorted({*super().list_commands(ctx), *tasks.REGISTRY.names()})
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         found = super().get_command(ctx, cmd_name)
         if found is not None:
             return found
@@ -73,7 +75,8 @@ class _TaskGroup(TyperGroup):
 app = typer.Typer(help="Score system output against gold.", no_args_is_help=True, cls=_TaskGroup)
 
 ANNOTATION_TYPES = [name for name in PHI_TYPES if name != "covid_symptom"]
-AnnotationType = Enum("AnnotationType", {name: name for name in [*ANNOTATION_TYPES, "all"]}, type=str)
+# the members are the PHI registry's: an Enum built at run time, whose members a type checker cannot list
+AnnotationType = Enum("AnnotationType", {name: name for name in [*ANNOTATION_TYPES, "all"]}, type=str)  # type: ignore[misc]
 
 #: The output options every score command shares, added by :func:`scored`.
 OUTPUT_PARAMETERS = [
@@ -92,7 +95,7 @@ _GIVEN = ("on_document", "per_document")
 _REPORTERS: dict[str, Callable[..., Report | None]] = {}
 
 
-def scored(command: Callable[..., Report]) -> Callable[..., None]:
+def scored(command: Callable[..., Report | None]) -> Callable[..., None]:
     """A score command: ``command`` takes its own options plus ``on_document`` (a progress tick per
     document) and ``per_document`` (whether per-document rows are wanted) and returns the report;
     the result takes the shared output options too (``--format``, ``--output``,
@@ -125,7 +128,7 @@ def scored(command: Callable[..., Report]) -> Callable[..., None]:
     _REPORTERS[command.__name__] = command
     own_names = set(inspect.signature(command).parameters)
     own = [p for p in inspect.signature(command).parameters.values() if p.name not in (*_GIVEN, "output")]
-    run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])
+    run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])  # type: ignore[attr-defined]  # Typer reads it
     run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
     return one_line_errors(run)
 
@@ -138,7 +141,9 @@ def command_report(task: str, gold: str | Path, pred: str | Path, arguments: lis
 
     spec = tasks.get(task)
     gold_option, pred_option = (f"--{side}" for side in spec.sides)
-    command = typer.main.get_command(app).get_command(typer.Context(typer.main.get_command(app)), task)
+    group = cast(_TaskGroup, typer.main.get_command(app))
+    command = group.get_command(typer.Context(group), task)
+    assert command is not None  # tasks.get() knew the task
     try:
         with command.make_context(
             f"nlpbench score {task}", [gold_option, str(gold), pred_option, str(pred), *arguments]
@@ -209,10 +214,10 @@ def _option_kind(spec: Task, name: str, default: object) -> type:
     return list[one] if name in spec.lists else one  # type: ignore[valid-type]
 
 
-def _read_paths(options: dict[str, object]) -> list[tuple[str, object]]:
+def _read_paths(options: dict[str, object]) -> list[tuple[str, str | Path]]:
     """The files a score command reads, by option: its Path options (a list of them too), and the
     ``--gold`` and ``--pred`` of ``score sandbox`` (a file, or a URL that names none)."""
-    found = []
+    found: list[tuple[str, str | Path]] = []
     for name, value in options.items():
         for one in value if isinstance(value, list) else [value]:
             if isinstance(one, Path) or (name in ("gold", "pred") and isinstance(one, str)):
@@ -227,7 +232,7 @@ def _task_score(name: str, gold: object, pred: object, **options: object) -> Rep
     return tasks.get(name).score(gold, pred, **options)
 
 
-def profile_option(family: str) -> typer.Option:
+def profile_option(family: str) -> Any:
     """``--profile``: one of the profiles of ``family``, listed in help."""
     return typer.Option("standard", "--profile", metavar=choices(profiles.names(family)), help="Scoring rules.")
 
@@ -279,7 +284,7 @@ def sandbox(
     and the titles name them.
     """
     if example:
-        gold, pred = example_file("gold.json"), example_file("pred.json")
+        gold, pred = example_file("gold.json"), example_file("pred.json")  # type: ignore[assignment]  # paths
     if gold is None or pred is None:
         raise fail("give --gold and --pred, or --example")
     from nlpbench.cli.stored import scoring_input

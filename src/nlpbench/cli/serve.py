@@ -29,16 +29,15 @@ def build_annotator(name: str) -> Annotator:
         raise fail(f"annotator {name!r} needs a package that does not import: {error}") from None
 
 
-def build_app(name: str, phi_annotator: str = "phi", **limits: int):
-    """The FastAPI app of ``name``: a registered annotator, or ``deidentifier`` on ``phi_annotator``.
-
-    ``limits`` are ``max_body_bytes`` and ``cache_bytes`` (:func:`nlpbench.api.tool.create_app`).
-    """
+def build_app(name: str, phi_annotator: str = "phi", *, max_body_bytes: int, cache_bytes: int):
+    """The FastAPI app of ``name``: a registered annotator, or ``deidentifier`` on ``phi_annotator``, with its
+    limits (:func:`nlpbench.api.tool.create_app`)."""
     from nlpbench.api.tool import create_app, create_deidentifier_app
 
     if name == DEIDENTIFIER:
-        return create_deidentifier_app(build_annotator(phi_annotator), **limits)
-    return create_app(build_annotator(name), **limits)
+        annotator = build_annotator(phi_annotator)
+        return create_deidentifier_app(annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+    return create_app(build_annotator(name), max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -47,7 +46,9 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         return socket.create_server((host, port), family=family)
     except OSError as error:
-        reason = os.strerror(error.errno) if (error.errno or 0) > 0 else error.strerror or str(error)
+        reason = (
+            os.strerror(error.errno) if error.errno is not None and error.errno > 0 else error.strerror or str(error)
+        )
         raise fail(f"cannot listen on {host}:{port}: {reason}") from None
 
 
