@@ -198,7 +198,7 @@ def revoke(prefix: str = typer.Argument(..., help="The key's prefix (its second 
     """Revoke an API key: it stops working at once, on running data nodes too; `keys list` still shows it."""
     from nlpbench.store.keys import revoke_key
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         key = revoke_key(session, prefix)
     typer.echo(f"revoked {prefix} at {_moment(key.revoked_at)}")
 

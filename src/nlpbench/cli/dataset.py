@@ -267,7 +267,7 @@ def delete(
     """Delete a dataset with its notes, patients, annotation stores and annotations."""
     from nlpbench.store import repository as repo
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         repo.get_dataset(session, name)
         if not yes and not typer.confirm(f"delete dataset {name} and everything in it?"):
             raise fail("not deleted")

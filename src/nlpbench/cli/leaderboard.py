@@ -72,7 +72,7 @@ def serve(
     from nlpbench.api.server import run
     from nlpbench.web.app import Settings, create_app
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     stderr().print(f"leaderboard at http://{host}:{bound}/ — Ctrl+C to stop", markup=False, soft_wrap=True)
@@ -93,7 +93,7 @@ def refresh_(db: str = DB_OPTION) -> None:
     from nlpbench.store import describe, resolve_url
     from nlpbench.web import board
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         done = board.refresh(store)
     finally:

@@ -181,7 +181,7 @@ def cancel(
     """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
     from nlpbench.platform.queue import cancel as cancel_submission
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         done = cancel_submission(store, submission, by="organiser (command line)")
     finally:
@@ -405,7 +405,7 @@ def revoke_key(
     """Revoke a platform API key: every request with it is refused from now on, as an unknown key is."""
     from nlpbench.platform.keys import revoke_key as revoke
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         revoked = revoke(session, key)
     typer.echo(f"{revoked.name}: revoked")
 
@@ -422,7 +422,7 @@ def serve(
 
     from nlpbench.api.platform import create_app
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     stderr().print(f"platform API at http://{host}:{port}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True)
     try:
         uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
@@ -495,7 +495,7 @@ def rescore(
     """Score a submission's stored predictions again under another profile, without running its tool."""
     from nlpbench.platform.scoring import rescore as rescore_submission
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         rows = rescore_submission(store, submission, profile)
     finally:
