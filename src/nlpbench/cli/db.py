@@ -1,4 +1,4 @@
-"""``nlpbench db``: where the store is and its migrations; the ``--db`` option every store command shares."""
+"""``nlpbench db``: where the store is and its migrations; how every store command opens it."""
 
 from __future__ import annotations
 
@@ -10,20 +10,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlpbench.cli.common import fail, one_line_errors
+from nlpbench.cli.options import DB_OPTION
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from nlpbench.store import Store
-
-DB_OPTION = typer.Option(
-    None,
-    "--db",
-    envvar="NLPBENCH_DB",
-    show_envvar=True,
-    help="Database URL: sqlite:///FILE or postgresql+psycopg://USER@HOST/DB "
-    "(default: nlpbench.db in the per-user data directory).",
-)
 
 
 def open_db(url: str | None, *, upgrade: bool = True, create: bool = True) -> Store:
