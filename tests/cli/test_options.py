@@ -6,8 +6,10 @@ Walks every command's parameters as Typer built them (issue 21 §5).
 from __future__ import annotations
 
 import re
+import socket
 from collections import defaultdict
 
+import pytest
 import typer
 from typer._click.core import Context
 from typer.core import TyperOption
@@ -124,3 +126,14 @@ def test_out_is_an_old_spelling_of_output_hidden_from_help(cli, tmp_path):
     for spelling in ("--out", "--output", "-o"):
         result = cli("run", "--notes", missing, "--tool", "a=http://127.0.0.1:9", spelling, tmp_path / "run")
         assert one_line_error(result).startswith(f"{missing}: "), spelling
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_a_service_on_a_busy_port_is_one_line_before_anything_else(cli, tmp_path, service):
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert cli("db", "upgrade", "--db", db).exit_code == 0
+    given = ("--annotator", "date") if service == "serve" else ("--db", db)
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = cli(*service.split(), *given, "--port", port)
+    assert one_line_error(result) == f"cannot listen on 127.0.0.1:{port}: Address already in use"

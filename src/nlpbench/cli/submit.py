@@ -430,14 +430,18 @@ def serve(
     log_level: LogLevel = log_level_option(),
 ) -> None:
     """Serve the platform API (submissions) under http://HOST:PORT/api/v1; every request needs an API key."""
-    import uvicorn
-
     from nlpbench.api.platform import create_app
+    from nlpbench.api.server import run
+    from nlpbench.cli.serve import listen
 
     store = open_db(db, create=False)
-    stderr().print(f"platform API at http://{host}:{port}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True)
     try:
-        uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
+        with listen(host, port) as sock:  # a busy port is one line before anything is printed
+            bound = sock.getsockname()[1]
+            stderr().print(
+                f"platform API at http://{host}:{bound}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True
+            )
+            run(create_app(store), sock, log_level=log_level)
     finally:
         store.close()
 
