@@ -9,16 +9,9 @@ from pathlib import Path
 import typer
 
 from nlpbench import files, formats, profiles
+from nlpbench.cli import options
 from nlpbench.cli.annotate import stopped
 from nlpbench.cli.common import choices, fail, one_line_errors, progress, stderr, store_file, warn
-from nlpbench.cli.options import (
-    CONCURRENCY_OPTION,
-    MAX_RESPONSE_BYTES_OPTION,
-    RETRIES_OPTION,
-    SHOW_TEXT_OPTION,
-    TIMEOUT_OPTION,
-    output_option,
-)
 from nlpbench.cli.serve import listen
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -32,7 +25,9 @@ TITLE = "nlpbench demo leaderboard"
 
 @one_line_errors
 def demo(
-    out: Path = output_option(Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."),
+    out: Path = options.output_option(
+        Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."
+    ),
     notes: int = typer.Option(0, "--notes", "-n", min=0, help="Use only the first N notes (0: all 300)."),
     tools: str = typer.Option(
         None, "--tools", help="Comma-separated annotators to benchmark (default: phi and every installed adapter)."
@@ -40,7 +35,7 @@ def demo(
     profile: str = typer.Option(
         "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
     ),
-    concurrency: int = CONCURRENCY_OPTION,
+    concurrency: int = options.CONCURRENCY_OPTION,
     serve: bool = typer.Option(
         True, "--serve/--no-serve", help="Serve the leaderboard, or write it as static pages to OUT/site and exit."
     ),
@@ -200,16 +195,16 @@ def run(
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
-    out: Path = output_option(Path("nlpbench-run"), "Directory for the outputs and the report."),
+    out: Path = options.output_option(Path("nlpbench-run"), "Directory for the outputs and the report."),
     profile: str = typer.Option(
         "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
     ),
-    concurrency: int = CONCURRENCY_OPTION,
-    timeout: float = TIMEOUT_OPTION,
-    retries: int = RETRIES_OPTION,
-    max_response_bytes: int = MAX_RESPONSE_BYTES_OPTION,
+    concurrency: int = options.CONCURRENCY_OPTION,
+    timeout: float = options.TIMEOUT_OPTION,
+    retries: int = options.RETRIES_OPTION,
+    max_response_bytes: int = options.MAX_RESPONSE_BYTES_OPTION,
     restart: bool = typer.Option(False, "--restart", help="Start every tool's checkpoint again, whatever it holds."),
-    show_text: bool = SHOW_TEXT_OPTION,
+    show_text: bool = options.SHOW_TEXT_OPTION,
 ) -> None:
     """Benchmark running NLP Sandbox tools on a dataset: annotate, score, rank, report.
 
