@@ -54,6 +54,7 @@ class LogLevel(StrEnum):
 
 
 def host_option(help: str = "Address to listen on (0.0.0.0 for every interface).") -> Any:
+    """``--host`` of a service: localhost unless told otherwise."""
     return typer.Option("127.0.0.1", "--host", help=help)
 
 
@@ -63,6 +64,7 @@ def port_option(default: int) -> Any:
 
 
 def log_level_option(default: LogLevel = LogLevel.info) -> Any:
+    """``--log-level`` of a service, one of :class:`LogLevel`."""
     return typer.Option(default, "--log-level", help="uvicorn's log level.")
 
 
