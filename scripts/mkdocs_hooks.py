@@ -95,9 +95,8 @@ def command_section(path: list[str], command: Any) -> list[str]:
     if options:
         lines += ["| option | help |", "| --- | --- |"]
         for p in options:
-            names, help_ = p.get_help_record(context) or (", ".join(p.opts), "")
-            required = " (required)" if p.required else ""
-            lines.append(f"| `{names}`{required} | {cell(help_)} |")
+            names, help_ = p.get_help_record(context) or (", ".join(p.opts), "")  # help says [required]
+            lines.append(f"| `{names}` | {cell(help_)} |")
         lines.append("")
     return lines
 
