@@ -59,7 +59,8 @@ def score(task: str, gold: Any, pred: Any, *, profile: str = "standard", **optio
     >>> row["tp"], row["fp"], row["fn"], round(row["f1"], 4)
     (6, 0, 1, 0.9231)
     >>> import json
-    >>> json.loads(report.to_json())["inputs"]["annotation_type"]
+    >>> inputs = json.loads(report.to_json())["inputs"]
+    >>> inputs["annotation_type"]
     'date'
     """
     from nlpbench import tasks

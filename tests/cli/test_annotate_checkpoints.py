@@ -128,7 +128,7 @@ def test_out_is_written_whole_or_not_at_all_and_never_over_the_notes(cli, tool, 
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     before = notes.read_bytes()
     message = one_line_error(cli("annotate", "--tool", tool.url, "--notes", notes, "--out", notes))
-    assert message == f"--out {notes} is --notes too; give it another path"
+    assert message == f"--output {notes} is --notes too; give it another path"
     message = one_line_error(cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out, "--checkpoint", notes))
     assert message == f"--checkpoint {notes} is --notes too; give it another path"
     assert notes.read_bytes() == before and tool.requests == 0

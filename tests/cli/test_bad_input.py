@@ -100,7 +100,7 @@ def test_bytes_that_are_not_utf8_inside_a_record_or_a_timeline(cli, seeds, tmp_p
     gold = tmp_path / "timelines.json"
     gold.write_bytes(seeds["timelines.json"].read_bytes().replace(b"taxol", b"tax\xffol", 1))
     score = ("score", "timelines", "-g", gold, "-p", seeds["timelines-pred.json"], "--all-ids", seeds["ids.txt"])
-    assert one_line_error(cli(*score, "-m", "strict")).startswith(f"{gold}: ")
+    assert one_line_error(cli(*score, "--mode", "strict")).startswith(f"{gold}: ")
 
 
 def test_a_byte_order_mark_on_a_conll_prediction_changes_nothing(cli, seeds, tmp_path):
@@ -161,7 +161,7 @@ def test_an_empty_gold_folder_and_timeline(cli, seeds, tmp_path):
     gold, ids = tmp_path / "t.json", tmp_path / "ids.txt"
     gold.write_text("{}")
     ids.write_text("")
-    result = cli("score", "timelines", "-g", gold, "-p", gold, "--all-ids", ids, "-m", "strict")
+    result = cli("score", "timelines", "-g", gold, "-p", gold, "--all-ids", ids, "--mode", "strict")
     assert one_line_error(result) == f"{gold}: the gold holds no patients: there is nothing to score against"
 
 

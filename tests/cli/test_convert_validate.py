@@ -99,7 +99,7 @@ def test_timelines_unknown_labels_are_counted_and_a_repeated_patient_is_an_error
     gold.write_text('{"p1": [["taxol", "contains-1", "2013-01-02"]]}')
     pred.write_text('{"p1": [["taxol", "contains-1", "2013-01-02"], ["taxol", "given-on", "2013-01-02"]]}')
     ids.write_text("p1\n")
-    scored = cli("score", "timelines", "-g", gold, "-p", pred, "--all-ids", ids, "-m", "strict")
+    scored = cli("score", "timelines", "-g", gold, "-p", pred, "--all-ids", ids, "--mode", "strict")
     assert scored.exit_code == 0
     assert "1 tuples whose label is not contains-1, begins-on, ends-on" in scored.stderr
     assert "(first: patient p1, tuple 1: 'given-on')" in scored.stderr
@@ -108,7 +108,7 @@ def test_timelines_unknown_labels_are_counted_and_a_repeated_patient_is_an_error
     assert validated.stdout == f"{pred}: 1 patients, 1 contains-1, 1 given-on\n"
     assert "1 tuples whose label is not" in validated.stderr
     pred.write_text('{"p1": [["taxol", "contains-1", "2013-01-02"]], "p1": []}')
-    for args in (("score", "timelines", "-g", gold, "-p", pred, "--all-ids", ids, "-m", "strict"),
+    for args in (("score", "timelines", "-g", gold, "-p", pred, "--all-ids", ids, "--mode", "strict"),
                  ("validate", "--format", "timelines", pred),
                  ("convert", pred, tmp_path / "out.json", "--from", "timelines", "--to", "timelines")):  # fmt: skip
         assert one_line_error(cli(*args)) == f"{pred}: top level: an object repeats the key 'p1'"

@@ -173,12 +173,12 @@ def test_annotate_and_run_never_write_over_the_notes(cli, tmp_path):
     hard = tmp_path / "hard.json"
     os.link(notes, hard)
     result = cli("annotate", "--tool", "http://127.0.0.1:9", "--notes", notes, "--out", hard)
-    assert one_line_error(result) == f"--out {hard} is --notes too; give it another path"
+    assert one_line_error(result) == f"--output {hard} is --notes too; give it another path"
     out = tmp_path / "run"
     out.mkdir()
     os.link(notes, out / "phi.json")
     result = cli("run", "--notes", notes, "--tool", "phi=http://127.0.0.1:9", "--out", out)
-    refused(result, out / "phi.json", "--out", f"--notes {notes}")
+    refused(result, out / "phi.json", "--output", f"--notes {notes}")
     assert notes.read_bytes() == before
 
 
@@ -188,7 +188,7 @@ def test_demo_never_rebuilds_the_users_own_store(cli, tmp_path, monkeypatch):
     store.write_bytes(b"the user's store")
     monkeypatch.setenv("NLPBENCH_DB", f"sqlite:///{store}")
     result = cli("demo", "--out", tmp_path / "mine", "--no-serve", "--tools", "phi", "--notes", "2")
-    refused(result, tmp_path / "mine" / "nlpbench.db", "--out's store", f"the store {store}")
+    refused(result, tmp_path / "mine" / "nlpbench.db", "--output's store", f"the store {store}")
     assert store.read_bytes() == b"the user's store"
 
 

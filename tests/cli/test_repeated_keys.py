@@ -125,7 +125,7 @@ JSONL_TRIPLES = (
          "nodes.Q1", "count"),
         ("timelines.json", '{"p1": [["taxol", "contains-1", "2013-01-02"]], "p1": []}',
          [("validate", "--format", "timelines", "{path}"),
-          ("score", "timelines", "-g", "{path}", "-p", "{path}", "--all-ids", "{ids}", "-m", "strict")],
+          ("score", "timelines", "-g", "{path}", "-p", "{path}", "--all-ids", "{ids}", "--mode", "strict")],
          "top level", "p1"),
     ],
     ids=["jsonl", "jsonl-spaced-escaped", "jsonl-links", "jsonl-triples", "coref-jsonl", "ontology", "timelines"],

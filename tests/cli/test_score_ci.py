@@ -63,7 +63,7 @@ def test_timelines_patients_are_resampled(cli, tmp_path):
     gold, pred = _timelines(__import__("random").Random(8), 30, 0.3)
     files = write_files(tmp_path, gold, pred, list(gold))
     report = _scored_with_ci(
-        cli, "timelines", "-g", files.gold, "-p", files.pred, "--all-ids", files.all_ids, "-m", "strict"
+        cli, "timelines", "-g", files.gold, "-p", files.pred, "--all-ids", files.all_ids, "--mode", "strict"
     )
     assert report["inputs"]["ci"]["patients"] == 30
     assert {("micro", "f1"), ("type_a", "f1"), ("type_b", "f1"), ("official", "f1")} <= set(_intervals(report))
@@ -73,7 +73,7 @@ def test_codiesp_map(cli, tmp_path):
     (tmp_path / "g.tsv").write_text("S1\tn39.0\nS1\tr52\nS2\ta53.9\nS3\tr52\n", encoding="utf-8")
     (tmp_path / "p.tsv").write_text("S1\tr52\nS2\tn39.0\nS2\ta53.9\nS3\tr52\n", encoding="utf-8")
     (tmp_path / "c.tsv").write_text("N39.0\tx\nR52\tx\nA53.9\tx\n", encoding="utf-8")
-    report = _scored_with_ci(cli, "codiesp", "-t", "D", "-g", tmp_path / "g.tsv", "-p", tmp_path / "p.tsv",
+    report = _scored_with_ci(cli, "codiesp", "--track", "D", "-g", tmp_path / "g.tsv", "-p", tmp_path / "p.tsv",
                              "-c", tmp_path / "c.tsv")  # fmt: skip
     low, value, high = _intervals(report)["map", "value"]
     assert low <= value <= high
@@ -113,7 +113,7 @@ def test_ner_semeval_and_linking(cli, vectors):
     assert low < 0.68 < high  # the published weak precision of flair_ontonotes (.68)
     assert any("rounding" in warning for warning in ner["warnings"])  # trusted-ke rounds to two figures
     linking = _scored_with_ci(cli, "linking", "-g", gold / "nel.csv", "-p", omin / "tool_results/blink/blink.csv",
-                              "--profile", "trusted-ke", "-q", "bi_qid")  # fmt: skip
+                              "--profile", "trusted-ke", "--qid-column", "bi_qid")  # fmt: skip
     assert {("strong", "f1"), ("weak", "f1"), ("flex", "f1")} <= set(_intervals(linking))
 
 

@@ -41,7 +41,7 @@ def test_track_d_json_rows(cli, inputs):
 
 def test_standard_is_the_default_with_extras(cli, inputs):
     gold, pred, codes = inputs()
-    result = cli("score", "codiesp", "-t", "d", "-g", gold, "-p", pred, "-c", codes, "--k", "1", "-f", "json")
+    result = cli("score", "codiesp", "--track", "d", "-g", gold, "-p", pred, "-c", codes, "--k", "1", "-f", "json")
     report = json.loads(result.stdout)
     assert report["profile"] == "standard" and report["inputs"]["k"] == [1]
     assert [row["metric"] for row in report["scores"]] == [
@@ -58,7 +58,7 @@ def test_track_x_with_two_lists_as_a_table(cli, inputs, tmp_path):
     assert result.exit_code == 0
     assert "codiesp · profile standard" in result.stdout
     assert "micro" in result.stdout and "map" not in result.stdout
-    report = json.loads(cli("score", "codiesp", "-t", "X", "-g", gold, "-p", pred, "-c", codes, "-c", p_codes,
+    report = json.loads(cli("score", "codiesp", "--track", "X", "-g", gold, "-p", pred, "-c", codes, "-c", p_codes,
                             "-f", "json").stdout)  # fmt: skip
     assert report["scores"][0] == {"metric": "micro", "tp": 2, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0,
                                    "f1": 1.0}  # fmt: skip
@@ -109,7 +109,7 @@ NO_VALID = "none of the {} predicted codes is in the valid-code lists (are the l
 def test_no_valid_prediction_is_scored_with_warnings(cli, inputs, track, pred, first_warning, failure):
     """Null where the official scripts print nan (or would, had they not failed), 0 under standard."""
     gold, pred, codes = inputs(GOLD_X if track == "X" else GOLD_D, pred)
-    command = ("score", "codiesp", "-t", track, "-g", gold, "-p", pred, "-c", codes)
+    command = ("score", "codiesp", "--track", track, "-g", gold, "-p", pred, "-c", codes)
     official = cli(*command, "--profile", "codiesp2020", "-f", "json")
     assert official.exit_code == 0
     report = json.loads(official.stdout)
@@ -146,19 +146,19 @@ def test_no_valid_prediction_is_scored_with_warnings(cli, inputs, track, pred, f
 @pytest.mark.parametrize("gold_text", ["", "\n\n"])
 def test_an_empty_gold_file_is_a_one_line_error(cli, inputs, track, profile, gold_text):
     gold, pred, codes = inputs(gold_text, PRED_X if track == "X" else PRED_D)
-    failed = cli("score", "codiesp", "-t", track, "-g", gold, "-p", pred, "-c", codes, "--profile", profile)
+    failed = cli("score", "codiesp", "--track", track, "-g", gold, "-p", pred, "-c", codes, "--profile", profile)
     assert one_line_error(failed) == f"{gold}: the gold holds no codes: there is nothing to score against"
 
 
 def test_missing_file_unknown_profile_and_track(cli, inputs, tmp_path):
     gold, pred, codes = inputs()
-    missing = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", tmp_path / "nope.tsv")
+    missing = cli("score", "codiesp", "--track", "D", "-g", gold, "-p", pred, "-c", tmp_path / "nope.tsv")
     assert missing.exit_code == 2 and "nope.tsv: no such file" in missing.stderr
-    unknown = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "trec")
+    unknown = cli("score", "codiesp", "--track", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "trec")
     assert (
         unknown.exit_code == 2 and "unknown profile 'trec' for codiesp; known: codiesp2020, standard" in unknown.stderr
     )
-    assert cli("score", "codiesp", "-t", "Q", "-g", gold, "-p", pred, "-c", codes).exit_code == 2
+    assert cli("score", "codiesp", "--track", "Q", "-g", gold, "-p", pred, "-c", codes).exit_code == 2
 
 
 def test_help_names_profiles_and_formats(cli):
@@ -176,7 +176,7 @@ def test_profiles_command_lists_the_quirks(cli):
 
 def test_markdown_and_html_show_nan_where_json_has_null(cli, inputs):
     gold, pred, codes = inputs(GOLD_D, "S1\tXXX\n")
-    command = ("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "codiesp2020")
+    command = ("score", "codiesp", "--track", "D", "-g", gold, "-p", pred, "-c", codes, "--profile", "codiesp2020")
     markdown = cli(*command, "-f", "markdown").stdout
     assert "| map | 0 | 0 | nan |  |  |  |  |  |  |" in markdown
     assert "| micro |  |  |  | 0 | 0 | 3 | nan | 0 | nan |" in markdown

@@ -112,16 +112,15 @@ def test_profiles_lists_the_quirks():
         assert quirk in result.stdout
 
 
-def test_the_readme_example_prints_what_the_readme_shows(cli, tmp_path, monkeypatch):
-    """The README's i2b2 commands, run as written on the example pair, print the lines it shows."""
+def test_the_guide_example_prints_what_the_page_shows(cli, tmp_path, monkeypatch):
+    """The i2b2 page's commands, run as written on the example pair, print the lines it shows."""
     from nlpbench.cli.score import example_file
     from tests.conftest import ROOT
 
     for name in ("gold.json", "pred.json"):
         (tmp_path / name).write_bytes(example_file(name).read_bytes())
     monkeypatch.chdir(tmp_path)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    section = readme[readme.index("## i2b2 2014 de-identification") :]
+    section = (ROOT / "docs" / "tasks" / "i2b2-2014.md").read_text(encoding="utf-8").splitlines()
     section = section[: section.index("```", section.index("```console") + 1)]
     commands = [i for i, line in enumerate(section) if line.startswith("$ nlpbench ")]
     assert len(commands) == 5

@@ -110,7 +110,7 @@ def test_bad_ontology_is_one_line(cli, files, tmp_path):
 @pytest.mark.vectors
 def test_omin_blink(cli, vectors):
     result = cli(
-        "score", "linking", "--profile", "trusted-ke", "-q", "bi_qid", "-f", "json",
+        "score", "linking", "--profile", "trusted-ke", "--qid-column", "bi_qid", "-f", "json",
         "--gold", vectors / "omin/OMIn_dataset/gold_standard/processed/nel.csv",
         "--pred", vectors / "omin/tool_results/blink/blink.csv",
     )  # fmt: skip

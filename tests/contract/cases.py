@@ -44,7 +44,7 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
     ),
     "linking-omin": (
         "linking", "vectors",
-        ["-q", "bi_qid", "--gold", f"{OMIN}/nel.csv", "--pred", "omin/tool_results/blink/blink.csv"],
+        ["--qid-column", "bi_qid", "--gold", f"{OMIN}/nel.csv", "--pred", "omin/tool_results/blink/blink.csv"],
     ),
     "relations-brat": ("relations", "inputs", ["--gold", "relations/gold", "--pred", "relations/pred"]),
     "relations-brat-types": (

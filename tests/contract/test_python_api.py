@@ -26,7 +26,7 @@ SAME_RUNS = [
      ("coref/key.conll", "coref/response.conll", {"profile": "conll2012"})),
     ("i2b2", ["-p", "i2b2/system", "-g", "i2b2/gold", "--profile", "i2b2-2014"],
      ("i2b2/gold", "i2b2/system", {"profile": "i2b2-2014"})),
-    ("codiesp", ["-t", "D", "-g", "codiesp/gold_d.tsv", "-p", "codiesp/pred_d.tsv", "-c", "codiesp/codes.tsv"],
+    ("codiesp", ["--track", "D", "-g", "codiesp/gold_d.tsv", "-p", "codiesp/pred_d.tsv", "-c", "codiesp/codes.tsv"],
      ("codiesp/gold_d.tsv", "codiesp/pred_d.tsv", {"track": "D", "valid_codes": ["codiesp/codes.tsv"]})),
     ("relations", ["-g", "relations/gold", "-p", "relations/pred", "--profile", "rebel"],
      ("relations/gold", "relations/pred", {"profile": "rebel"})),

@@ -235,11 +235,11 @@ CASES: list[Case] = [
     ),
     Case(
         "score-codiesp-d",
-        ("score", "codiesp", "-t", "D", "-g", "{gold-d.tsv}", "-p", "{pred-d.tsv}", "-c", "{codes.tsv}"),
+        ("score", "codiesp", "--track", "D", "-g", "{gold-d.tsv}", "-p", "{pred-d.tsv}", "-c", "{codes.tsv}"),
     ),
     Case(
         "score-codiesp-x",
-        ("score", "codiesp", "-t", "X", "-g", "{gold-x.tsv}", "-p", "{pred-x.tsv}", "-c", "{codes.tsv}"),
+        ("score", "codiesp", "--track", "X", "-g", "{gold-x.tsv}", "-p", "{pred-x.tsv}", "-c", "{codes.tsv}"),
     ),
     Case(
         "score-relations-triples",
@@ -275,7 +275,7 @@ CASES: list[Case] = [
             "{timelines-pred.json}",
             "--all-ids",
             "{ids.txt}",
-            "-m",
+            "--mode",
             "strict",
         ),
     ),

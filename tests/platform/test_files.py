@@ -77,7 +77,7 @@ def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli,
             pred,
             "--all-ids",
             files.all_ids,
-            "-m",
+            "--mode",
             "strict",
             "-f",
             "json",
@@ -88,7 +88,7 @@ def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli,
         pred.write_text(PRED_D)
         codes.write_text("N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n")
         register = ("--file", f"gold={gold}", "--file", f"valid_codes={codes}", "--option", "track=D")
-        direct = cli("score", "codiesp", "-t", "D", "-g", gold, "-p", pred, "-c", codes, "--format", "json")
+        direct = cli("score", "codiesp", "--track", "D", "-g", gold, "-p", pred, "-c", codes, "--format", "json")
     assert nb("submissions", "gold", task, "set-a", *register).exit_code == 0
     submission = submit(nb, "--task", task, "--dataset", "set-a", "--predictions", pred)
     run_worker(nb)

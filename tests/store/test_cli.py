@@ -26,7 +26,8 @@ def nb(cli, db_url):
 
 
 def test_db_upgrade_and_current(nb):
-    assert "revision none (empty database)" in nb("db", "current").stdout
+    refused = nb("db", "current")  # an empty database is no store yet: only upgrade makes one
+    assert refused.exit_code == 2 and "make one with `nlpbench db upgrade" in refused.stderr
     upgraded = nb("db", "upgrade")
     head = head_revision()  # the newest migration, whichever migrations are installed
     assert upgraded.exit_code == 0 and f"upgraded from an empty database to revision {head}" in upgraded.stdout

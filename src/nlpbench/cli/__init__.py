@@ -56,8 +56,11 @@ def build_app(argv: Sequence[str] | None = None) -> typer.Typer:
     """The app with the commands ``argv`` can reach: the one it names first, or all when it names none."""
     named = next((word for word in argv or () if not word.startswith("-")), None)
     wanted = [COMMANDS[named]] if named in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    from nlpbench.cli.options import new_spelling
+
     app = typer.Typer(
         name="nlpbench",
+        context_settings={"token_normalize_func": new_spelling},
         help=SUMMARY,
         no_args_is_help=True,
         rich_markup_mode="rich",

@@ -12,6 +12,15 @@ import typer
 
 from nlpbench import files
 from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
+from nlpbench.cli.options import (
+    CONCURRENCY_OPTION,
+    MAX_ANNOTATIONS_OPTION,
+    MAX_RESPONSE_BYTES_OPTION,
+    RETRIES_OPTION,
+    SHOW_TEXT_OPTION,
+    TIMEOUT_OPTION,
+    output_option,
+)
 from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, TOOL_DIR_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.errors import collected_warnings
 
@@ -25,7 +34,7 @@ class Executor(StrEnum):
 
 @one_line_errors
 def annotate(
-    tool: str = typer.Option(None, "--tool", "-t", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
+    tool: str = typer.Option(None, "--tool", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
     command: str = typer.Option(
         None,
         "--command",
@@ -44,34 +53,26 @@ def annotate(
     notes: str = typer.Option(
         ..., "--notes", "-n", help="The notes to send, with their texts: a file, or a data node's FHIR store URL."
     ),
-    out: str = typer.Option(
-        ..., "--out", "-o", help="Where to write the annotations: a file, or datanode:URL of an annotation store."
-    ),
+    out: str = output_option(..., "Where to write the annotations: a file, or datanode:URL of an annotation store."),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
-    out_format: str = typer.Option("sandbox", "--out-format", help="Format of --out: NLP Sandbox annotation records."),
+    out_format: str = typer.Option(
+        "sandbox", "--out-format", help="Format of --output: NLP Sandbox annotation records."
+    ),
     types: str = typer.Option(
         None, "--types", help="Comma-separated annotation types to ask a PHI annotator for (default: all it serves)."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight at once."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds one request may take, whole answer read."),
-    retries: int = typer.Option(
-        3, "--retries", min=0, help="Retries after a timeout, a broken connection, 429, 502, 503 or 504."
-    ),
-    max_response_bytes: int = typer.Option(
-        None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
-    ),
-    max_annotations: int = typer.Option(
-        None, "--max-annotations", min=1, help="The most annotations one note's answers may hold (default 10,000)."
-    ),
+    concurrency: int = CONCURRENCY_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    retries: int = RETRIES_OPTION,
+    max_response_bytes: int = MAX_RESPONSE_BYTES_OPTION,
+    max_annotations: int = MAX_ANNOTATIONS_OPTION,
     checkpoint: Path = typer.Option(
         None, "--checkpoint", readable=False, help="Resumable record of finished notes (default: OUT.checkpoint.jsonl)."
     ),
     restart: bool = typer.Option(False, "--restart", help="Start the checkpoint again, whatever it holds."),
-    show_text: bool = typer.Option(
-        False, "--show-text", help="Debugging, on this machine only: let messages quote what the tool sent."
-    ),
+    show_text: bool = SHOW_TEXT_OPTION,
     executor: Executor = typer.Option(
         "local", "--executor", help="local: send from this process; dask: from the workers of a Dask cluster."
     ),
@@ -92,7 +93,7 @@ def annotate(
     memory, CPU, process and time limits; what it prints goes to --tool-log only.
 
     --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation reads the notes
-    from an NLP Sandbox data node; --out datanode:http://HOST/api/v1/datasets/D/annotationStores/S
+    from an NLP Sandbox data node; --output datanode:http://HOST/api/v1/datasets/D/annotationStores/S
     stores one annotation record per note there (the store is created if
     missing; a record already stored is kept when equal, an error otherwise).
     --timeout and --retries apply to the data node too.
@@ -118,7 +119,7 @@ def annotate(
     checkpoint = checkpoint or output.checkpoint()
     tool_log = tool_log or checkpoint.with_name(checkpoint.name.removesuffix(".checkpoint.jsonl") + ".tool.log")
     logged = {"tool-log": tool_log} if command else {}
-    _distinct(notes=source.path, out=output.path, checkpoint=checkpoint, **logged)
+    _distinct(notes=source.path, output=output.path, checkpoint=checkpoint, **logged)
     total = source.count()
     output.check(total)
     started = time.monotonic()

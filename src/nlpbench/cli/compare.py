@@ -9,7 +9,7 @@ import typer
 
 from nlpbench import files, tasks
 from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, store_file
-from nlpbench.cli.db import DB_OPTION
+from nlpbench.cli.options import DB_OPTION, any_profile_option
 from nlpbench.errors import InputError
 from nlpbench.report import Report
 
@@ -26,8 +26,8 @@ def compare(
     b: str = typer.Argument(..., help="System B's output, or submission:ID."),
     task: str = typer.Option(None, "--task", "-T", help="The scoring task, as `nlpbench score TASK` names it."),
     gold: Path = typer.Option(None, "--gold", "-g", readable=False, help="The gold both systems are scored against."),
-    profile: str = typer.Option(
-        None, "--profile", help="With submission:ID, the stored result of this profile (default: the first)."
+    profile: str = any_profile_option(
+        None, "With submission:ID, the stored result of this profile (default: the first)."
     ),
     db: str = DB_OPTION,
     metric: list[str] = typer.Option(None, "--metric", "-m", help="Compare only this metric (repeatable)."),

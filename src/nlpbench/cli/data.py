@@ -9,6 +9,7 @@ import typer
 
 from nlpbench import files, formats, profiles, tasks
 from nlpbench.cli.common import one_line_errors, warn
+from nlpbench.cli.options import file_format_option
 from nlpbench.errors import collected_warnings
 from nlpbench.formats import timelines as timeline_formats
 
@@ -24,8 +25,8 @@ TEXT_DIR_OPTION = typer.Option(
 def convert(
     source: Path = typer.Argument(..., readable=False, help="File or directory to read."),
     target: Path = typer.Argument(..., readable=False, help="File or directory to write."),
-    from_format: str = typer.Option(..., "--from", help="Format of SOURCE (see `nlpbench formats`)."),
-    to_format: str = typer.Option(..., "--to", help="Format of TARGET."),
+    from_format: str = file_format_option(..., "--from", help="Format of SOURCE."),
+    to_format: str = file_format_option(..., "--to", help="Format of TARGET."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Convert annotations between formats, checking every span against its text on the way.
@@ -69,7 +70,7 @@ def convert(
 @one_line_errors
 def validate(
     path: Path = typer.Argument(..., readable=False, help="File or directory to check."),
-    fmt: str = typer.Option(..., "--format", "-f", help="Its format (see `nlpbench formats`)."),
+    fmt: str = file_format_option(..., "--format", "-f", help="Its format."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""

@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 import typer
 
 from nlpbench.api.limits import BODY_TIMEOUT, HEADER_TIMEOUT
-from nlpbench.cli.common import fail, stderr
-from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
+from nlpbench.cli.common import choices, fail, stderr
+from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.options import DATANODE_PORT, DB_OPTION, LogLevel, host_option, log_level_option, port_option
+from nlpbench.store.models import SCOPES
 
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
 
@@ -51,15 +53,15 @@ def check_base_url(url: str) -> str:
 @store_errors
 def serve(
     db: str = DB_OPTION,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; beyond localhost, keys are required."),
-    port: int = typer.Option(8080, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    host: str = host_option("Address to listen on; beyond localhost, keys are required."),
+    port: int = port_option(DATANODE_PORT),
     base_url: str = typer.Option(
         None,
         "--base-url",
         help="Where clients reach the node, e.g. https://node.example.org (behind a proxy): links.next starts "
         "with it, never with the request's Host header. Default: http://HOST:PORT.",
     ),
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+    log_level: LogLevel = log_level_option(),
     workers: int = typer.Option(
         1,
         "--workers",
@@ -149,7 +151,9 @@ def parse_expiry(text: str, now: datetime | None = None) -> datetime:
 
 @store_errors
 def create(
-    scope: str = typer.Option("read", "--scope", help="read (GET only) or write (also create and delete)."),
+    scope: str = typer.Option(
+        "read", "--scope", metavar=choices(SCOPES), help="read (GET only) or write (also create and delete)."
+    ),
     label: str = typer.Option("", "--label", help="What the key is for, shown by `keys list`."),
     expires: str = typer.Option(
         None, "--expires", help="When the key stops working: a duration (90m, 12h, 30d, 8w) or an ISO 8601 time."
@@ -198,7 +202,7 @@ def revoke(prefix: str = typer.Argument(..., help="The key's prefix (its second 
     """Revoke an API key: it stops working at once, on running data nodes too; `keys list` still shows it."""
     from nlpbench.store.keys import revoke_key
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         key = revoke_key(session, prefix)
     typer.echo(f"revoked {prefix} at {_moment(key.revoked_at)}")
 

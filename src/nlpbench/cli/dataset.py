@@ -19,7 +19,8 @@ import typer
 
 from nlpbench import files
 from nlpbench.cli.common import fail, progress, stderr, store_file, warn
-from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
+from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.options import DB_OPTION, file_format_option
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
 
@@ -142,10 +143,8 @@ def report(name: str, imported: Imported) -> None:
 @store_errors
 def import_(
     path: Path = typer.Argument(..., readable=False, help="File or directory to import."),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", help="Its format: i2b2, brat, bioc, sandbox-bundles… (see `nlpbench formats`)."
-    ),
-    name: str = typer.Option(..., "--name", "-n", help="The dataset id (3–60 lower-case letters, digits, hyphens)."),
+    fmt: str = file_format_option(..., "--format", "-f", help="Its format."),
+    name: str = typer.Option(..., "--name", help="The dataset id (3–60 lower-case letters, digits, hyphens)."),
     version: str = typer.Option("1", "--version", help="The dataset's version."),
     description: str = typer.Option("", "--description", help="What the dataset is."),
     license: str = typer.Option("none", "--license", help="Its licence (a GitHub licence keyword)."),
@@ -227,7 +226,7 @@ def show(name: str = typer.Argument(..., help="The dataset id."), db: str = DB_O
 def export(
     name: str = typer.Argument(..., help="The dataset id."),
     output: Path = typer.Argument(..., readable=False, help="File or directory to write."),
-    fmt: str = typer.Option("sandbox-bundles", "--format", "-f", help="Output format (see `nlpbench formats`)."),
+    fmt: str = file_format_option("sandbox-bundles", "--format", "-f", help="Output format."),
     annotation_store: str = typer.Option("goldstandard", "--annotation-store", help="Which annotations to write."),
     fhir_store: str = typer.Option("evaluation", "--fhir-store", help="Which notes to write."),
     db: str = DB_OPTION,
@@ -267,7 +266,7 @@ def delete(
     """Delete a dataset with its notes, patients, annotation stores and annotations."""
     from nlpbench.store import repository as repo
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         repo.get_dataset(session, name)
         if not yes and not typer.confirm(f"delete dataset {name} and everything in it?"):
             raise fail("not deleted")

@@ -1,4 +1,4 @@
-"""``nlpbench db``: where the store is and its migrations; the ``--db`` option every store command shares."""
+"""``nlpbench db``: where the store is and its migrations; how every store command opens it."""
 
 from __future__ import annotations
 
@@ -10,33 +10,28 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlpbench.cli.common import fail, one_line_errors
+from nlpbench.cli.options import DB_OPTION
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from nlpbench.store import Store
 
-DB_OPTION = typer.Option(
-    None,
-    "--db",
-    envvar="NLPBENCH_DB",
-    show_envvar=True,
-    help="Database URL: sqlite:///FILE or postgresql+psycopg://USER@HOST/DB "
-    "(default: nlpbench.db in the per-user data directory).",
-)
 
-
-def open_db(url: str | None, *, upgrade: bool = True) -> Store:
-    """The store at ``url`` (``--db``), migrated unless told not to."""
+def open_db(url: str | None, *, upgrade: bool = True, create: bool = True) -> Store:
+    """The store at ``url`` (``--db``), migrated unless told not to; with ``create=False`` (a command that
+    reads, or changes only what must already be there) a store that is not there is one line naming it and
+    ``nlpbench db upgrade``, and nothing is made."""
     from nlpbench.store import open_store
 
-    return open_store(url, upgrade=upgrade)
+    return open_store(url, upgrade=upgrade, create=create)
 
 
 @contextmanager
-def db_session(url: str | None, *, readonly: bool = False) -> Iterator[Session]:
-    """One transaction on the store at ``url`` (``--db``), closed afterwards; ``readonly`` waits for no writer."""
-    store = open_db(url)
+def db_session(url: str | None, *, readonly: bool = False, create: bool = True) -> Iterator[Session]:
+    """One transaction on the store at ``url`` (``--db``), closed afterwards; ``readonly`` waits for no writer
+    and never makes a store (nor does ``create=False``)."""
+    store = open_db(url, create=create and not readonly)
     try:
         with store.session(readonly=readonly) as session:
             yield session
@@ -93,13 +88,13 @@ def current(db: str = DB_OPTION) -> None:
     from nlpbench.store import describe, resolve_url
     from nlpbench.store.engine import head_revision
 
-    store = open_db(db, upgrade=False)
+    store = open_db(db, upgrade=False, create=False)
     try:
         revision = store.revision()
     finally:
         store.close()
     state = "up to date" if revision == head_revision() else f"behind {head_revision()}: run `nlpbench db upgrade`"
-    typer.echo(f"{describe(resolve_url(db))}: revision {revision or 'none (empty database)'}, {state}")
+    typer.echo(f"{describe(resolve_url(db))}: revision {revision}, {state}")
 
 
 def add_commands(app: typer.Typer) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import files, formats, profiles
+from nlpbench.cli import options
 from nlpbench.cli.annotate import stopped
 from nlpbench.cli.common import choices, fail, one_line_errors, progress, stderr, store_file, warn
 from nlpbench.cli.serve import listen
@@ -25,12 +26,8 @@ TITLE = "nlpbench demo leaderboard"
 
 @one_line_errors
 def demo(
-    out: Path = typer.Option(
-        Path("nlpbench-demo"),
-        "--out",
-        "-o",
-        readable=False,
-        help="Directory for the store, the tools' logs and the static pages.",
+    out: Path = options.output_option(
+        Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."
     ),
     notes: int = typer.Option(0, "--notes", "-n", min=0, help="Use only the first N notes (0: all 300)."),
     tools: str = typer.Option(
@@ -39,11 +36,11 @@ def demo(
     profile: str = typer.Option(
         "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
+    concurrency: int = options.CONCURRENCY_OPTION,
     serve: bool = typer.Option(
         True, "--serve/--no-serve", help="Serve the leaderboard, or write it as static pages to OUT/site and exit."
     ),
-    port: int = typer.Option(0, "--port", "-p", min=0, max=65535, help="The leaderboard's port (0: any free port)."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="The leaderboard's port (0: any free port)."),
 ) -> None:
     """Benchmark PHI annotators on the embedded synthetic dataset through the platform, then show the leaderboard.
 
@@ -69,7 +66,7 @@ def demo(
     if serve:  # a busy port fails now, not after minutes of benchmark
         listen("127.0.0.1", port).close()
     database = out / "nlpbench.db"
-    files.refuse_inputs({"the store": store_file(None)}, {"--out's store": database})  # rebuilt, never the user's
+    files.refuse_inputs({"the store": store_file(None)}, {"--output's store": database})  # rebuilt, never the user's
     dataset = synth.embedded()[: notes or None]
     out.mkdir(parents=True, exist_ok=True)
     database.unlink(missing_ok=True)
@@ -195,31 +192,21 @@ def run(
         "-n",
         help="The dataset, notes with their texts and gold annotations: a file, or a data node's FHIR store URL.",
     ),
-    tool: list[str] = typer.Option(..., "--tool", "-t", help="NAME=URL of an NLP Sandbox tool; repeat for several."),
+    tool: list[str] = typer.Option(..., "--tool", help="NAME=URL of an NLP Sandbox tool; repeat for several."),
     notes_format: str = typer.Option(
         "sandbox-bundles", "--notes-format", help="Format of --notes (see `nlpbench formats`); it must carry texts."
     ),
-    out: Path = typer.Option(
-        Path("nlpbench-run"), "--out", "-o", readable=False, help="Directory for the outputs and the report."
-    ),
+    out: Path = options.output_option(Path("nlpbench-run"), "Directory for the outputs and the report."),
     profile: str = typer.Option(
         "standard", "--profile", metavar=choices(profiles.names("spans")), help="Scoring profile of the span metrics."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", "-c", min=1, help="Requests in flight per tool."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds one request may take, whole answer read."),
-    retries: int = typer.Option(
-        3, "--retries", min=0, help="Retries after a timeout, a broken connection, 429, 502, 503 or 504."
-    ),
-    max_response_bytes: int = typer.Option(
-        None, "--max-response-bytes", min=1, help="The most one response may take (default 32 MiB); past it, a failure."
-    ),
-    max_annotations: int = typer.Option(
-        None, "--max-annotations", min=1, help="The most annotations one note's answers may hold (default 10,000)."
-    ),
+    concurrency: int = options.CONCURRENCY_OPTION,
+    timeout: float = options.TIMEOUT_OPTION,
+    retries: int = options.RETRIES_OPTION,
+    max_response_bytes: int = options.MAX_RESPONSE_BYTES_OPTION,
+    max_annotations: int = options.MAX_ANNOTATIONS_OPTION,
     restart: bool = typer.Option(False, "--restart", help="Start every tool's checkpoint again, whatever it holds."),
-    show_text: bool = typer.Option(
-        False, "--show-text", help="Debugging, on this machine only: quote tools' answers and show errors in context."
-    ),
+    show_text: bool = options.SHOW_TEXT_OPTION,
 ) -> None:
     """Benchmark running NLP Sandbox tools on a dataset: annotate, score, rank, report.
 
@@ -227,11 +214,11 @@ def run(
     on the types its GET /tool type serves (dates only for a date annotator)
     against the notes' own annotations, with every span metric. A tool that
     fails is reported as failed and the others go on; each tool's finished
-    notes are checkpointed in --out, so the same command resumes. Prints a
+    notes are checkpointed in --output, so the same command resumes. Prints a
     leaderboard and writes an HTML report, as `nlpbench demo` does on the
     embedded dataset. With --notes http://HOST/api/v1/datasets/D/fhirStores/evaluation
     the notes come from an NLP Sandbox data node and the gold from the
-    dataset's annotation store goldstandard (written to --out as gold.json).
+    dataset's annotation store goldstandard (written to --output as gold.json).
     """
     from nlpbench.runner.benchmark import RunSettings
     from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES
@@ -240,7 +227,7 @@ def run(
     source = open_notes(notes, notes_format, timeout=timeout, retries=retries)
     urls = _tools(tool)
     written = [out / f"{name}{suffix}" for name in urls for suffix in (".json", ".checkpoint.jsonl")]
-    files.refuse_inputs({"--notes": source.path}, [("--out", path) for path in [*written, out / "report.html"]])
+    files.refuse_inputs({"--notes": source.path}, [("--output", path) for path in [*written, out / "report.html"]])
     with collected_warnings() as warnings:
         dataset = list(source.documents(gold=True))
     warn(warnings)

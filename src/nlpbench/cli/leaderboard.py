@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nlpbench.cli.common import fail, stderr
-from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+from nlpbench.cli.common import choices, fail, stderr
+from nlpbench.cli.db import open_db, store_errors
+from nlpbench.cli.options import DB_OPTION, LEADERBOARD_PORT, LogLevel, host_option, log_level_option, port_option
 from nlpbench.cli.serve import listen
 
 if TYPE_CHECKING:
@@ -45,11 +46,13 @@ def refreshing(store: Store, seconds: float) -> threading.Event:
 @store_errors
 def serve(
     db: str = DB_OPTION,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", "-p", min=0, max=65535, help="Port to listen on (0: any free port)."),
-    pick: str = typer.Option("best", "--pick", help="Each tool's best or latest scored submission per dataset."),
+    host: str = host_option(),
+    port: int = port_option(LEADERBOARD_PORT),
+    pick: str = typer.Option(
+        "best", "--pick", metavar=choices(PICKS), help="Each tool's best or latest scored submission per dataset."
+    ),
     title: str = typer.Option("nlpbench leaderboard", "--title", help="The site's title."),
-    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+    log_level: LogLevel = log_level_option(LogLevel.warning),
     refresh: Annotated[
         float,
         typer.Option(
@@ -72,7 +75,7 @@ def serve(
     from nlpbench.api.server import run
     from nlpbench.web.app import Settings, create_app
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     stderr().print(f"leaderboard at http://{host}:{bound}/ — Ctrl+C to stop", markup=False, soft_wrap=True)
@@ -93,7 +96,7 @@ def refresh_(db: str = DB_OPTION) -> None:
     from nlpbench.store import describe, resolve_url
     from nlpbench.web import board
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         done = board.refresh(store)
     finally:

@@ -36,7 +36,7 @@ from nlpbench.cli.common import (
     progress,
     warn,
 )
-from nlpbench.cli.db import DB_OPTION
+from nlpbench.cli.options import DB_OPTION
 from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
 from nlpbench.profiles.codiesp import DEFAULT_K
@@ -368,7 +368,7 @@ def linking(
     gold_format: str = typer.Option("omin", "--gold-format", help="omin (nel.csv and tool CSVs) or jsonl."),
     pred_format: str = PRED_FORMAT_OPTION,
     qid_column: str = typer.Option(
-        "qids", "--qid-column", "-q", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
+        "qids", "--qid-column", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
     ),
     ontology: Path = typer.Option(
         None,
@@ -513,7 +513,7 @@ class Track(StrEnum):
 @app.command("codiesp")
 @scored
 def codiesp(
-    track: Track = typer.Option(..., "--track", "-t", case_sensitive=False, help="CodiEsp track: D, P or X."),
+    track: Track = typer.Option(..., "--track", case_sensitive=False, help="CodiEsp track: D, P or X."),
     gold: Path = typer.Option(
         ...,
         "--gold",
@@ -575,7 +575,7 @@ def timelines(
         readable=False,
         help="Score only these patients (the manually annotated ones), one id per line.",
     ),
-    mode: Mode = typer.Option(..., "--mode", "-m", help="strict, or relaxed to the day, month or year."),
+    mode: Mode = typer.Option(..., "--mode", help="strict, or relaxed to the day, month or year."),
     profile: str = profile_option("timelines"),
     reference_date: datetime = typer.Option(
         None,

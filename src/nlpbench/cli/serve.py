@@ -10,6 +10,7 @@ import typer
 
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.cli.common import fail, one_line_errors, stderr
+from nlpbench.cli.options import TOOL_PORT, LogLevel, host_option, log_level_option, port_option
 
 if TYPE_CHECKING:
     from nlpbench.annotators import Annotator
@@ -57,13 +58,13 @@ def serve(
     annotator: str = typer.Option(
         None, "--annotator", "-a", help=f"A registered annotator (see --list), or {DEIDENTIFIER}."
     ),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8080, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    host: str = host_option(),
+    port: int = port_option(TOOL_PORT),
     phi_annotator: str = typer.Option(
         "phi", "--phi-annotator", help=f"The PHI annotator the {DEIDENTIFIER} finds PHI with."
     ),
     list_names: bool = typer.Option(False, "--list", help="List the annotators that can be served, and exit."),
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: debug, info, warning, error."),
+    log_level: LogLevel = log_level_option(),
     max_body_bytes: int = typer.Option(
         MAX_BODY_BYTES, "--max-body-bytes", min=1, help="Refuse request bodies over this many bytes (413)."
     ),

@@ -35,7 +35,7 @@ class StoredAnnotations:
         """The records as the sandbox reader reads a file's list: checked, a note's records merged."""
         from nlpbench.store import StoreError, open_store, repository  # SQLAlchemy loads only when used
 
-        opened = open_store(self.db)
+        opened = open_store(self.db, create=False)
         try:
             with opened.session(readonly=True) as session:
 

@@ -15,9 +15,19 @@ from typing import Any
 
 import typer
 
-from nlpbench.cli.common import fail, stderr
-from nlpbench.cli.db import DB_OPTION, db_session, open_db, store_errors
+from nlpbench.cli.common import choices, fail, stderr
+from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.options import (
+    DB_OPTION,
+    PLATFORM_PORT,
+    LogLevel,
+    any_profile_option,
+    host_option,
+    log_level_option,
+    port_option,
+)
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
+from nlpbench.store.submissions import STATUSES, WINDOWS
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -52,7 +62,7 @@ def _json(data: Any) -> None:
 
 @platform_errors
 def submit(
-    task: str = typer.Option(..., "--task", "-t", help="A PHI type, phi, or a file-scored task."),
+    task: str = typer.Option(..., "--task", "-T", help="A PHI type, phi, or a file-scored task."),
     dataset: str = typer.Option(..., "--dataset", "-d", help="NAME or NAME@VERSION."),
     team: str = typer.Option(..., "--team", help="The submitting team."),
     tool: str | None = typer.Option(None, "--tool", help="URL of a running NLP Sandbox tool."),
@@ -117,7 +127,7 @@ def submit(
 def list_submissions(
     team: str | None = typer.Option(None, "--team", help="Only this team's."),
     queue: str | None = typer.Option(None, "--queue", "-q", help="Only this queue's."),
-    status: str | None = typer.Option(None, "--status", help="Only those in this status."),
+    status: str | None = typer.Option(None, "--status", metavar=choices(STATUSES), help="Only those in this status."),
     limit: int = typer.Option(100, "--limit", min=1, max=10000, help="At most this many, newest first."),
     fmt: ListFormat = FORMAT_OPTION,
     db: str = DB_OPTION,
@@ -182,7 +192,7 @@ def cancel(
     """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
     from nlpbench.platform.queue import cancel as cancel_submission
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         done = cancel_submission(store, submission, by="organiser (command line)")
     finally:
@@ -219,8 +229,10 @@ def configure(
     name: str = typer.Argument(..., help="The queue (created when new)."),
     time_budget: float | None = typer.Option(None, "--time-budget", min=0.01, help="Minutes a submission may run."),
     quota: int | None = typer.Option(None, "--quota", min=0, help="Submissions per team and task per window; 0: none."),
-    window: str | None = typer.Option(None, "--window", help="day, week (resets Monday 00:00 UTC) or month."),
-    profile: str | None = typer.Option(None, "--profile", help="The profile results are scored under."),
+    window: str | None = typer.Option(
+        None, "--window", metavar=choices(WINDOWS), help="day, week (resets Monday 00:00 UTC) or month."
+    ),
+    profile: str | None = any_profile_option(None, "The profile results are scored under."),
     api_version_fatal: bool | None = typer.Option(
         None, "--api-version-fatal/--api-version-warn", help="Whether a tool of another apiVersion is INVALID."
     ),
@@ -406,7 +418,7 @@ def revoke_key(
     """Revoke a platform API key: every request with it is refused from now on, as an unknown key is."""
     from nlpbench.platform.keys import revoke_key as revoke
 
-    with db_session(db) as session:
+    with db_session(db, create=False) as session:
         revoked = revoke(session, key)
     typer.echo(f"{revoked.name}: revoked")
 
@@ -414,19 +426,23 @@ def revoke_key(
 @platform_errors
 def serve(
     db: str = DB_OPTION,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8090, "--port", "-p", min=0, max=65535, help="Port to listen on."),
-    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level."),
+    host: str = host_option(),
+    port: int = port_option(PLATFORM_PORT),
+    log_level: LogLevel = log_level_option(),
 ) -> None:
     """Serve the platform API (submissions) under http://HOST:PORT/api/v1; every request needs an API key."""
-    import uvicorn
-
     from nlpbench.api.platform import create_app
+    from nlpbench.api.server import run
+    from nlpbench.cli.serve import listen
 
-    store = open_db(db)
-    stderr().print(f"platform API at http://{host}:{port}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True)
+    store = open_db(db, create=False)
     try:
-        uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
+        with listen(host, port) as sock:  # a busy port is one line before anything is printed
+            bound = sock.getsockname()[1]
+            stderr().print(
+                f"platform API at http://{host}:{bound}/api/v1; Ctrl+C to stop", markup=False, soft_wrap=True
+            )
+            run(create_app(store), sock, log_level=log_level)
     finally:
         store.close()
 
@@ -490,13 +506,13 @@ def worker(
 @platform_errors
 def rescore(
     submission: int = typer.Argument(..., help="The submission's id."),
-    profile: str = typer.Option(..., "--profile", "-p", help="The profile to score under."),
+    profile: str = any_profile_option(..., "The profile to score under."),
     db: str = DB_OPTION,
 ) -> None:
     """Score a submission's stored predictions again under another profile, without running its tool."""
     from nlpbench.platform.scoring import rescore as rescore_submission
 
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         rows = rescore_submission(store, submission, profile)
     finally:

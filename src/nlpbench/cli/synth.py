@@ -10,7 +10,8 @@ import typer
 
 from nlpbench import formats
 from nlpbench.cli.common import fail, one_line_errors, progress, warn
-from nlpbench.cli.db import DB_OPTION, open_db, store_errors
+from nlpbench.cli.db import open_db, store_errors
+from nlpbench.cli.options import DB_OPTION, file_format_option
 from nlpbench.errors import collected_warnings
 from nlpbench.model import PHI_TYPES, Document
 from nlpbench.synth import EMBEDDED_NOTES, EMBEDDED_SEED, embedded, generate
@@ -24,7 +25,7 @@ def synth(
     output: Path = typer.Argument(None, readable=False, help="File or directory to write (see `nlpbench formats`)."),
     notes: int = typer.Option(100, "--notes", "-n", min=0, help="How many notes to generate."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed: the same seed gives the same notes."),
-    fmt: str = typer.Option("sandbox-bundles", "--format", "-f", help="Output format (see `nlpbench formats`)."),
+    fmt: str = file_format_option("sandbox-bundles", "--format", "-f", help="Output format."),
     use_embedded: bool = typer.Option(
         False,
         "--embedded",

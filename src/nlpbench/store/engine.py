@@ -70,7 +70,9 @@ def describe(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, create: bool = True) -> Engine:
+    """The engine of the database at ``url``; a SQLite file (and its folders) is made private first, if it is
+    not there and ``create`` says so, else a missing file is :func:`not_a_store`."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -78,7 +80,10 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.query.get("uri"):
             path = Path(parsed.database).expanduser()
-            make_private_file(path)
+            if create:
+                make_private_file(path)
+            elif not path.is_file():
+                raise not_a_store(url)
             parsed = parsed.set(database=str(path))
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, **_JSON_CODEC)
 
@@ -217,18 +222,31 @@ class Store:
         self.engine.dispose()
 
 
-def open_store(url: str | None = None, *, upgrade: bool = True) -> Store:
+def not_a_store(url: str) -> InputError:
+    """What refuses a store that is not there: its URL without the password, and the command that makes one."""
+    return InputError(f"no store here: make one with `nlpbench db upgrade --db {describe(url)}`", describe(url))
+
+
+def open_store(url: str | None = None, *, upgrade: bool = True, create: bool = True) -> Store:
     """Open the store at ``url`` (see :func:`resolve_url`), migrating it to the newest revision unless told not to.
 
-    An unreachable server or unusable file is an :class:`InputError` naming the URL without its password.
+    With ``create=False`` (what a command that only reads asks) nothing is made: a SQLite file that is not
+    there, or a database (file or PostgreSQL) that answers but holds no nlpbench tables, is refused
+    (:func:`not_a_store`). An unreachable server or unusable file is an :class:`InputError` naming the URL
+    without its password.
     """
     url = resolve_url(url)
-    store = Store(url, make_engine(url))
-    if upgrade:
-        try:
+    store = Store(url, make_engine(url, create=create))
+    try:
+        if not create and store.revision() is None:
+            raise not_a_store(url)
+        if upgrade:
             store.upgrade()
-        except OperationalError as error:
-            store.close()
-            reason = str(error.orig).strip().splitlines()[0] if error.orig else type(error).__name__
-            raise InputError(f"cannot open the database: {reason}", describe(url)) from None
+    except OperationalError as error:
+        store.close()
+        reason = str(error.orig).strip().splitlines()[0] if error.orig else type(error).__name__
+        raise InputError(f"cannot open the database: {reason}", describe(url)) from None
+    except InputError:
+        store.close()
+        raise
     return store

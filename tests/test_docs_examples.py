@@ -1,4 +1,5 @@
-"""Every console example of README.md runs and prints what the README shows.
+"""Every console example of the documentation (README.md and the pages of ``docs/``) runs and prints
+what the page shows.
 
 A console block is a fenced block whose first line starts with ``$ ``. Each
 ``$ `` line (with its continuation lines: a trailing backslash, an open loop or
@@ -6,15 +7,15 @@ quote, a here-document) is a command; the lines up to the next ``$ `` are what
 it prints, standard output and standard error together. The commands of one
 block run in order in one bash session, in a fresh directory where
 ``../shared/vectors`` is the public vectors folder, ``$V``, ``$G``, ``$T`` and
-``$C`` name the vector folders the README names, ``gold.json`` and
+``$C`` name the vector folders the pages name, ``gold.json`` and
 ``pred.json`` are the example pair shipped with nlpbench, a ``$ cat FILE``
-before any command of the section names FILE shows a file the example starts
+before any command of the page names FILE shows a file the example starts
 from (the test writes it), and ``nlpbench``/``python`` are the ones under test.
-The blocks of one README section (``## `` heading) run in order in one
-session and directory, as a reader would follow them.
+The blocks of one page run in order in one session and directory, as a
+reader would follow them.
 
 What may vary between runs is normalised on both sides: ports, timings and
-notes per second. In the README, ``…`` stands for any text (an elided part of
+notes per second. In a page, ``…`` stands for any text (an elided part of
 a long output). A block that cannot run here (a long-running server, a tool
 over HTTP) is preceded by ``<!-- not executed: REASON -->``: it is listed, not
 silently skipped, and :data:`NOT_EXECUTED_AT_MOST` keeps the list short.
@@ -35,9 +36,11 @@ import pytest
 from nlpbench.cli.score import example_file
 from tests.conftest import ROOT, vectors_dir
 
-README = ROOT / "README.md"
+#: The pages whose examples run: the landing page and every page of the site.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 NOT_EXECUTED = re.compile(r"<!--\s*not executed:\s*(.+?)\s*-->")
-NOT_EXECUTED_AT_MOST = 13  # servers that run until Ctrl+C: the demo, tools, the data node, the queue, the site
+NOT_EXECUTED_AT_MOST = 14  # servers that run until Ctrl+C: the demo, tools, the data node, the queue, the site;
+# and the how-to's new task, run by tests/contract/test_add_a_task.py
 STEP = "<<<readme-step>>>"
 #: What differs from run to run: (pattern, replacement), applied to expected and actual output.
 VARYING = [
@@ -55,19 +58,16 @@ class Step:
 @dataclass
 class Block:
     line: int  # of the opening fence, 1-based
-    section: str  # the ``## `` heading it is under
+    page: str  # the page it is on, relative to the repository
     steps: list[Step]
     skipped: str | None  # the reason given, when not executed
 
 
-def console_blocks(text: str) -> list[Block]:
+def console_blocks(text: str, page: str) -> list[Block]:
     blocks: list[Block] = []
     lines = text.splitlines()
     index = 0
-    section = ""
     while index < len(lines):
-        if lines[index].startswith("## "):
-            section = lines[index][3:].strip()
         if not lines[index].startswith("```"):
             index += 1
             continue
@@ -79,7 +79,7 @@ def console_blocks(text: str) -> list[Block]:
             continue
         before = next((lines[i] for i in range(opening - 1, -1, -1) if lines[i].strip()), "")
         skipped = NOT_EXECUTED.search(before)
-        blocks.append(Block(opening + 1, section, steps(body), skipped[1] if skipped else None))
+        blocks.append(Block(opening + 1, page, steps(body), skipped[1] if skipped else None))
     return blocks
 
 
@@ -125,13 +125,17 @@ def matches(expected: str, actual: str) -> bool:
     return re.fullmatch(pattern, actual, re.DOTALL) is not None
 
 
-BLOCKS = console_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in console_blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix())
+]
 
 
-def test_the_readme_has_console_blocks_and_few_are_not_executed():
+def test_the_pages_have_console_blocks_and_few_are_not_executed():
     assert len(BLOCKS) >= 15
     skipped = [block for block in BLOCKS if block.skipped]
-    assert len(skipped) <= NOT_EXECUTED_AT_MOST, [(b.line, b.skipped) for b in skipped]
+    assert len(skipped) <= NOT_EXECUTED_AT_MOST, [(b.page, b.line, b.skipped) for b in skipped]
 
 
 def test_the_parser_splits_commands_and_outputs():
@@ -146,14 +150,14 @@ def test_the_parser_splits_commands_and_outputs():
     assert matches("a … c", "a b\nb c") and not matches("a … c", "a b")
 
 
-SECTIONS: dict[str, list[Block]] = {}
+BY_PAGE: dict[str, list[Block]] = {}
 for _block in BLOCKS:
     if not _block.skipped:
-        SECTIONS.setdefault(_block.section, []).append(_block)
+        BY_PAGE.setdefault(_block.page, []).append(_block)
 
 
-@pytest.mark.parametrize("section", list(SECTIONS))
-def test_console_blocks_of_a_section(section: str, tmp_path: Path):
+@pytest.mark.parametrize("page", list(BY_PAGE))
+def test_console_blocks_of_a_page(page: str, tmp_path: Path):
     vectors = vectors_dir()
     if vectors is None:
         pytest.skip("public vectors not found: set NLPBENCH_VECTORS or put shared/vectors beside the checkout")
@@ -161,7 +165,7 @@ def test_console_blocks_of_a_section(section: str, tmp_path: Path):
     work.mkdir()
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "vectors").symlink_to(vectors)
-    for name in ("tests", "pyproject.toml"):  # the README runs some tests
+    for name in ("tests", "pyproject.toml"):  # some pages run tests
         (work / name).symlink_to(ROOT / name)
     for name in ("gold.json", "pred.json"):
         shutil.copy(example_file(name), work / name)
@@ -170,7 +174,7 @@ def test_console_blocks_of_a_section(section: str, tmp_path: Path):
         "V=../shared/vectors/omin G=../shared/vectors/omin/OMIn_dataset/gold_standard/processed",
         "T=../shared/vectors/codiesp/eval-repo C=../shared/vectors/codiesp/corpus/test",
     ]
-    run_steps = [(block, step) for block in SECTIONS[section] for step in block.steps]
+    run_steps = [(block, step) for block in BY_PAGE[page] for step in block.steps]
     for number, (_, step) in enumerate(run_steps):
         shown = shows_file(step)
         if shown and not any(shown in earlier.command for _, earlier in run_steps[:number]):
@@ -190,7 +194,7 @@ def test_console_blocks_of_a_section(section: str, tmp_path: Path):
         expected = normalised("\n".join(step.expected))
         actual = normalised(output.replace(str(tmp_path), "TMP"))
         if not matches(expected, actual):
-            failed.append(f"README.md:{block.line}: $ {step.command}\n--- printed ---\n{actual}")
+            failed.append(f"{block.page}:{block.line}: $ {step.command}\n--- printed ---\n{actual}")
     assert not failed, "\n\n".join(failed)
 
 
