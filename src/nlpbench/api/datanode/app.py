@@ -88,8 +88,9 @@ class Settings:
     require_keys: bool = False
     #: The largest request body accepted, in bytes.
     max_body_bytes: int = 16 * 2**20
-    #: Where clients reach the node (scheme, host, port): ``links.next`` starts with it.
-    base_url: str = "http://127.0.0.1:8080"
+    #: Where clients reach the node (scheme, host, port): ``links.next`` starts with it
+    #: (by default the port ``nlpbench datanode serve`` listens on, 8081).
+    base_url: str = "http://127.0.0.1:8081"
 
 
 def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
