@@ -36,7 +36,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, AnyStr, BinaryIO
 
-from nlpbench.errors import InputError, excerpt
+from nlpbench.errors import InputError, Kind, NlpbenchError, excerpt
 
 #: The longest line (in characters) a reader of lines accepts; a note on one line of JSON Lines fits many times.
 MAX_LINE = 8 * 1024 * 1024
@@ -203,8 +203,10 @@ def bounded_lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
         yield line
 
 
-class LineTooLong(Exception):
+class LineTooLong(NlpbenchError):
     """A line longer than the limit of :func:`bounded_lines`: ``number`` and ``limit``."""
+
+    kind = Kind.input
 
     def __init__(self, number: int, limit: int):
         self.number, self.limit = number, limit

@@ -44,6 +44,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlpbench.errors import Kind, NlpbenchError
+
 #: The sandboxes nlpbench knows, strongest first; ``auto`` takes the first that works here.
 BACKENDS = ("bwrap", "runsc", "unshare")
 #: System paths every runtime holds (those that exist here): programs, libraries, the loader's cache.
@@ -73,12 +75,16 @@ NOBODY = 65534
 PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-class SandboxError(Exception):
+class SandboxError(NlpbenchError):
     """A tool that cannot be started in the sandbox or does not become ready; one line."""
+
+    kind = Kind.tool
 
 
 class SandboxUnavailable(SandboxError):
     """No sandbox that the settings allow can be made on this machine (whatever the tool); one line."""
+
+    kind = Kind.unavailable
 
 
 @dataclass(frozen=True)
