@@ -76,13 +76,12 @@ def problem_doc(description: str) -> dict[str, Any]:
     }
 
 
-def problem_docs(kinds: Iterable[Kind], internal: bool = True) -> Responses:
-    """The OpenAPI ``responses`` of a route that may answer the problems of ``kinds`` (and a 500 when ``internal``):
-    each documented by its kind's status, with the kind's title as its description."""
-    documented = {kind.status: problem_doc(kind.title) for kind in kinds}
-    if internal:
-        documented[Kind.internal.status] = problem_doc("Internal error: the type of the exception only")
-    return documented
+def problem_docs(kinds: Iterable[Kind], also: dict[int, str] | None = None) -> Responses:
+    """The OpenAPI ``responses`` of a route that may answer the problems of ``kinds``, of the statuses ``also``
+    describes (a 401 of the key check) and a 500: each a problem object, in status order."""
+    documented = {kind.status: kind.title for kind in kinds} | (also or {})
+    documented[Kind.internal.status] = "Internal error: the exception's type only (see the server log)"
+    return {status: problem_doc(documented[status]) for status in sorted(documented)}
 
 
 def describe_errors(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:

@@ -128,7 +128,6 @@ def app_from_environment() -> FastAPI:
     return create_app(open_store(upgrade=False), settings)
 
 
-
 def add_store_handlers(app: FastAPI) -> None:
     """What a service over a store adds to :func:`~nlpbench.api.problems.install_problem_handlers`: a database
     that does not answer is a 503 problem naming the driver's error type (its message may quote a statement)."""

@@ -129,4 +129,3 @@ def _add_docs(app: FastAPI) -> None:
             swagger_favicon_url=f"{UI_ASSETS}/favicon-32x32.png",
             swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from the online validator
         )
-
