@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import files
-from nlpbench.cli.common import fail, report_error, progress, stderr, warn
+from nlpbench.cli.common import fail, progress, report_error, stderr, warn
 from nlpbench.cli.options import (
     CONCURRENCY_OPTION,
     MAX_ANNOTATIONS_OPTION,

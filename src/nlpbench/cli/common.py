@@ -88,7 +88,6 @@ def handled(run: Callable[[], Any]) -> Any:
         raise report_error(files.os_error(error)) from None
 
 
-
 def emit(report: Report, fmt: OutputFormat, output: Path | None) -> None:
     """Print the report, or write it to ``output`` whole or not at all; warnings also go to standard error."""
     text = render(report, fmt.value)

@@ -37,7 +37,6 @@ def db_session(url: str | None, *, readonly: bool = False, create: bool = True) 
         store.close()
 
 
-
 def upgrade(db: str = DB_OPTION) -> None:
     """Create the tables of an empty database, or bring an older one up to this version's schema.
 

@@ -38,7 +38,6 @@ class ListFormat(StrEnum):
 FORMAT_OPTION = typer.Option(ListFormat.table, "--format", "-f", help="table for people, json for scripts.")
 
 
-
 def _json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
