@@ -24,7 +24,7 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
+    except ValueError:  # a name, not an address: not loopback
         return False
 
 

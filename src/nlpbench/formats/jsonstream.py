@@ -225,7 +225,7 @@ def _first_repeat(text: bytes) -> tuple[str, str] | None:
     except (ijson.JSONError, UnicodeDecodeError):  # a lone surrogate: name the key, not where it is
         try:
             json.loads(text, object_pairs_hook=_unique_pairs)
-        except _RepeatedKey as error:
+        except _RepeatedKey as error:  # the repeated key the parser's callback found
             return "", error.args[0]
     return None
 

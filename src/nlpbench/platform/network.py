@@ -100,7 +100,7 @@ def allow_listed(url: str, hosts: Iterable[str]) -> bool:
     parsed = httpx.URL(url)
     try:
         host = _spelled(parsed.host)
-    except ValueError:
+    except ValueError:  # a host no entry can spell: not allow-listed
         return False
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return bool({host, f"{host}:{port}"} & set(hosts))

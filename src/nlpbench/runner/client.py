@@ -410,7 +410,7 @@ def _status(response: httpx.Response) -> str:
     """``HTTP 503 Service Unavailable``, the phrase from the standard (the server's own may be anything)."""
     try:
         return f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase}"
-    except ValueError:
+    except ValueError:  # a status the standard does not name
         return f"HTTP {response.status_code}"
 
 

@@ -327,9 +327,9 @@ def failure(argv: list[str], pass_fds: tuple[int, ...] = ()) -> str | None:
     """None if ``argv`` succeeds, else why not in a few words (the program's last line, never a tool's)."""
     try:
         tried = subprocess.run(argv, capture_output=True, timeout=30, pass_fds=pass_fds, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
+    except FileNotFoundError:  # the reason, for the caller's message
         return f"there is no {argv[0]} command"
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except (OSError, subprocess.TimeoutExpired) as error:  # the reason, by type only
         return f"{argv[0]} did not run: {type(error).__name__}"
     if tried.returncode == 0:
         return None
@@ -366,7 +366,7 @@ def _works(name: str) -> str | None:
         return gvisor_works()
     try:
         unshare_command()
-    except SandboxUnavailable as error:
+    except SandboxUnavailable as error:  # the reason, for the caller's message
         return str(error)
     return None
 

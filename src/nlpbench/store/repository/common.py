@@ -118,7 +118,7 @@ def unstorable(value: Any) -> str | None:
         if not value.isascii():
             try:
                 value.encode("utf-8")
-            except UnicodeEncodeError:
+            except UnicodeEncodeError:  # the problem, for the caller's message
                 return "holds a lone surrogate, which is not Unicode text"
         return None
     if isinstance(value, dict):
