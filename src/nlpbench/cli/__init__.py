@@ -19,7 +19,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -65,7 +64,7 @@ def _root(
 class RootGroup(TyperGroup):
     """The ``nlpbench`` command itself: whichever subcommand runs, it runs inside the one error handler."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # Typer's own (vendored) click.Context
         from nlpbench.cli.common import handled
 
         return handled(functools.partial(super().invoke, ctx))

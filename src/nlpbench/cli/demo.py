@@ -101,7 +101,9 @@ def demo(
     if serve:
         from nlpbench.cli.leaderboard import serve as serve_leaderboard
 
-        serve_leaderboard(db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level="warning")
+        serve_leaderboard(
+            db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level=options.LogLevel.warning
+        )
 
 
 def _ranked(store) -> list[dict]:
