@@ -49,6 +49,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from nlpbench.api.limits import SITE_MAX_BODY_BYTES
 from nlpbench.api.problems import install_problem_handlers
 from nlpbench.store import Store
 from nlpbench.version import __version__
@@ -69,7 +70,7 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
 }
 #: The largest request body the site reads: it serves GETs only.
-MAX_BODY_BYTES = 64 * 2**10
+MAX_BODY_BYTES = SITE_MAX_BODY_BYTES
 #: The routers, in the order their routes are matched (an export's ``NAME.FMT`` before a page's ``NAME``).
 PAGES = (home, task_tables, submissions, teams)
 

@@ -64,6 +64,7 @@ from nlpbench.api.datanode import (
 )
 from nlpbench.api.datanode.access import authorize
 from nlpbench.api.datanode.params import BASE_PATH
+from nlpbench.api.limits import DATANODE_MAX_BODY_BYTES
 from nlpbench.api.problems import ProblemResponse, install_problem_handlers, problem
 from nlpbench.errors import Kind
 from nlpbench.store import Store
@@ -85,7 +86,7 @@ class Settings:
     #: this when it listens beyond localhost); without it, keys are required as soon as one exists.
     require_keys: bool = False
     #: The largest request body accepted, in bytes.
-    max_body_bytes: int = 16 * 2**20
+    max_body_bytes: int = DATANODE_MAX_BODY_BYTES
     #: Where clients reach the node (scheme, host, port): ``links.next`` starts with it
     #: (by default the port ``nlpbench datanode serve`` listens on, 8081).
     base_url: str = "http://127.0.0.1:8081"
