@@ -3,18 +3,22 @@
 Every error nlpbench raises on purpose is an :class:`~nlpbench.errors.NlpbenchError`; its kind decides what the
 command line exits with and what a service answers. The command line is driven as users drive it (``nlpbench
 formats``, whose listing is made to raise); each service (tool, data node, platform API, leaderboard) gets a route
-that raises, put in front of its own, so that the handlers its ``create_app`` installed answer it.
+that raises, put in front of its own, so that the handlers its ``create_app`` installed answer it. Last, no
+``except`` or ``suppress`` in the source lets an exception go without a comment saying why.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+import nlpbench
 from nlpbench.api import datanode, platform, tool
 from nlpbench.api.dateshift import DateOutOfRange
 from nlpbench.api.deidentify import StepError
@@ -205,3 +209,41 @@ def test_every_service_answers_an_unexpected_exception_with_a_500_that_quotes_no
     if name != "leaderboard":  # the site answers a page; every API a problem
         assert answer.headers["content-type"] == PROBLEM_MEDIA_TYPE
         assert answer.json()["detail"] == "ValueError (see the server log)"
+
+
+SOURCE = Path(nlpbench.__file__).parent
+#: An ``except`` whose body is only ``pass``, ``continue``, ``break`` or a ``return``: it lets the exception go.
+_HANDLER = re.compile(r"^\s*except\b[^#]*:\s*(?P<comment>#.*)?$")
+_LETS_GO = re.compile(r"^\s*(pass|continue|break|return\b.*)$")
+_SUPPRESS = re.compile(r"^\s*with\b.*\bsuppress\(")
+
+
+def unexplained(path: Path, root: Path = SOURCE) -> list[str]:
+    """The places in ``path`` that let an exception go without a comment saying why (on the line, the line
+    that lets it go, or the line above)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for number, line in enumerate(lines):
+        above = lines[number - 1].strip() if number else ""
+        commented = "#" in line or above.startswith("#")
+        handler = _HANDLER.match(line)
+        if handler and number + 1 < len(lines):
+            following = lines[number + 1]
+            if _LETS_GO.match(following.split("#")[0].rstrip()) and not (commented or "#" in following):
+                found.append(f"{path.relative_to(root)}:{number + 1}")
+        elif _SUPPRESS.match(line) and not commented:
+            found.append(f"{path.relative_to(root)}:{number + 1}")
+    return found
+
+
+def test_no_exception_is_let_go_without_a_comment_saying_why():
+    assert [place for path in sorted(SOURCE.rglob("*.py")) for place in unexplained(path)] == []
+
+
+def test_the_check_of_let_go_exceptions_finds_one(tmp_path):
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "try:\n    x = 1\nexcept ValueError:\n    pass\nwith suppress(OSError):\n    y = 2\n"
+        "try:\n    x = 1\nexcept ValueError:  # x stays unset\n    pass\n"
+    )
+    assert unexplained(module, tmp_path) == ["probe.py:3", "probe.py:5"]
