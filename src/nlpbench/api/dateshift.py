@@ -25,6 +25,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from nlpbench.errors import Kind, NlpbenchError
+
 MONTHS = (
     "january", "february", "march", "april", "may", "june",
     "july", "august", "september", "october", "november", "december",
@@ -39,8 +41,10 @@ _TOKEN = re.compile(r"(?P<num>\d+)(?P<ord>st|nd|rd|th)?(?![A-Za-z])|(?P<word>[A-
 REFERENCE_LEAP_YEAR = 2000
 
 
-class DateOutOfRange(ValueError):
+class DateOutOfRange(NlpbenchError, ValueError):
     """The shifted date falls outside the years 1 to 9999."""
+
+    kind = Kind.input
 
 
 @dataclass

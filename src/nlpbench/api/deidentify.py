@@ -30,12 +30,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from nlpbench.api.dateshift import DateOutOfRange, shift_date
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Annotation, Span
 from nlpbench.toolapi.schemas import STRATEGIES, DeidentificationStep
 
 
-class StepError(ValueError):
+class StepError(NlpbenchError, ValueError):
     """A step that cannot be carried out as asked (the request is at fault); names offsets, never text."""
+
+    kind = Kind.input
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import files, formats, profiles, tasks
-from nlpbench.cli.common import one_line_errors, warn
+from nlpbench.cli.common import warn
 from nlpbench.cli.options import file_format_option
 from nlpbench.errors import collected_warnings
 from nlpbench.formats import timelines as timeline_formats
@@ -21,7 +21,6 @@ TEXT_DIR_OPTION = typer.Option(
 )
 
 
-@one_line_errors
 def convert(
     source: Path = typer.Argument(..., readable=False, help="File or directory to read."),
     target: Path = typer.Argument(..., readable=False, help="File or directory to write."),
@@ -67,7 +66,6 @@ def convert(
     typer.echo(f"{target}: wrote {counts['documents']} documents, {counts['annotations']} annotations")
 
 
-@one_line_errors
 def validate(
     path: Path = typer.Argument(..., readable=False, help="File or directory to check."),
     fmt: str = file_format_option(..., "--format", "-f", help="Its format."),
@@ -131,4 +129,4 @@ def add_commands(app: typer.Typer) -> None:
     app.command("convert")(convert)
     app.command("validate")(validate)
     app.command("formats")(list_formats)
-    app.command("profiles")(one_line_errors(list_profiles))
+    app.command("profiles")(list_profiles)

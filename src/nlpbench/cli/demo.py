@@ -12,7 +12,7 @@ import typer
 from nlpbench import files, formats, profiles
 from nlpbench.cli import options
 from nlpbench.cli.annotate import stopped
-from nlpbench.cli.common import choices, fail, one_line_errors, progress, stderr, store_file, warn
+from nlpbench.cli.common import choices, fail, progress, stderr, store_file, warn
 from nlpbench.cli.serve import listen
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -24,7 +24,6 @@ DATASET, TASK, QUEUE = "synthetic", "phi", "demo"
 TITLE = "nlpbench demo leaderboard"
 
 
-@one_line_errors
 def demo(
     out: Path = options.output_option(
         Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."
@@ -102,7 +101,9 @@ def demo(
     if serve:
         from nlpbench.cli.leaderboard import serve as serve_leaderboard
 
-        serve_leaderboard(db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level="warning")
+        serve_leaderboard(
+            db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level=options.LogLevel.warning
+        )
 
 
 def _ranked(store) -> list[dict]:
@@ -184,7 +185,6 @@ def _unknown_tool(name: str) -> str:
     return f"unknown annotator {name!r}; known: {', '.join(annotators.load_all())}"
 
 
-@one_line_errors
 def run(
     notes: str = typer.Option(
         ...,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nlpbench.cli.common import choices, fail, stderr
-from nlpbench.cli.db import open_db, store_errors
+from nlpbench.cli.db import open_db
 from nlpbench.cli.options import DB_OPTION, LEADERBOARD_PORT, LogLevel, host_option, log_level_option, port_option
 from nlpbench.cli.serve import listen
 
@@ -43,7 +43,6 @@ def refreshing(store: Store, seconds: float) -> threading.Event:
     return stop
 
 
-@store_errors
 def serve(
     db: str = DB_OPTION,
     host: str = host_option(),
@@ -89,7 +88,6 @@ def serve(
         store.close()
 
 
-@store_errors
 def refresh_(db: str = DB_OPTION) -> None:
     """Compute and store what the site's pages read but never compute: the rank groups of every column whose
     results changed, and the intervals of results stored without them (by an older version)."""

@@ -109,7 +109,7 @@ def count_notes(path: Path) -> Counter[str]:
                 name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
                 if isinstance(name, str):
                     counts[_note_of(name)] += 1
-        except (InputError, AttributeError, TypeError):
+        except (InputError, AttributeError, TypeError):  # the reading itself reports the bad record
             pass
     return counts
 

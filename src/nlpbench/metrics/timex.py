@@ -32,6 +32,8 @@ from enum import StrEnum
 from operator import itemgetter
 from typing import Any, Protocol
 
+from nlpbench.errors import Kind, NlpbenchError
+
 
 class Mode(StrEnum):
     """How closely a predicted tuple must match: exactly, or relaxed to the day, month or year."""
@@ -42,8 +44,10 @@ class Mode(StrEnum):
     year = "year"
 
 
-class TimexError(ValueError):
+class TimexError(NlpbenchError, ValueError):
     """A date value a scale cannot read, or two dates it cannot order; ``side`` is ``gold`` or ``pred``."""
+
+    kind = Kind.input
 
     def __init__(self, value: str, reason: str, side: str | None = None):
         self.value, self.reason, self.side = value, reason, side

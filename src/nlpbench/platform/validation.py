@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
 from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, Unanswered, checked_url
@@ -48,9 +49,11 @@ MAX_REDIRECTS = 5
 UNREACHABLE = "the tool could not be reached, or gave no usable answer"
 
 
-class Verdict(Exception):
+class Verdict(NlpbenchError):
     """Why a submission ends: ``str()`` is the one line its team reads, ``detail`` the line only organisers
     read when it says more (None when it does not)."""
+
+    kind = Kind.tool
 
     def __init__(self, reason: str, detail: str | None = None):
         super().__init__(reason)

@@ -100,6 +100,8 @@ class Failed(Verdict):
     """The submission cannot finish."""
 
 
+# Outside the NlpbenchError hierarchy on purpose: a BaseException, like KeyboardInterrupt, so that no
+# `except Exception` on the way (a tool's failure, a scoring error) can catch the worker's stop and go on.
 class Stopped(BaseException):
     """The worker is asked to stop (``SIGTERM``): like Ctrl+C, it unwinds everything (the tools it started end)
     and the submission in hand is given back to the queue; the argument names the signal."""
@@ -154,7 +156,7 @@ class Worker:
         """
         job = _Job(self, submission_id)
         try:
-            with job.heartbeat(), suppress(queues.Lost):
+            with job.heartbeat(), suppress(queues.Lost):  # another worker holds it now: it finishes the job
                 job.run()
         except (Stopped, KeyboardInterrupt):  # its tools ended as the stack unwound: the next worker goes on
             if queues.release(self.store, submission_id, self.name):
@@ -236,7 +238,7 @@ class _Job:
                 raise queues.Lost(f"submission {self.id}: lease lost") from None
             except BaseException:  # stopped (a signal) with the work in flight: end it before the loop closes
                 self._task.cancel()
-                with suppress(BaseException):
+                with suppress(BaseException):  # the task's own end (its cancellation) is not what is raised
                     loop.run_until_complete(self._task)
                 raise
         finally:
@@ -391,7 +393,7 @@ class _Job:
         with self.store.session(readonly=True) as session:
             try:
                 return repository.get_dataset(session, submission.dataset).visibility == "public"
-            except repository.NotFound:
+            except repository.NotFound:  # no such dataset: not public
                 return False
 
     def _keep_log(self, path: Path) -> None:
@@ -644,7 +646,7 @@ def _annotation_store(session, dataset: str, name: str) -> int:
     """The id of annotation store ``name`` of ``dataset``, created when missing."""
     try:
         return repository.get_annotation_store(session, dataset, name).id
-    except repository.NotFound:
+    except repository.NotFound:  # the first result on this dataset makes it
         return repository.create_annotation_store(session, dataset, name).id
 
 

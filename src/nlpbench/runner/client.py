@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.toolapi import schemas
 
@@ -60,8 +61,10 @@ PROBE_NOTE = Document(
 )
 
 
-class ToolError(Exception):
+class ToolError(NlpbenchError):
     """A tool that is unreachable, failing, or answering outside the 1.2.0 schemas; one line."""
+
+    kind = Kind.tool
 
 
 class Unanswered(ToolError):
@@ -407,7 +410,7 @@ def _status(response: httpx.Response) -> str:
     """``HTTP 503 Service Unavailable``, the phrase from the standard (the server's own may be anything)."""
     try:
         return f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase}"
-    except ValueError:
+    except ValueError:  # a status the standard does not name
         return f"HTTP {response.status_code}"
 
 

@@ -76,7 +76,7 @@ def shown_url(url: Any) -> str | None:
         return None
     try:
         parts = urlsplit(str(url))
-    except ValueError:
+    except ValueError:  # not a URL: nothing to show
         return None
     path = parts.path if parts.netloc else parts.path.rpartition("@")[2]  # ``user:pw@host`` without ``//``
     return bounded(urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], path, "", "")), LONG)
@@ -416,5 +416,5 @@ def public(session: Session, submission: Submission) -> bool:
         return gold is not None and gold.visibility == "public"
     try:
         return repository.get_dataset(session, submission.dataset).visibility == "public"
-    except NotFound:
+    except NotFound:  # no such dataset: not public
         return False
