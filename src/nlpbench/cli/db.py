@@ -43,13 +43,13 @@ def upgrade(db: str = DB_OPTION) -> None:
     What the leaderboard reads and an older version did not store is computed and stored too: the
     intervals of results scored without them, and the rank groups of every column.
     """
+    from nlpbench.platform import ranks
     from nlpbench.store import describe, resolve_url
-    from nlpbench.web import board
 
     store = open_db(db, upgrade=False)
     try:
         before, after = store.upgrade()
-        done = board.refresh(store)
+        done = ranks.refresh(store)
     finally:
         store.close()
     where = describe(resolve_url(db))

@@ -56,7 +56,6 @@ def demo(
     from nlpbench.platform.queue import Request, configure_queue, submit
     from nlpbench.platform.worker import Worker, default_name
     from nlpbench.runner.services import local_tools
-    from nlpbench.web import board
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
@@ -92,7 +91,6 @@ def demo(
                 request = Request(team=name, task=TASK, dataset=DATASET, queue=QUEUE, tool_url=tool_url)
                 stderr().print(f"submission {submit(store, request)}: {name} at {tool_url}", markup=False)
             Worker(store, QUEUE, default_name(), on_status=said).run(until_idle=True)
-        board.refresh(store)  # the rank groups the table below and the site read
         typer.echo(table_text(f"token F1 ({profile}), 95 % intervals, rank groups", _ranked(store)))
         if not serve:
             typer.echo(f"leaderboard: {_write_site(store, out / 'site')}")

@@ -202,13 +202,17 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
 
 
 def rescore(store: Store, submission_id: int, profile: str) -> int:
-    """Score a SCORED submission's stored predictions again under ``profile``; the number of per-document rows."""
+    """Score a SCORED submission's stored predictions again under ``profile``, and rank the task's columns the
+    new result changes (:func:`nlpbench.platform.ranks.rank`), in one transaction; the number of per-document rows."""
     with store.session() as session:
         submission = get(session, submission_id)
         if submission.status != SCORED:
             raise Conflict(f"submission {submission_id} is {submission.status}: only SCORED submissions are rescored")
         scored = score(session, submission, profile)
         store_result(session, submission, profile, scored)
+        from nlpbench.platform import ranks  # ranks reads results through this module
+
+        ranks.rank(session, submission.task)
         return len(scored.per_document)
 
 

@@ -22,7 +22,9 @@ a worker that died goes on where that one stopped:
   ``synchronous=NORMAL`` does not wait for the disk at commit), which costs
   less CPU than handing rows to a thread. The time budget runs from the
   first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
-- ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
+- ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result and
+  :mod:`nlpbench.platform.ranks` the rank groups of the task's columns it
+  changes, in the transaction that moves the submission to SCORED.
 
 A heartbeat thread renews the lease every third of it; when the lease is
 lost (cancelled, or taken over after this worker stalled) it cancels the work
@@ -56,7 +58,7 @@ from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import images, tasks
+from nlpbench.platform import images, ranks, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -323,6 +325,7 @@ class _Job:
             store_result(session, held, queue.profile, scored)
             rows = len(scored.per_document)
             queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
+            ranks.rank(session, held.task)  # the groups of the columns it enters, stored with it
         self.worker.on_status(self.id, SCORED)
 
     # --- helpers ----------------------------------------------------------------------------

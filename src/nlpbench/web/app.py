@@ -23,8 +23,8 @@ The site is public, and teams are adversaries:
   or a carriage return is written with a leading ``'`` (OWASP's advice against
   formula injection): a spreadsheet shows it as text. Numbers stay numbers —
   a negative score is a number, not a string, and is written as it is.
-- A GET never writes: intervals and rank groups are stored when results are
-  (and by :func:`board.refresh`), pages read them.
+- A GET never writes: intervals and rank groups are stored with results
+  (and by :func:`nlpbench.platform.ranks.refresh`), pages read them.
 - A malformed or out-of-range id is a 404 page; a failure nobody foresaw is a
   500 page, logged with its type and place only (:class:`~nlpbench.api.problems.Guard`); an
   :class:`~nlpbench.errors.NlpbenchError` is the problem object its kind names, as every
