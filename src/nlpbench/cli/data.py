@@ -11,7 +11,6 @@ from nlpbench import files, formats, profiles, tasks
 from nlpbench.cli.common import warn
 from nlpbench.cli.options import file_format_option
 from nlpbench.errors import collected_warnings
-from nlpbench.formats import timelines as timeline_formats
 
 TEXT_DIR_OPTION = typer.Option(
     None,
@@ -36,6 +35,8 @@ def convert(
     summarises ChemoTimelines system TSV output into timeline JSON as docker_output_to_timeline.py
     does (filtering, de-duplication, generic mentions, label conflicts).
     """
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     inputs, outputs = {"SOURCE": source, "--text-dir": text_dir}, {"TARGET": target}
     if from_format in timeline_formats.REGISTRY or to_format in timeline_formats.REGISTRY:
         with collected_warnings() as warnings, files.guarded(inputs, outputs):
@@ -72,6 +73,8 @@ def validate(
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     if fmt in timeline_formats.REGISTRY:
         _validate_timelines(path, fmt)
         return
@@ -93,6 +96,8 @@ def validate(
 
 def _validate_timelines(path: Path, fmt: str) -> None:
     """Read a patient-timeline file; print its patients and tuples by label."""
+    from nlpbench.formats import timelines as timeline_formats
+
     labels: Counter[str] = Counter()
     patients = 0
     with collected_warnings() as warnings:
@@ -106,6 +111,8 @@ def _validate_timelines(path: Path, fmt: str) -> None:
 
 def list_formats() -> None:
     """List the formats that convert, validate and score read and write."""
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     for name in formats.names():
         typer.echo(f"{name:18} {formats.get(name).summary}")
     for name in timeline_formats.REGISTRY.names():

@@ -13,7 +13,7 @@ from nlpbench.api.limits import BODY_TIMEOUT, HEADER_TIMEOUT
 from nlpbench.cli.common import choices, fail, stderr
 from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import DATANODE_PORT, DB_OPTION, LogLevel, host_option, log_level_option, port_option
-from nlpbench.store.models import SCOPES
+from nlpbench.store.vocabulary import SCOPES
 
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
 

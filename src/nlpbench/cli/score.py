@@ -36,9 +36,9 @@ from nlpbench.cli.common import (
     warn,
 )
 from nlpbench.cli.options import DB_OPTION
-from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
-from nlpbench.profiles.codiesp import DEFAULT_K
+from nlpbench.model.coding import DEFAULT_K
+from nlpbench.model.timelines import Mode
 from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 

@@ -25,7 +25,7 @@ from nlpbench.cli.options import (
     port_option,
 )
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
-from nlpbench.store.submissions import STATUSES, WINDOWS
+from nlpbench.store.vocabulary import STATUSES, WINDOWS
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 

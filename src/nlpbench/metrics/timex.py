@@ -28,20 +28,11 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta
-from enum import StrEnum
 from operator import itemgetter
 from typing import Any, Protocol
 
 from nlpbench.errors import Kind, NlpbenchError
-
-
-class Mode(StrEnum):
-    """How closely a predicted tuple must match: exactly, or relaxed to the day, month or year."""
-
-    strict = "strict"
-    day = "day"
-    month = "month"
-    year = "year"
+from nlpbench.model.timelines import Mode
 
 
 class TimexError(NlpbenchError, ValueError):

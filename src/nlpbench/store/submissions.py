@@ -33,23 +33,23 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
-
-RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED = (
-    "RECEIVED",
-    "VALIDATING",
-    "INVALID",
-    "ANNOTATING",
-    "SCORING",
-    "SCORED",
-    "FAILED",
-    "CANCELLED",
+from nlpbench.store.vocabulary import (  # noqa: F401  # the statuses and windows, where their users import them
+    ANNOTATING,
+    CANCELLED,
+    FAILED,
+    INVALID,
+    RECEIVED,
+    SCORED,
+    SCORING,
+    STATUSES,
+    VALIDATING,
+    WINDOWS,
 )
-STATUSES = (RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED)
+
 #: Statuses a worker holds under a lease.
 RUNNING = (VALIDATING, ANNOTATING, SCORING)
 FINAL = (INVALID, SCORED, FAILED, CANCELLED)
 KINDS = ("tool", "command", "archive", "image", "predictions")
-WINDOWS = ("day", "week", "month")
 
 
 class Queue(Base):
