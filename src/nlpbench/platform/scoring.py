@@ -194,9 +194,11 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     typed: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         typed.setdefault(row["annotation_type"], []).append(row)
-    for annotation_type, score_rows in scored.scores.items():
-        report = _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
-        session.add_all(intervals.compute(result.id, annotation_type, report))
+    reports = {
+        annotation_type: _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
+        for annotation_type, score_rows in scored.scores.items()
+    }
+    session.add_all(intervals.compute(result.id, reports))
     session.flush()
     return result
 
@@ -233,9 +235,8 @@ def result_intervals(session: Session, submission: Submission, result: Result) -
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now."""
     found = intervals.stored(session, result.id)
     if not found:
-        for annotation_type in result.scores:
-            report = result_report(session, submission, result, annotation_type)
-            found.extend(intervals.compute(result.id, annotation_type, report))
+        reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
+        found = intervals.compute(result.id, reports)
         session.add_all(found)
         session.flush()
     return found
