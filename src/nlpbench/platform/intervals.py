@@ -57,7 +57,7 @@ def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterva
     documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`): the same bounds, bit for bit.
     """
     found: list[ResultInterval] = []
-    for (annotation_type, report, chosen, derived), interval in _bootstrapped(reports):
+    for (annotation_type, chosen, derived), interval in _bootstrapped(reports):
         found.append(
             ResultInterval(
                 result_id=result_id,
@@ -85,8 +85,8 @@ def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterva
     return found
 
 
-#: An annotation type, its report, its primary (metric, field) and one of its derivable values.
-_Value = tuple[str, Report, tuple[str, str] | None, Derivation]
+#: An annotation type, its primary (metric, field) and one of its derivable values.
+_Value = tuple[str, tuple[str, str] | None, Derivation]
 
 
 def _bootstrapped(reports: Mapping[str, Report]) -> list[tuple[_Value, Interval]]:
@@ -94,7 +94,7 @@ def _bootstrapped(reports: Mapping[str, Report]) -> list[tuple[_Value, Interval]
     values: list[_Value] = []
     for annotation_type, report in reports.items():
         chosen = primary(report.task, report.scores)
-        values.extend((annotation_type, report, chosen, derived) for derived in derivations(report))
+        values.extend((annotation_type, chosen, derived) for derived in derivations(report))
     if not values:
         return []
     found = bootstrap_intervals(
