@@ -225,11 +225,11 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
-    typed: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        typed.setdefault(row["annotation_type"], []).append(row)
+    typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+    for annotation_type, row in scored.per_document:
+        typed.setdefault(annotation_type, []).append(row)
     reports = {
-        annotation_type: _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
+        annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
         for annotation_type, score_rows in scored.scores.items()
     }
     session.add_all(intervals.compute(result.id, reports))
