@@ -17,6 +17,7 @@ reproducible (:func:`reproducibility`).
 from __future__ import annotations
 
 import hashlib
+import marshal
 import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -79,16 +80,25 @@ def score(session: Session, submission: Submission, profile: str) -> Scored:
             raise InputError(error.problem.replace(f"{scratch}/", ""), inside or None, error.record) from None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _StoredSide:
     """An annotation store of a dataset as the ``sandbox`` task reads a file of NLP Sandbox JSON: each note's
     record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`), named ``name``
-    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out."""
+    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out.
+
+    The store is read once: each record is kept, as it was read, in :mod:`marshal`'s bytes (exact for the
+    JSON values a record holds, and a fraction of their objects' memory), with its note's id (the record's
+    resource name), and every later reading — the reader's count of records per note, each annotation
+    type's pass — unpacks those bytes again.
+    """
 
     session: Session
     dataset: str
     store: str
     name: str
+    kept: list[bytes] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    complete: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -96,11 +106,35 @@ class _StoredSide:
     def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
         from nlpbench.formats import sandbox
 
-        def records() -> Iterator[dict[str, Any]]:
-            for document in repository.documents(self.session, self.dataset, self.store):
-                yield sandbox.record_json(document)
+        yield from sandbox.read_records(self.records, self.name, labels, names=self.names)
 
-        yield from sandbox.read_records(records, self.name, labels)
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The store's records, in the store's order: read (and kept) the first time, unpacked after."""
+        if self.complete:
+            yield from map(marshal.loads, self.kept)
+            return
+        self.kept.clear()
+        self.ids.clear()
+        for document in repository.documents(self.session, self.dataset, self.store):
+            record = sandbox_record(document)
+            self.kept.append(marshal.dumps(record))
+            self.ids.append(document.id)
+            yield record
+        self.complete = True
+
+    def names(self) -> Iterator[str]:
+        """Each record's resource name (its note's id), the store read for them if it has not been yet."""
+        if not self.complete:
+            for _ in self.records():
+                pass
+        yield from self.ids
+
+
+def sandbox_record(document: Document) -> dict[str, Any]:
+    """A stored document as the NLP Sandbox record the data node serves for it."""
+    from nlpbench.formats import sandbox
+
+    return sandbox.record_json(document)
 
 
 def _score_phi(session: Session, submission: Submission, profile: str) -> Scored:
@@ -191,12 +225,14 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
-    typed: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        typed.setdefault(row["annotation_type"], []).append(row)
-    for annotation_type, score_rows in scored.scores.items():
-        report = _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
-        session.add_all(intervals.compute(result.id, annotation_type, report))
+    typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+    for annotation_type, row in scored.per_document:
+        typed.setdefault(annotation_type, []).append(row)
+    reports = {
+        annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
+        for annotation_type, score_rows in scored.scores.items()
+    }
+    session.add_all(intervals.compute(result.id, reports))
     session.flush()
     return result
 
@@ -237,9 +273,8 @@ def result_intervals(session: Session, submission: Submission, result: Result) -
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now."""
     found = intervals.stored(session, result.id)
     if not found:
-        for annotation_type in result.scores:
-            report = result_report(session, submission, result, annotation_type)
-            found.extend(intervals.compute(result.id, annotation_type, report))
+        reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
+        found = intervals.compute(result.id, reports)
         session.add_all(found)
         session.flush()
     return found
