@@ -30,7 +30,7 @@ class Profile:
 
 
 REGISTRY: Registry[Profile] = Registry("profile")
-TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines", "i2b2")
+TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines", "i2b2", "deid")
 
 
 _Kind = TypeVar("_Kind", bound=Profile)

@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.api.deidentify import StepError
+from nlpbench.toolapi.deidentify import StepError
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import BodyTooLarge, Guard, ProblemResponse, describe_errors, problem, too_large
 from nlpbench.api.tool import deidentified, info
