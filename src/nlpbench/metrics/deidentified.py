@@ -8,8 +8,10 @@ the note after de-identification, and what is counted is what of the original su
 letters of any script beside). A token of the original is **PHI** when it overlaps a gold PHI span, of
 that span's type (the first span by start when several overlap it), else non-PHI.
 
-**Alignment** (:func:`align`): the token sequences of the original and the de-identified text are matched
-by :class:`difflib.SequenceMatcher` (Ratcliff/Obershelp, no junk heuristic): a token of the original is
+**Alignment** (:func:`align`): the original and the de-identified text, as sequences of units (tokens,
+runs of white space, runs of one other character), are aligned by a longest common subsequence
+(rapidfuzz's ``Indel.opcodes``, the alignment of the fewest insertions and deletions, bit-parallel: 0.1 s
+for two 10,000-character notes where :class:`difflib.SequenceMatcher` takes 28 s): a token of the original is
 **kept** when a matching block pairs it with an equal token of the de-identified text, **changed**
 (removed or replaced) otherwise. Kept tokens anchor the texts to each other, so a span of the original maps
 to the stretch of the de-identified text between the kept tokens around it (:meth:`Alignment.region`),
@@ -33,10 +35,12 @@ Per document, each a value that adds with ``+``:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+
+from rapidfuzz.distance import Indel
 
 from nlpbench.metrics.counts import PRF, safe_div
 from nlpbench.model import HIPAA_LOCATION
@@ -107,23 +111,57 @@ class Rate:
         return safe_div(self.part, self.whole)
 
 
+#: What the alignment compares: tokens, runs of white space (compared as one space), runs of one other
+#: character (a mask of ``*`` is one unit).
+UNIT = re.compile(r"[^\W_]+|\s+|([^\w\s]|_)\1*")
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The kept tokens of the original (starts, ends) and where each is in the de-identified text."""
+
+    starts: list[int]
+    ends: list[int]
+    new: list[tuple[int, int]]
+
+
 @dataclass(frozen=True)
 class Alignment:
-    """The tokens of an original text and of its de-identified text, and which of them a matching pairs.
+    """The tokens of an original text and, for each, the token of the de-identified text it is paired with.
 
-    ``pairs[i]`` is the index of the de-identified token paired with original token ``i``, or -1 when
-    token ``i`` was changed. Pairs keep their order (``pairs`` increases where it is not -1).
+    ``old`` are the ``(start, end)`` of the original's tokens; ``paired[i]`` is the ``(start, end)`` in the
+    de-identified text of the equal token paired with token ``i``, or None when token ``i`` was changed.
+    Pairs keep their order.
     """
 
     original: str
     deidentified: str
     old: list[tuple[int, int]]
-    new: list[tuple[int, int]]
-    pairs: list[int]
+    paired: list[tuple[int, int] | None]
+
+    _kept: _Kept = field(init=False, repr=False, compare=False)
+    _bounds: tuple[list[int], list[int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        kept = [(old, new) for old, new in zip(self.old, self.paired, strict=True) if new is not None]
+        starts = [old[0] for old, _ in kept]
+        object.__setattr__(self, "_kept", _Kept(starts, [old[1] for old, _ in kept], [new for _, new in kept]))
+        object.__setattr__(self, "_bounds", ([s for s, _ in self.old], [e for _, e in self.old]))
 
     def kept(self, index: int) -> bool:
         """Whether original token ``index`` survives in the de-identified text."""
-        return self.pairs[index] >= 0
+        return self.paired[index] is not None
+
+    def kept_within(self, start: int, end: int) -> bool:
+        """Whether a kept token of the original lies within ``[start, end)``."""
+        i = bisect_left(self._kept.starts, start)
+        return i < len(self._kept.starts) and self._kept.ends[i] <= end
+
+    def changed_within(self, start: int, end: int) -> bool:
+        """Whether a token of the original overlapping ``[start, end)`` was changed, or none overlaps it."""
+        starts, ends = self._bounds
+        inside = range(bisect_right(ends, start), bisect_left(starts, end))  # from the first token ending after start
+        return not inside or any(self.paired[i] is None for i in inside)
 
     def region(self, start: int, end: int) -> tuple[int, int]:
         """The stretch ``[new_start, new_end)`` of the de-identified text that stands where ``[start, end)``
@@ -131,12 +169,13 @@ class Alignment:
         original's text between them when the de-identified text repeats it) to the start of the first kept
         token starting at or after ``end`` (minus the same on that side). Offsets of both texts are
         compared through it when replacements change lengths."""
-        before = [i for i in range(len(self.old)) if self.old[i][1] <= start and self.kept(i)]
-        after = [i for i in range(len(self.old)) if self.old[i][0] >= end and self.kept(i)]
-        old_left = self.old[before[-1]][1] if before else 0
-        new_left = self.new[self.pairs[before[-1]]][1] if before else 0
-        old_right = self.old[after[0]][0] if after else len(self.original)
-        new_right = self.new[self.pairs[after[0]]][0] if after else len(self.deidentified)
+        kept = self._kept
+        i = bisect_right(kept.ends, start) - 1  # the last kept token ending at or before start
+        j = bisect_left(kept.starts, end)  # the first kept token starting at or after end
+        left = (kept.ends[i], kept.new[i][1]) if i >= 0 else None
+        right = (kept.starts[j], kept.new[j][0]) if j < len(kept.starts) else None
+        old_left, new_left = left or (0, 0)
+        old_right, new_right = right or (len(self.original), len(self.deidentified))
         gap = self.original[old_left:start]
         if self.deidentified.startswith(gap, new_left) and new_left + len(gap) <= new_right:
             new_left += len(gap)
@@ -146,17 +185,34 @@ class Alignment:
         return new_left, new_right
 
 
+def _units(text: str) -> tuple[list[tuple[int, int]], list[str]]:
+    spans, keys = [], []
+    for match in UNIT.finditer(text):
+        spans.append(match.span())
+        keys.append(" " if match.group().isspace() else match.group())
+    return spans, keys
+
+
 def align(original: str, deidentified: str) -> Alignment:
-    """The token alignment of ``original`` and ``deidentified`` (see the module's docstring)."""
-    old, new = tokens(original), tokens(deidentified)
-    old_words = [original[s:e] for s, e in old]
-    new_words = [deidentified[s:e] for s, e in new]
-    pairs = [-1] * len(old)
-    matcher = SequenceMatcher(None, old_words, new_words, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            pairs[block.a + k] = block.b + k
-    return Alignment(original, deidentified, old, new, pairs)
+    """The token alignment of ``original`` and ``deidentified`` (see the module's docstring).
+
+    The sequences matched are the texts' units (:data:`UNIT`), not their tokens alone, so that the white
+    space and punctuation around a token tell two equal tokens apart (``Chloe Chloe`` with its first word
+    masked keeps its second).
+    """
+    old_units, old_keys = _units(original)
+    new_units, new_keys = _units(deidentified)
+    paired_units: dict[int, tuple[int, int]] = {}
+    for tag, old_start, old_end, new_start, _ in Indel.opcodes(old_keys, new_keys).as_list():
+        if tag == "equal":
+            for k in range(old_end - old_start):
+                paired_units[old_start + k] = new_units[new_start + k]
+    old, paired = [], []
+    for index, (start, end) in enumerate(old_units):
+        if TOKEN.fullmatch(original, start, end):
+            old.append((start, end))
+            paired.append(paired_units.get(index))
+    return Alignment(original, deidentified, old, paired)
 
 
 @dataclass(frozen=True)
@@ -177,8 +233,8 @@ class GoldSpan:
 class TokenCounts:
     """One document's token counts (see the module's docstring); adds with ``+``."""
 
-    token: PRF = PRF()
-    hipaa_token: PRF = PRF()
+    token: PRF = field(default_factory=PRF)
+    hipaa_token: PRF = field(default_factory=PRF)
     residual: dict[str, Rate] = field(default_factory=dict)
     hipaa_residual: dict[str, Rate] = field(default_factory=dict)
     over_redaction: Rate = Rate()
@@ -262,7 +318,7 @@ def replaced_groups(alignment: Alignment, gold: Sequence[GoldSpan]) -> list[Repl
     group kept whole was not replaced: it is residual PHI)."""
     groups: list[tuple[int, int, list[GoldSpan]]] = []
     for span in sorted((g for g in gold if g.start < g.end), key=lambda g: (g.start, g.end)):
-        if groups and (span.start < groups[-1][1] or _nothing_kept(alignment, groups[-1][1], span.start)):
+        if groups and (span.start < groups[-1][1] or not alignment.kept_within(groups[-1][1], span.start)):
             start, end, members = groups[-1]
             groups[-1] = (start, max(end, span.end), [*members, span])
         else:
@@ -270,21 +326,8 @@ def replaced_groups(alignment: Alignment, gold: Sequence[GoldSpan]) -> list[Repl
     return [
         Replaced(start, end, tuple(members), *alignment.region(start, end))
         for start, end, members in groups
-        if _changed(alignment, start, end)
+        if alignment.changed_within(start, end)
     ]
-
-
-def _nothing_kept(alignment: Alignment, start: int, end: int) -> bool:
-    """Whether no kept token of the original lies within ``[start, end)``."""
-    return not any(
-        start <= s and e <= end and alignment.kept(i) for i, (s, e) in enumerate(alignment.old)
-    )
-
-
-def _changed(alignment: Alignment, start: int, end: int) -> bool:
-    """Whether a token of the original overlapping ``[start, end)`` was changed (or the span holds none)."""
-    inside = [i for i, (s, e) in enumerate(alignment.old) if s < end and e > start]
-    return not inside or any(not alignment.kept(i) for i in inside)
 
 
 #: The strategies a configured step may name: the 1.2.0 API's four, and surrogates (nlpbench's).

@@ -103,7 +103,8 @@ def score_deid(
             f"{listed(tally.missing)}"
         )
     if deidentified:
-        notes.append(f"{len(deidentified)} de-identified notes are not in the gold, not scored: {listed(deidentified)}")
+        unknown = sorted(deidentified)
+        notes.append(f"{len(unknown)} de-identified notes are not in the gold, not scored: {listed(unknown)}")
     inputs = {"gold": str(gold), "pred": str(pred), "config": str(config) if config is not None else "default"}
     return Report("deid", chosen.name, inputs, tally.score_rows(), tally.per_document, notes)
 
@@ -188,10 +189,10 @@ def read_config(config: Path | str | None) -> Steps:
         if not isinstance(step, dict):
             raise InputError(f"expected an object, found {json_kind(step)}", config, where)
         types = step.get("annotationTypes")
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise InputError("annotationTypes must be a list of annotation types", config, where)
         if SURROGATE in step:
             names = ["surrogate"]
-            if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
-                raise InputError("annotationTypes must be a list of annotation types", config, where)
         else:
             try:
                 parsed = DeidentificationStep.model_validate(step)
@@ -215,13 +216,13 @@ class _Tally:
     keep_documents: bool
     notes: int = 0
     totals: TokenCounts = field(default_factory=TokenCounts)
-    formats: Rate = Rate()
+    formats: Rate = field(default_factory=Rate)
     documents: list[tuple[str, TokenCounts, Rate]] = field(default_factory=list)
     shifts: list[tuple[str, str, int]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unexpected: int = 0
     per_document: list[Row] = field(default_factory=list)
-    date_shifts: Rate = Rate()
+    date_shifts: Rate = field(default_factory=Rate)
 
     def add(self, gold: Document, pred: Deidentified | None) -> None:
         assert gold.text is not None  # checked by the caller

@@ -29,10 +29,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from nlpbench.toolapi.dateshift import DateOutOfRange, shift_date
 from nlpbench.model import Annotation, Span
+from nlpbench.toolapi.dateshift import DateOutOfRange, shift_date
 from nlpbench.toolapi.schemas import ANNOTATION_TYPES, STRATEGIES, DeidentificationStep
-
 
 #: The steps nlpbench asks a de-identifier for when nothing else is configured: every PHI type replaced by its
 #: type tag (``[TEXT_DATE]``, …), a strategy every 1.2.0 de-identifier serves (the NLP Sandbox example

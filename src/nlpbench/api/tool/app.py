@@ -35,7 +35,6 @@ from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.toolapi.deidentify import StepError
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import BodyTooLarge, Guard, ProblemResponse, describe_errors, problem, too_large
 from nlpbench.api.tool import deidentified, info
@@ -43,6 +42,7 @@ from nlpbench.api.tool.annotate import ROUTERS
 from nlpbench.api.tool.answers import PHI_LABELS, tool_model, tool_type
 from nlpbench.api.tool.cache import NoteCache
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.deidentify import StepError
 from nlpbench.version import __version__
 
 BASE_PATH = "/api/v1"
