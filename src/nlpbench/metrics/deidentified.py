@@ -203,10 +203,10 @@ def align(original: str, deidentified: str) -> Alignment:
     old_units, old_keys = _units(original)
     new_units, new_keys = _units(deidentified)
     paired_units: dict[int, tuple[int, int]] = {}
-    for tag, old_start, old_end, new_start, _ in Indel.opcodes(old_keys, new_keys).as_list():
-        if tag == "equal":
-            for k in range(old_end - old_start):
-                paired_units[old_start + k] = new_units[new_start + k]
+    for opcode in Indel.opcodes(old_keys, new_keys):
+        if opcode.tag == "equal":
+            for k in range(opcode.src_end - opcode.src_start):
+                paired_units[opcode.src_start + k] = new_units[opcode.dest_start + k]
     old, paired = [], []
     for index, (start, end) in enumerate(old_units):
         if TOKEN.fullmatch(original, start, end):

@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -281,6 +282,36 @@ class ToolClient:
         result = Document(document.id)
         for found in replies:
             result.annotations.extend(found.result())
+        return result
+
+    async def deidentify(self, document: Document, steps: Sequence[dict[str, Any]]) -> Document:
+        """``POST /deidentifiedNotes``: ``document`` de-identified by ``steps``, as a document holding the
+        de-identified text and the tool's annotations of that text (each checked against it, as annotations
+        are against a note)."""
+        note = note_json(document)
+        what = f"POST /deidentifiedNotes for note {document.id}"
+        body = {"note": note, "deidentificationSteps": list(steps)}
+        reply = _checked(
+            schemas.DeidentifyResponse,
+            await self._request("POST", "/deidentifiedNotes", what, json=body),
+            f"{self.url}: {what}",
+        )
+        if reply.deidentifiedNote.identifier != note["identifier"]:
+            raise ToolError(f"{self.url}: {what}: the answer is about another note")
+        result = Document(document.id, reply.deidentifiedNote.text, metadata=dict(document.metadata))
+        for label, annotation_type in PHI_TYPES.items():
+            for index, item in enumerate(getattr(reply.deidentifiedAnnotations, annotation_type.array, ())):
+                value = getattr(item, annotation_type.type_attribute, None)
+                where = f"{what}: deidentifiedAnnotations.{annotation_type.array}[{index}]"
+                attributes = {annotation_type.type_attribute: value} if value is not None else {}
+                try:
+                    found = annotation_of(
+                        result, label, item.start, item.length, item.text, attributes, item.confidence, where,
+                        self.stats, show_text=self.show_text,
+                    )  # fmt: skip
+                except ToolError as error:
+                    raise ToolError(f"{self.url}: {error}") from None
+                result.annotations.append(found)
         return result
 
     async def _annotate_one(

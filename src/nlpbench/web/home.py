@@ -23,7 +23,7 @@ def home_rows(store: Store) -> list[dict[str, Any]]:
             counts[submission.task] = counts.get(submission.task, 0) + 1
             teams.setdefault(submission.task, set()).add(submission.team)
     return [
-        {"task": task, "kind": "PHI" if tasks.is_phi(task) else "file", "scored": counts.get(task, 0),
+        {"task": task, "kind": "PHI" if tasks.is_phi(task) else "de-identifier" if tasks.is_deid(task) else "file", "scored": counts.get(task, 0),
          "teams": len(teams.get(task, ()))}
         for task in tasks.names()
     ]  # fmt: skip
