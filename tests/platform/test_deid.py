@@ -54,9 +54,10 @@ def test_nlpbenchs_own_deidentifier_is_validated_run_scored_and_ranked(nb, datas
 
 
 def test_an_annotator_is_no_deidentifier_and_a_deidentifier_no_annotator(nb, dataset):
-    with served(create_app(build_annotator("phi"))) as annotator, served(
-        create_deidentifier_app(build_annotator("phi"))
-    ) as deidentifier:
+    with (
+        served(create_app(build_annotator("phi"))) as annotator,
+        served(create_deidentifier_app(build_annotator("phi"))) as deidentifier,
+    ):
         as_deid = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", annotator)
         as_phi = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", deidentifier)
         run_worker(nb)

@@ -118,8 +118,9 @@ def test_intervals_come_from_the_per_document_counts(cli):
     result = cli("score", "deid", "--gold", GOLD, "--pred", SHIFTED, "--config", STEPS, "--ci", "--format", "json")
     assert result.exit_code == 0, result.stderr
     rows = {r["metric"]: r for r in json.loads(result.stdout)["scores"] if "label" not in r}
-    assert rows["hipaa_token"]["recall_ci_low"] <= rows["hipaa_token"]["recall"] <= rows["hipaa_token"]["recall_ci_high"]
-    assert rows["date_shift"]["rate_ci_low"] <= rows["date_shift"]["rate"] <= rows["date_shift"]["rate_ci_high"]
+    for metric, field in (("hipaa_token", "recall"), ("date_shift", "rate")):
+        row = rows[metric]
+        assert row[f"{field}_ci_low"] <= row[field] <= row[f"{field}_ci_high"]
 
 
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
