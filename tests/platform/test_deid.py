@@ -4,12 +4,18 @@ its de-identified notes stored and scored into a result with intervals, ranked o
 from __future__ import annotations
 
 import json
+import sys
 
+import httpx
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from nlpbench.api.platform import create_app as create_platform
 from nlpbench.api.tool import create_app, create_deidentifier_app
 from nlpbench.cli.serve import build_annotator
+from nlpbench.platform import queue as queues
+from nlpbench.platform.keys import create_key
+from nlpbench.platform.worker import Worker
 from nlpbench.store import open_store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import DeidentifiedNote
@@ -84,3 +90,36 @@ def test_a_file_of_deidentified_notes_is_checked_against_the_dataset_and_scored(
     assert rows["hipaa_token"]["recall"] == 0 and rows["alignment"]["rate"] == 1  # the notes as they were
     assert shown(nb, refused)["status"] == "INVALID"
     assert shown(nb, refused)["reason"] == "stranger.jsonl: 1 notes not in dataset notes (first: someone-else)"
+
+
+def test_the_served_deidentifier_started_by_its_command_is_scored(nb, dataset):
+    command = f"{sys.executable} -m nlpbench serve -a deidentifier --port 8080 --log-level info"
+    submission = submit(nb, "--task", "deid", "--dataset", "notes", "--command", command)
+    run_worker(nb)
+    data = shown(nb, submission)
+    assert data["status"] == "SCORED", data["reason"]
+    logs = json.loads(nb("submissions", "logs", submission, "--format", "json").stdout)
+    assert "POST /api/v1/deidentifiedNotes" in logs["tool"]["output"]["content"]
+
+
+def test_a_deidentifier_submitted_over_http_is_scored_with_its_per_document_counts(nb, dataset, db_url):
+    opened = open_store(db_url)
+    try:
+        with served(create_deidentifier_app(build_annotator("phi"))) as url:
+            tool = httpx.URL(url)
+            queues.configure_queue(opened, "default", tool_hosts=[f"{tool.host}:{tool.port}"])
+            with opened.session() as session:
+                team, organiser = create_key(session, team="team-a"), create_key(session, team=None)
+            with TestClient(create_platform(opened)) as api:
+                made = api.post("/api/v1/submissions", headers={"X-API-Key": team},
+                                json={"task": "deid", "dataset": "notes", "toolUrl": url})  # fmt: skip
+                assert made.status_code == 201, made.text
+                Worker(opened, poll=0.05, lease=10).run(until_idle=True)
+                path = f"/api/v1/submissions/{made.json()['id']}"
+                data = api.get(path, headers={"X-API-Key": team}).json()
+                rows = api.get(f"{path}/documents?profile=standard", headers={"X-API-Key": organiser}).json()
+    finally:
+        opened.close()
+    assert data["status"] == "SCORED", data["reason"]
+    assert len(rows["perDocument"]) == data["results"][0]["perDocumentRows"] == len(dataset) * 8
+    assert {"document", "metric", "part", "whole"} <= set(next(r for r in rows["perDocument"] if "part" in r))
