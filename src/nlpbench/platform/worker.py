@@ -7,7 +7,7 @@ a worker that died goes on where that one stopped:
 - ``VALIDATING``: a tool is checked (:mod:`nlpbench.platform.validation`) on
   the dataset's ``NAME-subset`` (the first :data:`SUBSET_NOTES` notes of the
   dataset when there is none, with a warning); a prediction file is read and
-  each span checked against its note; failures end ``INVALID``.
+  each span (each de-identified note, for ``deid``) checked against its note; failures end ``INVALID``.
 - ``ANNOTATING``: the notes not yet in annotation store ``submission-<id>``
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
   retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
@@ -22,6 +22,10 @@ a worker that died goes on where that one stopped:
   ``synchronous=NORMAL`` does not wait for the disk at commit), which costs
   less CPU than handing rows to a thread. The time budget runs from the
   first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
+  A ``deid`` submission's de-identifier is sent the notes instead
+  (:func:`~nlpbench.runner.deidentifier.deidentified`, ``POST /deidentifiedNotes``
+  with :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`), and its answers are
+  stored as de-identified notes, batched and fenced the same way.
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
 
 A heartbeat thread renews the lease every third of it; when the lease is
