@@ -142,9 +142,8 @@ async def validate(
         if settings.api_version_fatal:
             raise Invalid(message)
         validated.warnings = [w for w in validated.warnings if "implements API" not in w] + [message]
-    run = _deidentify if settings.steps is not None else _annotate
-    first = await run(url, subset, settings, transport)
-    second = await run(url, subset, settings, transport)
+    first = await _annotate(url, subset, settings, transport)
+    second = await _annotate(url, subset, settings, transport)
     notes, spans = differences(first, second)
     if notes:
         done, answers, parts = (
@@ -206,34 +205,24 @@ async def _status(http: httpx.AsyncClient, url: str | httpx.URL) -> tuple[int, s
 async def _annotate(
     url: str, subset: Sequence[Document], settings: Settings, transport: Callable[[], Any]
 ) -> list[Document]:
-    run = AnnotationRun(
-        url,
-        labels=settings.labels,
-        concurrency=settings.concurrency,
-        timeout=settings.timeout,
-        retry=settings.retry,
-        max_response_bytes=settings.max_response_bytes,
-        transport=transport(),
-    )
+    """The validation notes' annotations (a de-identifier's answers when :attr:`Settings.steps` says so), in
+    order; a failure is :class:`Invalid`."""
     try:
+        if settings.steps is not None:
+            options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
+            async with options.client(url, transport()) as client:
+                answers = deidentified(client, subset, settings.steps, 4 * settings.concurrency)
+                return [note async for note in answers]
+        run = AnnotationRun(
+            url,
+            labels=settings.labels,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            retry=settings.retry,
+            max_response_bytes=settings.max_response_bytes,
+            transport=transport(),
+        )
         return [document async for document in run.stream(subset)]
-    except ToolError as error:
-        raise settings.disclosure.verdict(
-            Invalid,
-            f"validation notes: {error}",
-            unanswered=isinstance(error, Unanswered),
-            seen="validation notes: the tool failed on them",
-        ) from None
-
-
-async def _deidentify(
-    url: str, subset: Sequence[Document], settings: Settings, transport: Callable[[], Any]
-) -> list[Document]:
-    assert settings.steps is not None  # the caller runs a de-identifier
-    options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
-    try:
-        async with options.client(url, transport()) as client:
-            return [note async for note in deidentified(client, subset, settings.steps, 4 * settings.concurrency)]
     except ToolError as error:
         raise settings.disclosure.verdict(
             Invalid,
