@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -61,7 +61,6 @@ _STRATEGY_NAMES = {
 }
 #: The step nlpbench adds to the 1.2.0 four: ``{"annotationTypes": […], "surrogateConfig": {}}``.
 SURROGATE = "surrogateConfig"
-_RATES = ("over_redaction", "alignment", "format", "date_shift")
 
 
 @register("deid", "De-identified notes: residual PHI, over-redaction, format, date shifts, alignment", "deid",
@@ -82,7 +81,7 @@ def score_deid(
     ``DeidentificationStep`` objects, or ``{"deidentificationSteps": […]}``); it decides what a
     replacement should look like.
     """
-    chosen: DeidProfile = profiles.get("deid", profile)  # type: ignore[assignment]
+    chosen = cast(DeidProfile, profiles.get("deid", profile))
     steps = read_config(config)
     deidentified = {note.id: note for note in read_deidentified(pred)}
     tally = _Tally(steps, per_document)
