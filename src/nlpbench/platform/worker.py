@@ -69,7 +69,7 @@ from nlpbench.platform.submitted import safe_name
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
 from nlpbench.platform.views import REASON_STREAM
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
-from nlpbench.runner.client import ClientOptions, Unanswered
+from nlpbench.runner.client import DEIDENTIFIED_ANNOTATIONS, ClientOptions, Unanswered
 from nlpbench.runner.deidentifier import deidentified
 from nlpbench.runner.isolation import INSIDE, Sandbox
 from nlpbench.runner.run import new_event_loop
@@ -747,13 +747,14 @@ def _insert_records(session, dataset: str, store_id: int, documents: list[Docume
 
 
 def _insert_deidentified(session: Session, submission_id: int, documents: list[Document]) -> None:
-    """Store de-identified notes: each note's id, de-identified text and the tool's annotations of it."""
+    """Store de-identified notes: each note's id, de-identified text and the tool's annotations of it (none for
+    a file of de-identified notes)."""
     rows = [
         {
             "submission_id": submission_id,
             "note_identifier": document.id,
             "text": document.text or "",
-            "annotations": {key: value for key, value in record_json(document).items() if key.startswith("text")},
+            "annotations": document.metadata.get(DEIDENTIFIED_ANNOTATIONS, {}),
         }
         for document in documents
     ]

@@ -51,6 +51,8 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 #: The most annotations one note's answers may hold by default, all types together: a long note holds a few
 #: hundred PHI spans; 10,000 is one per character of a 10,000-character note.
 MAX_ANNOTATIONS = 10_000
+#: The metadata key under which :meth:`ToolClient.deidentify` keeps the tool's annotations of the de-identified text.
+DEIDENTIFIED_ANNOTATIONS = "deidentifiedAnnotations"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -286,8 +288,8 @@ class ToolClient:
 
     async def deidentify(self, document: Document, steps: Sequence[dict[str, Any]]) -> Document:
         """``POST /deidentifiedNotes``: ``document`` de-identified by ``steps``, as a document holding the
-        de-identified text and the tool's annotations of that text (each checked against it, as annotations
-        are against a note)."""
+        de-identified text, with the tool's ``deidentifiedAnnotations`` (schema-valid, as it gave them: they
+        are kept, not scored) in its metadata."""
         note = note_json(document)
         what = f"POST /deidentifiedNotes for note {document.id}"
         body = {"note": note, "deidentificationSteps": list(steps)}
@@ -298,21 +300,8 @@ class ToolClient:
         )
         if reply.deidentifiedNote.identifier != note["identifier"]:
             raise ToolError(f"{self.url}: {what}: the answer is about another note")
-        result = Document(document.id, reply.deidentifiedNote.text, metadata=dict(document.metadata))
-        for label, annotation_type in PHI_TYPES.items():
-            for index, item in enumerate(getattr(reply.deidentifiedAnnotations, annotation_type.array, ())):
-                value = getattr(item, annotation_type.type_attribute, None)
-                where = f"{what}: deidentifiedAnnotations.{annotation_type.array}[{index}]"
-                attributes = {annotation_type.type_attribute: value} if value is not None else {}
-                try:
-                    found = annotation_of(
-                        result, label, item.start, item.length, item.text, attributes, item.confidence, where,
-                        self.stats, show_text=self.show_text,
-                    )  # fmt: skip
-                except ToolError as error:
-                    raise ToolError(f"{self.url}: {error}") from None
-                result.annotations.append(found)
-        return result
+        metadata = {**document.metadata, DEIDENTIFIED_ANNOTATIONS: schemas.dump(reply.deidentifiedAnnotations)}
+        return Document(document.id, reply.deidentifiedNote.text, metadata=metadata)
 
     async def _annotate_one(
         self, document: Document, note: dict, label: str, counts: dict[str, int]

@@ -5,8 +5,8 @@
 ``nlpsandbox:phi-deidentifier``, and one schema-valid answer for the example
 note. :func:`deidentified` sends notes with at most ``window`` in flight (each
 request bounded by the client's concurrency, timeouts and retries) and yields
-each note's answer — a document holding the de-identified text and the tool's
-annotations of it — in the order the notes came. Messages name notes, offsets
+each note's answer — a document holding the de-identified text, the tool's
+annotations of it in its metadata — in the order the notes came. Messages name notes, offsets
 and sizes, never text (:mod:`nlpbench.runner.client`).
 """
 
