@@ -17,11 +17,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from nlpbench.api.dateshift import DateOutOfRange
+from nlpbench.api.deidentify import StepError
 
 import nlpbench
 from nlpbench.api import datanode, platform, tool
-from nlpbench.api.dateshift import DateOutOfRange
-from nlpbench.api.deidentify import StepError
 from nlpbench.api.problems import PROBLEM_MEDIA_TYPE, AnnotatorError, BodyTooLarge
 from nlpbench.errors import InputError, Kind, NlpbenchError
 from nlpbench.files import LineTooLong

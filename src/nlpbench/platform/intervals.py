@@ -32,7 +32,10 @@ from nlpbench.store.intervals import ResultInterval
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 #: The primary metric of each file-scored task (PHI types: ``token``); a task not here takes its first F1.
-PRIMARY_METRIC = {"timelines": "official", "coref": "conll", "ner": "strict", "codiesp": "map"}
+PRIMARY_METRIC = {"timelines": "official", "coref": "conll", "ner": "strict", "codiesp": "map", "deid": "hipaa_token"}
+#: The primary field of a task's primary metric when it is not F1 (or ``value``): de-identification ranks by the
+#: HIPAA-token recall, the share of HIPAA PHI tokens removed or replaced.
+PRIMARY_FIELD = {"deid": "recall"}
 
 
 def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
@@ -41,7 +44,7 @@ def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
     wanted = "token" if tasks.is_phi(task) else PRIMARY_METRIC.get(task)
     for row in overall:
         if row["metric"] == wanted:
-            return row["metric"], "f1" if "f1" in row else "value"
+            return row["metric"], PRIMARY_FIELD.get(task, "f1" if "f1" in row else "value")
     for row in overall:
         if "f1" in row:
             return row["metric"], "f1"

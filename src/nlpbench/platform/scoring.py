@@ -3,7 +3,8 @@
 A PHI task hands the dataset's gold standard and the submission's
 annotation store ``submission-<id>`` to the registered ``sandbox`` task as
 documents read from the store (checked and merged as the NLP Sandbox JSON
-reader does, no file written) and scores each of its annotation types; a
+reader does, no file written) and scores each of its annotation types; the ``deid`` task hands its registered task the
+dataset's notes and gold standard, and the submission's stored de-identified notes; a
 file-scored task writes its registered gold files and the submitted file and
 calls its registered task's ``score(gold, pred, *, profile, **options)``. Either way the Report's ``per_document``
 rows — the counts of each document under each metric — are stored, one row
@@ -17,6 +18,7 @@ reproducible (:func:`reproducibility`).
 from __future__ import annotations
 
 import hashlib
+import json
 import marshal
 import tempfile
 from collections.abc import Collection, Iterator
@@ -37,13 +39,16 @@ from nlpbench.platform.submitted import write_submitted
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
-from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
+from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultDocument, Submission
+from nlpbench.tasks import InMemory
 from nlpbench.version import __version__
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")
 #: The folder, inside a scoring's scratch directory, of a file-scored task's submitted predictions.
 PREDICTIONS_FOLDER = "predictions"
+#: The file, inside a scoring's scratch directory, of a ``deid`` submission's stored de-identified notes.
+DEIDENTIFIED_NOTES = "deidentified.jsonl"
 
 
 @dataclass
@@ -74,6 +79,8 @@ def score(session: Session, submission: Submission, profile: str) -> Scored:
         return _score_phi(session, submission, profile)
     with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
         try:
+            if tasks.is_deid(submission.task):
+                return _score_deid(session, submission, profile, Path(scratch))
             return _score_files(session, submission, profile, Path(scratch))
         except InputError as error:
             inside = (error.path or "").removeprefix(f"{scratch}/")
@@ -148,6 +155,24 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     return scored
 
 
+def _score_deid(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+    """Score a ``deid`` submission's de-identified notes against the dataset's notes and gold standard,
+    read from the store; the notes are handed to the task as the JSON lines it reads, in ``scratch``."""
+    gold = InMemory(tuple(repository.documents(session, submission.dataset, repository.GOLDSTANDARD)))
+    stored = session.execute(
+        select(DeidentifiedNote.note_identifier, DeidentifiedNote.text)
+        .where(DeidentifiedNote.submission_id == submission.id)
+        .order_by(DeidentifiedNote.id)
+    )
+    pred = scratch / DEIDENTIFIED_NOTES
+    with pred.open("w", encoding="utf-8") as sink:
+        for identifier, text in stored:
+            sink.write(json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n")
+    scored = Scored()
+    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile), scratch)
+    return scored
+
+
 def _score_files(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
     spec = tasks.spec(submission.task)
     gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
@@ -166,7 +191,7 @@ def _score_files(session: Session, submission: Submission, profile: str, scratch
 
 def reproducibility(session: Session, submission: Submission, profile: str) -> dict[str, Any]:
     """What a result was computed from: the tool, its command or image, the data, the profile, nlpbench."""
-    if tasks.is_phi(submission.task):
+    if tasks.on_dataset(submission.task):
         row = repository.get_dataset(session, submission.dataset)
         dataset = {
             "name": row.name,

@@ -42,6 +42,7 @@ CATALOGUE: dict[str, tuple[str, ...]] = {
     "codiesp": ("codiesp2020", "standard"),
     "timelines": ("chemotimelines2024", "standard"),
     "i2b2": ("i2b2-2014", "standard"),
+    "deid": ("standard",),
 }
 
 

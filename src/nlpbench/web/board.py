@@ -155,13 +155,13 @@ def errors_in_context(session: Session, submission: Submission, result: Result, 
 
 
 def public(session: Session, submission: Submission) -> bool:
-    """Whether the submission's dataset is marked public: the store dataset of a PHI task, the gold
+    """Whether the submission's dataset is marked public: the store dataset of a PHI or ``deid`` task, the gold
     (:class:`~nlpbench.store.submissions.TaskGold`, by its ``visibility``) of a file task. Anything else,
     a dataset or gold since deleted included, is private."""
     from nlpbench.store import repository
     from nlpbench.store.repository import NotFound
 
-    if not tasks.is_phi(submission.task):
+    if not tasks.on_dataset(submission.task):
         gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
         return gold is not None and gold.visibility == "public"
     try:
