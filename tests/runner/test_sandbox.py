@@ -8,6 +8,7 @@ import json
 import socket
 import sys
 import textwrap
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,6 +130,51 @@ def test_the_tool_is_reached_through_its_transport_and_works_in_its_own_director
     assert tool.outcome.stopped and tool.outcome.reason == "the tool was stopped at the end of its run"
 
 
+def test_once_the_tool_has_ended_a_request_fails_at_once_rather_than_at_its_timeout(tmp_path, started):
+    """A connection asked of a relay that ended would wait for an answer that never comes: the end wakes it."""
+    exit_on_post = """\
+    def do_POST(self):
+        os._exit(3)
+    Handler.do_POST = do_POST
+    """
+    with started(tool_command(tmp_path, before=exit_on_post)) as tool:
+
+        async def requests() -> list[type[Exception] | int]:
+            seen: list[type[Exception] | int] = []
+            timeout = httpx.Timeout(120.0)
+            async with httpx.AsyncClient(base_url=tool.url, transport=tool.transport(), timeout=timeout) as client:
+                seen.append((await client.get("/api/v1/healthCheck")).status_code)
+                for method in ("POST", "GET"):
+                    try:
+                        seen.append((await client.request(method, "/api/v1/textDateAnnotations")).status_code)
+                    except httpx.HTTPError as error:
+                        seen.append(type(error))
+                    await asyncio.to_thread(_ended, tool.pid)  # the tool has ended before the next request
+            return seen
+
+        status, during, after = asyncio.run(requests())
+    assert status == 200
+    assert isinstance(during, type) and issubclass(during, httpx.TransportError)
+    assert after is httpx.ConnectError  # not ConnectTimeout: the relay's end was told, not waited out
+    assert tool.outcome.returncode == 3
+
+
+def _ended(pid: int) -> None:
+    """Return once the process ``pid`` has ended (reaped or a zombie), without reaping it: the runner does."""
+    for _ in range(600):
+        if not _alive_pid(pid):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the tool did not end")
+
+
+def _alive_pid(pid: int) -> bool:
+    try:
+        return _alive(psutil.Process(pid))
+    except psutil.NoSuchProcess:
+        return False
+
+
 def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path, started):
     grow = """\
     def grow():
@@ -154,11 +200,12 @@ def test_a_tool_exceeding_its_cpu_limit_is_killed_with_the_reason(tmp_path, star
             pass
     threading.Thread(target=spin, daemon=True).start()
     """
-    limits = replace(QUICK, cpu_seconds=1)
+    # gVisor's Sentry spends about a second of CPU starting the tool, counted as the tool's: the limit leaves room
+    limits = replace(QUICK, cpu_seconds=4, wall_seconds=120)
     with started(tool_command(tmp_path, after=spin), limits) as tool:
-        outcome = tool.wait(20)
+        outcome = tool.wait(110)
     assert outcome is not None and outcome.limit == "cpu"
-    assert outcome.reason == "the tool exceeded its CPU limit of 1 s"
+    assert outcome.reason == "the tool exceeded its CPU limit of 4 s"
 
 
 FORK = """\

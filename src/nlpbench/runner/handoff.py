@@ -11,15 +11,21 @@ nothing but the tool (it belongs to the sandbox's loopback).
 :class:`HandoffTransport` (asyncio) and :class:`SyncHandoffTransport` are
 httpx transports whose connections are made so; a connection the relay
 cannot make (the tool not listening yet, the sandbox gone) is an
-``httpx.ConnectError`` like any refused connection.
+``httpx.ConnectError`` like any refused connection. The sockets handed over
+are kept in a :class:`Handed`, which the sandbox shuts when the tool ends:
+a connection whose peer went with the sandbox's network namespace may never
+hear of its end, and a request waiting on it would wait for its timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import select
 import socket
+import threading
 import typing
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,14 +48,54 @@ def mapped(mapping: dict[type[Exception], type[Exception]]) -> Iterator[None]:
         raise
 
 
-def _take(control: socket.socket) -> socket.socket:
+class Handed:
+    """The sockets of a sandbox's connections still open; :meth:`shut` ends them all, once the tool ended.
+
+    It holds both the connections the relay handed over and the requests for one still waiting on the
+    relay's answer. Shutting a socket (not closing it: its owner closes it) wakes whatever waits on it with
+    an end of stream, so a request in flight, or a connection asked of a relay that has ended, fails at
+    once instead of waiting for its timeout. A socket added after :meth:`shut` is refused.
+    """
+
+    def __init__(self) -> None:
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._shut = False
+
+    def add(self, sock: socket.socket) -> socket.socket:
+        """Keep a connected ``sock`` to shut with the others; ``ConnectionRefusedError`` once the tool ended."""
+        with self._lock:
+            if not self._shut:
+                self._sockets.add(sock)
+                return sock
+        raise ConnectionRefusedError("the tool has ended")
+
+    def shut(self) -> None:
+        """End every connection: the tool has ended."""
+        with self._lock:
+            self._shut = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed by its owner meanwhile, or never connected: nothing to end
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _take(control: socket.socket, handed_over: Handed) -> socket.socket:
     """The socket handed over on ``control`` (one message, one descriptor), or ``OSError`` when none came."""
     _, descriptors, _, _ = socket.recv_fds(control, 1, 1)
     if not descriptors:
         raise ConnectionRefusedError("the tool is not listening")
     handed = socket.socket(fileno=descriptors[0])
     handed.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return handed
+    try:
+        return handed_over.add(handed)
+    except ConnectionRefusedError:
+        handed.close()
+        raise
 
 
 class _AsyncStream(httpcore.AsyncNetworkStream):
@@ -109,8 +155,9 @@ def _extra(sock: socket.socket, info: str) -> typing.Any:
 class _AsyncBackend(httpcore.AsyncNetworkBackend):
     """Every TCP connection, whatever the host and port asked for, is one the relay hands over."""
 
-    def __init__(self, control_path: str):
+    def __init__(self, control_path: str, handed: Handed):
         self._path = control_path
+        self._handed = handed
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         loop = asyncio.get_running_loop()
@@ -119,8 +166,9 @@ class _AsyncBackend(httpcore.AsyncNetworkBackend):
             mapping = {TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}
             with mapped(mapping):
                 await asyncio.wait_for(loop.sock_connect(control, self._path), timeout)
+                self._handed.add(control)  # a relay that ended answers never: the sandbox's end wakes this
                 await asyncio.wait_for(_readable(loop, control), timeout)
-                return _AsyncStream(_take(control))
+                return _AsyncStream(_take(control, self._handed))
 
     async def connect_unix_socket(self, path, timeout=None, socket_options=None):
         raise httpcore.ConnectError("a sandboxed tool is reached over TCP only")
@@ -144,8 +192,9 @@ async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> Non
 
 
 class _SyncBackend(httpcore.NetworkBackend):
-    def __init__(self, control_path: str):
+    def __init__(self, control_path: str, handed: Handed):
         self._path = control_path
+        self._handed = handed
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as control:
@@ -153,7 +202,8 @@ class _SyncBackend(httpcore.NetworkBackend):
             with mapped(mapping):
                 control.settimeout(timeout)
                 control.connect(self._path)
-                return _SyncStream(_take(control))
+                self._handed.add(control)  # a relay that ended answers never: the sandbox's end wakes this
+                return _SyncStream(_take(control, self._handed))
 
     def connect_unix_socket(self, path, timeout=None, socket_options=None):
         raise httpcore.ConnectError("a sandboxed tool is reached over TCP only")
@@ -180,14 +230,15 @@ class HandoffTransport(httpx.AsyncHTTPTransport):
     ours (``_pool``: httpx's attribute since 0.18).
     """
 
-    def __init__(self, control_path: str, limits: httpx.Limits = POOL):
+    def __init__(self, control_path: str, handed: Handed, limits: httpx.Limits = POOL):
         super().__init__(limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(network_backend=_AsyncBackend(control_path), **_pool(limits))
+        backend = _AsyncBackend(control_path, handed)
+        self._pool = httpcore.AsyncConnectionPool(network_backend=backend, **_pool(limits))
 
 
 class SyncHandoffTransport(httpx.HTTPTransport):
     """The same for a synchronous ``httpx.Client``."""
 
-    def __init__(self, control_path: str, limits: httpx.Limits = POOL):
+    def __init__(self, control_path: str, handed: Handed, limits: httpx.Limits = POOL):
         super().__init__(limits=limits)
-        self._pool = httpcore.ConnectionPool(network_backend=_SyncBackend(control_path), **_pool(limits))
+        self._pool = httpcore.ConnectionPool(network_backend=_SyncBackend(control_path, handed), **_pool(limits))

@@ -67,7 +67,7 @@ import httpx
 import psutil
 
 from nlpbench.runner.cgroup import make_cgroup, reap_cgroups
-from nlpbench.runner.handoff import POOL, HandoffTransport, SyncHandoffTransport
+from nlpbench.runner.handoff import POOL, Handed, HandoffTransport, SyncHandoffTransport
 from nlpbench.runner.isolation import (
     INSIDE,
     Fds,
@@ -291,6 +291,7 @@ class SandboxedTool:
         self._cpu = 0.0
         self._dropped = 0
         self._ended = threading.Event()  # wakes the watch at the end rather than after its poll
+        self._handed = Handed()  # the connections the relay handed over, ended with the tool
         self._logger = threading.Thread(target=self._copy_log, args=(log,), daemon=True)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._logger.start()
@@ -324,13 +325,13 @@ class SandboxedTool:
         connections are handed over by the relay (gVisor's travel as frames on the bridge's socket)."""
         if self._bridge is not None:
             return httpx.AsyncHTTPTransport(uds=self.socket_path, limits=limits)
-        return HandoffTransport(self.socket_path, limits)
+        return HandoffTransport(self.socket_path, self._handed, limits)
 
     def sync_transport(self) -> httpx.HTTPTransport:
         """The same for a synchronous ``httpx.Client``."""
         if self._bridge is not None:
             return httpx.HTTPTransport(uds=self.socket_path)
-        return SyncHandoffTransport(self.socket_path)
+        return SyncHandoffTransport(self.socket_path, self._handed)
 
     def wait_ready(self, timeout: float) -> None:
         """Return once GET /api/v1/healthCheck answers 200; a :class:`SandboxError` if the tool ends or never does."""
@@ -372,6 +373,7 @@ class SandboxedTool:
             return self.outcome
         self._kill()  # whatever is left, should anything have escaped the sandbox's end
         self._process.wait()
+        self._handed.shut()
         if self._bridge is not None:
             self._bridge.close()
         self._ended.set()
@@ -486,6 +488,7 @@ class SandboxedTool:
                 break
             if self._ended.wait(POLL_SECONDS):
                 break
+        self._handed.shut()  # the tool has ended (or is being killed): no answer will come on its connections
 
     def _over_limit(self, root: psutil.Process) -> tuple[str, str] | None:
         """The limit the tool has passed, if any, with its one-line reason."""
