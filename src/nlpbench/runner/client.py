@@ -447,16 +447,17 @@ def _content_type(response: httpx.Response) -> str:
 
 
 def _checked(model: type[BaseModel], data: Any, what: str):
-    """``data`` as ``model``; the first problem named by its place and pydantic's message (which quotes no input)."""
+    """``data`` as ``model``; the first problem named by its place and the rule it breaks
+    (:func:`~nlpbench.toolapi.schemas.rule_broken`, which quotes no input)."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors(include_input=False, include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "the body"
         more = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
-        raise ToolError(
-            f"{what}: the response does not follow the 1.2.0 {model.__name__} schema: {where}: {first['msg']}{more}"
-        ) from None
+        broken = schemas.rule_broken(where, first)
+        schema = f"the 1.2.0 {model.__name__} schema"
+        raise ToolError(f"{what}: the response does not follow {schema}: {broken}{more}") from None
 
 
 async def validate_tool(client: ToolClient, labels: tuple[str, ...] | None = None) -> ToolCheck:
