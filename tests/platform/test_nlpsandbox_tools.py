@@ -178,22 +178,28 @@ def healthy(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def tools(tmp_path_factory) -> Iterator[dict[str, str]]:
-    """The three example tools, started once for the module: their URLs by name."""
-    logs = tmp_path_factory.mktemp("uwsgi")
+def logs(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("uwsgi")
+
+
+@pytest.fixture(scope="module")
+def annotators(logs) -> Iterator[dict[str, str]]:
+    """The date and PHI annotators, started once for the module: their URLs by name."""
     with ExitStack() as stack:
-        urls = {
+        yield {
             name: stack.enter_context(started(name, logs))
             for name in ("date-annotator-example", "phi-annotator-example")
         }
-        phi_port = str(httpx.URL(urls["phi-annotator-example"]).port)
-        annotators = {
-            f"{v}_ANNOTATOR_{part}": value
-            for v in ANNOTATOR_VARIABLES
-            for part, value in (("HOST", "127.0.0.1"), ("PORT", phi_port))
-        }
-        urls["phi-deidentifier-example"] = stack.enter_context(started("phi-deidentifier-example", logs, **annotators))
-        yield urls
+
+
+@pytest.fixture(scope="module")
+def deidentifier(logs, annotators) -> Iterator[str]:
+    """The de-identifier, its five annotators all the PHI annotator (which serves every type): its URL."""
+    port = str(httpx.URL(annotators["phi-annotator-example"]).port)
+    variables = {f"{kind}_ANNOTATOR_HOST": "127.0.0.1" for kind in ANNOTATOR_VARIABLES}
+    variables |= {f"{kind}_ANNOTATOR_PORT": port for kind in ANNOTATOR_VARIABLES}
+    with started("phi-deidentifier-example", logs, **variables) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -203,9 +209,9 @@ def tools(tmp_path_factory) -> Iterator[dict[str, str]]:
         ("phi-annotator-example", "phi", ["contact", "date", "id", "location", "person_name"]),
     ],
 )
-def test_an_example_annotator_is_scored_directly_through_the_queue(nb, dataset, tools, name, task, types):
+def test_an_example_annotator_is_scored_directly_through_the_queue(nb, dataset, annotators, name, task, types):
     assert nb(*QUEUE).exit_code == 0
-    submission = submit(nb, "--task", task, "--dataset", "notes", "--tool", tools[name])
+    submission = submit(nb, "--task", task, "--dataset", "notes", "--tool", annotators[name])
     run_worker(nb)
     data = shown(nb, submission)
     assert data["status"] == "SCORED", data["reason"]
@@ -215,8 +221,8 @@ def test_an_example_annotator_is_scored_directly_through_the_queue(nb, dataset, 
     assert result["reproducibility"]["tool"]["name"] == name
 
 
-def test_the_example_deidentifier_is_reached_and_the_annotation_queue_refuses_it(nb, dataset, tools):
-    url = tools["phi-deidentifier-example"]
+def test_the_example_deidentifier_is_reached_and_the_annotation_queue_refuses_it(nb, dataset, deidentifier):
+    url = deidentifier
 
     async def reached() -> tuple[schemas.Tool, int, dict]:
         async with ToolClient(url, retry=RetryPolicy(retries=0)) as client:
