@@ -1,4 +1,15 @@
-"""Errors that reach the user as one line.
+"""Errors that reach the user as one line, and the one hierarchy every error of the project belongs to.
+
+Every error nlpbench raises on purpose is an :class:`NlpbenchError`, whose
+:class:`Kind` says what went wrong in terms both front ends understand: the
+command line prints ``nlpbench: error: MESSAGE`` and exits with
+``kind.exit_code`` (:mod:`nlpbench.cli`), a service answers an RFC 7807 problem
+with ``kind.status`` and ``kind.title`` and the message as its ``detail``
+(:func:`nlpbench.api.problems.install_problem_handlers`). The message is one
+line that names what is wrong and never quotes a note (no note text, spans,
+offsets or lengths of private notes), so both may show it. Anything else that
+escapes is a bug: a service answers it with a 500 and logs its type and place
+only (:func:`raised_at`), never its message.
 
 An :class:`InputError` names the file, the record inside it and what is wrong;
 the command line prints ``str(error)`` and exits with status 2. Everything
@@ -11,6 +22,7 @@ import traceback
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +67,56 @@ def raised_at(error: BaseException) -> str:
     return f"{type(error).__name__} raised at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
-class InputError(Exception):
+class Kind(Enum):
+    """What kind of refusal an error is, and how each front end tells it: ``(exit code, HTTP status, title)``.
+
+    Every kind exits with status 2 on the command line (one line, as bad input always has: a script tells a
+    refusal, 2, from a crash, 1, and an interruption, 130) except :attr:`internal`, a bug, which exits 1. The HTTP
+    status tells a client whether asking again can help: 4xx never, 502 and 503 perhaps later.
+    """
+
+    #: The request or a file is wrong: a malformed record, an unknown name, a bad option value.
+    input = (2, 400, "Bad Request")
+    #: What the request names does not exist (or is not the caller's to see).
+    not_found = (2, 404, "Not Found")
+    #: What the request names is not in a state that allows it (a finished submission cancelled).
+    conflict = (2, 409, "Conflict")
+    #: The caller may not do this (a tool URL on a private dataset, an internal address).
+    forbidden = (2, 403, "Forbidden")
+    #: The caller has used up a quota.
+    quota = (2, 429, "Too Many Requests")
+    #: The request or an upload is over a size limit (RFC 9110's title, whatever Python's HTTPStatus says).
+    too_large = (2, 413, "Content Too Large")
+    #: Something the work needs cannot be had here or now: a sandbox, a database, a scheduler.
+    unavailable = (2, 503, "Service Unavailable")
+    #: A tool (a team's, or one being run) is unreachable, failing, or answers outside its schemas.
+    tool = (2, 502, "Bad Gateway")
+    #: nlpbench itself failed in a way it can name without quoting what it was given.
+    internal = (1, 500, "Internal error")
+
+    def __init__(self, exit_code: int, status: int, title: str):
+        #: The command line's exit status.
+        self.exit_code = exit_code
+        #: The HTTP status of the service's problem answer.
+        self.status = status
+        #: The RFC 7807 ``title`` of that problem.
+        self.title = title
+
+
+class NlpbenchError(Exception):
+    """The base of every error nlpbench raises on purpose; ``str(error)`` is one line a user may read.
+
+    A subclass sets :attr:`kind`; one raised as is (``NlpbenchError("…")``) is a refusal of what the user gave.
+    """
+
+    #: How the command line and the services tell this error (:class:`Kind`).
+    kind: Kind = Kind.input
+
+
+class InputError(NlpbenchError):
     """Bad input: ``FILE: RECORD: PROBLEM``."""
+
+    kind = Kind.input
 
     def __init__(self, problem: str, path: str | Path | None = None, record: str | None = None):
         self.problem = _one_line(problem)

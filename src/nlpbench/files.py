@@ -36,7 +36,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, AnyStr, BinaryIO
 
-from nlpbench.errors import InputError, excerpt
+from nlpbench.errors import InputError, Kind, NlpbenchError, excerpt
 
 #: The longest line (in characters) a reader of lines accepts; a note on one line of JSON Lines fits many times.
 MAX_LINE = 8 * 1024 * 1024
@@ -73,7 +73,7 @@ def identity(path: str | Path) -> Identity | None:
     """``(device, inode)`` of the file or folder at ``path`` (links followed), or None when there is none."""
     try:
         found = os.stat(path)
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # nothing there (or an unusable path): no identity
         return None
     return found.st_dev, found.st_ino
 
@@ -104,7 +104,7 @@ def is_folder(path: str | Path) -> bool:
     :class:`InputError` naming it (a loop of links is not silently "not a folder")."""
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
-    except FileNotFoundError:
+    except FileNotFoundError:  # absent is not a folder; any other error is raised
         return False
     except OSError as error:
         raise os_error(error, path) from None
@@ -203,8 +203,10 @@ def bounded_lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
         yield line
 
 
-class LineTooLong(Exception):
+class LineTooLong(NlpbenchError):
     """A line longer than the limit of :func:`bounded_lines`: ``number`` and ``limit``."""
+
+    kind = Kind.input
 
     def __init__(self, number: int, limit: int):
         self.number, self.limit = number, limit
@@ -275,7 +277,7 @@ def _keep_mode(descriptor: int, target: Path) -> None:
     """Give the new file the permission bits of the one it replaces (a new one keeps what the umask gave)."""
     try:
         old = os.stat(target)
-    except OSError:
+    except OSError:  # no file replaced: the new one keeps its own mode
         return
     os.fchmod(descriptor, old.st_mode & 0o7777)
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from nlpbench.errors import Kind, NlpbenchError
+
 T = TypeVar("T")
 
 
-class UnknownName(LookupError):
+class UnknownName(NlpbenchError, LookupError):
     """A name that is not registered; the message lists the names that are."""
+
+    kind = Kind.input
 
 
 class Registry(Generic[T]):

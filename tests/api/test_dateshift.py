@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlpbench.api.dateshift import DateOutOfRange, shift_date
+from nlpbench.toolapi.dateshift import DateOutOfRange, shift_date
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,10 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
         f"timelines-{mode}": ("timelines", "inputs", [*TIMELINES, "--mode", mode, "--reference-date", "2026-11-21"])
         for mode in ("strict", "day", "month", "year")
     },
+    "deid-example": ("deid", "examples", ["--gold", "gold.json", "--pred", "deidentified.json"]),
+    "deid-shifted": (
+        "deid", "examples", ["--gold", "gold.json", "--pred", "shifted.jsonl", "--config", "deid-steps.json"],
+    ),
     "i2b2": ("i2b2", "inputs", ["--pred", "i2b2/system", "--gold", "i2b2/gold"]),
     "i2b2-filter": (
         "i2b2", "inputs", ["--pred", "i2b2/system", "--gold", "i2b2/gold", "--filter", "NAME,DATE", "--invert"],

@@ -30,6 +30,9 @@ SAME_RUNS = [
      ("codiesp/gold_d.tsv", "codiesp/pred_d.tsv", {"track": "D", "valid_codes": ["codiesp/codes.tsv"]})),
     ("relations", ["-g", "relations/gold", "-p", "relations/pred", "--profile", "rebel"],
      ("relations/gold", "relations/pred", {"profile": "rebel"})),
+    ("deid", ["--gold", f"{EXAMPLES}/gold.json", "--pred", f"{EXAMPLES}/shifted.jsonl",
+              "--config", f"{EXAMPLES}/deid-steps.json"],
+     (f"{EXAMPLES}/gold.json", f"{EXAMPLES}/shifted.jsonl", {"config": f"{EXAMPLES}/deid-steps.json"})),
 ]  # fmt: skip
 
 
@@ -61,7 +64,9 @@ def test_compare_is_the_cli_compare(monkeypatch, cli):
 
 
 def test_tasks_profiles_and_report_fields():
-    assert nlpbench.tasks() == ["codiesp", "coref", "i2b2", "linking", "ner", "relations", "sandbox", "timelines"]
+    assert nlpbench.tasks() == [
+        "codiesp", "coref", "deid", "i2b2", "linking", "ner", "relations", "sandbox", "timelines"
+    ]  # fmt: skip
     assert nlpbench.profiles("sandbox") == ["nlpsandbox", "nlpsandbox-legacy", "standard"]
     report = nlpbench.score("sandbox", python_api.example("gold.json"), python_api.example("pred.json"))
     assert report.warnings == [] and report.per_document and report.scores[0]["metric"] == "instance_strict"

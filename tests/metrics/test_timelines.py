@@ -18,8 +18,9 @@ from nlpbench.metrics.timelines import (
     timeline_counts,
     timeline_values,
 )
-from nlpbench.metrics.timex import IsoScale, Mode, ScriptScale, TimexError
+from nlpbench.metrics.timex import IsoScale, ScriptScale, TimexError
 from nlpbench.model import TimelineTuple
+from nlpbench.model.timelines import Mode
 
 REFERENCE = date(2026, 11, 21)
 MODES = list(Mode)

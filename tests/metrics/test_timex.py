@@ -10,7 +10,8 @@ from dateutil import parser
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlpbench.metrics.timex import IsoScale, Mode, ScriptScale, TimexError, iso_interval, script_read
+from nlpbench.metrics.timex import IsoScale, ScriptScale, TimexError, iso_interval, script_read
+from nlpbench.model.timelines import Mode
 
 NOV_21 = date(2026, 11, 21)
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
 
+from nlpbench.platform.intervals import RESAMPLES, stored
+from nlpbench.platform.scoring import result_report
+from nlpbench.stats import bootstrap_interval
+from nlpbench.stats.report import derivations
 from nlpbench.store import open_store
 from nlpbench.store.intervals import ResultInterval
-from nlpbench.store.submissions import Result
+from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import create_app
 from tests.platform.conftest import NOTES
 from tests.platform.test_worker import run_worker, shown, submit
@@ -115,3 +119,29 @@ def test_db_upgrade_computes_the_intervals_of_results_stored_without_them(nb, da
     said = upgraded.stdout.splitlines()[-1]
     assert said.endswith(": intervals of results stored without them: 1 computed and stored")
     assert shown(nb, submission)["results"][0]["intervals"] == result["intervals"]
+
+
+def test_stored_intervals_are_bit_for_bit_those_of_each_value_resampled_alone(nb, dataset, tool, db_url):
+    """One draw of the resamples serves every value of a result: each bound is what its own draw gave."""
+    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", tool.url)
+    run_worker(nb)
+    assert nb("rescore", submission, "--profile", "nlpsandbox").exit_code == 0
+    store = open_store(db_url)
+    try:
+        with store.session(readonly=True) as session:
+            chosen = session.get_one(Submission, int(submission))
+            for result in session.scalars(select(Result).where(Result.submission_id == chosen.id)):
+                expected: dict[str, list[tuple]] = {}  # by type: PostgreSQL's JSONB keeps no key order
+                for kind in result.scores:
+                    report = result_report(session, chosen, result, kind)
+                    for derived in derivations(report):
+                        alone = bootstrap_interval(derived.counts, derived.statistic, resamples=RESAMPLES)
+                        value = (derived.metric, derived.field, alone.estimate, alone.low, alone.high)
+                        expected.setdefault(kind, []).append(value)
+                found: dict[str, list[tuple]] = {}
+                for i in stored(session, result.id):
+                    if i.method != "none":
+                        found.setdefault(i.annotation_type, []).append((i.metric, i.field, i.estimate, i.low, i.high))
+                assert len(result.scores) == 5 and found == expected
+    finally:
+        store.close()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from nlpbench.stats import bootstrap_interval, statistic_for
+from nlpbench.stats import STATISTICS, bootstrap_interval, statistic_for
+from nlpbench.stats.bootstrap import bootstrap_intervals
 from nlpbench.stats.statistics import macro
 
 
@@ -94,3 +95,21 @@ def test_bad_arguments_are_clear():
         bootstrap_interval(np.zeros((0, 3)), statistic_for("f1"))
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_interval(np.ones((3, 3)), statistic_for("f1"), confidence=1.5)
+
+
+def test_values_resampled_separately_from_one_draw_get_their_lone_intervals_bit_for_bit(monkeypatch):
+    from nlpbench.stats import resample
+
+    monkeypatch.setattr(resample, "CHUNK_CELLS", 700)  # several chunks of resamples, as on large corpora
+    rng = np.random.default_rng(5)
+    prf = rng.integers(0, 9, size=(120, 3)).astype(float)
+    pairs = [
+        (prf, STATISTICS.get("f1")),
+        (prf.copy(), STATISTICS.get("precision")),  # an equal table, multiplied once
+        (rng.integers(0, 9, size=(120, 3)), STATISTICS.get("recall")),
+        (rng.integers(0, 9, size=(45, 3)), STATISTICS.get("f1")),  # another number of documents
+        (np.asfortranarray(rng.integers(0, 9, size=(120, 3)).astype(float)), STATISTICS.get("f1")),
+    ]
+    together = bootstrap_intervals(pairs, resamples=500, separately=True)
+    alone = [bootstrap_interval(counts, statistic, resamples=500) for counts, statistic in pairs]
+    assert together == alone

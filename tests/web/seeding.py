@@ -5,7 +5,7 @@ note carries :data:`CANARY`), prediction files from three teams that drop a
 different share of the gold annotations, a tool served on 127.0.0.1, and a
 NER gold with a prediction file, all submitted with
 :func:`nlpbench.platform.queue.submit` and scored by a
-:class:`nlpbench.platform.worker.Worker`, then ranked by :func:`nlpbench.web.board.refresh`.
+:class:`nlpbench.platform.worker.Worker`, which stores the rank groups pages read with each result.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from nlpbench.platform import queue
 from nlpbench.platform.worker import Worker
 from nlpbench.store import Store
 from nlpbench.synth import generate
-from nlpbench.web import board
 from tests.cli.test_score_ner import GOLD, PRED
 
 CANARY = "ZEBRA-CANARY-4417 lives here"
@@ -74,5 +73,4 @@ def seed(store: Store, scratch: Path, tool_url: str | None = None) -> dict[str, 
         moment=moment,
     )
     Worker(store, poll=0.05, lease=30).run(until_idle=True)
-    board.refresh(store)  # the rank groups pages read (``leaderboard serve`` refreshes them by itself)
     return ids

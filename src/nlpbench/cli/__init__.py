@@ -3,15 +3,24 @@
 A run imports only the module of the command it runs (``nlpbench score coref``
 never loads the web server or the note generator); help and ``--version`` load
 them all, so that every command is listed.
+
+Errors are handled once, here: the root command runs every subcommand through
+:func:`nlpbench.cli.common.handled`, which prints an
+:class:`~nlpbench.errors.NlpbenchError` as the one line ``nlpbench: error: …``
+and exits with its kind's status (2 for every refusal). No command catches
+one to print it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from nlpbench.version import __version__
 
@@ -52,6 +61,15 @@ def _root(
     """Score, run and rank clinical NLP systems with scorers that reproduce the official ones."""
 
 
+class RootGroup(TyperGroup):
+    """The ``nlpbench`` command itself: whichever subcommand runs, it runs inside the one error handler."""
+
+    def invoke(self, ctx: Any) -> Any:  # Typer's own (vendored) click.Context
+        from nlpbench.cli.common import handled
+
+        return handled(functools.partial(super().invoke, ctx))
+
+
 def build_app(argv: Sequence[str] | None = None) -> typer.Typer:
     """The app with the commands ``argv`` can reach: the one it names first, or all when it names none."""
     named = next((word for word in argv or () if not word.startswith("-")), None)
@@ -60,6 +78,7 @@ def build_app(argv: Sequence[str] | None = None) -> typer.Typer:
 
     app = typer.Typer(
         name="nlpbench",
+        cls=RootGroup,
         context_settings={"token_normalize_func": new_spelling},
         help=SUMMARY,
         no_args_is_help=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import files
-from nlpbench.cli.common import fail, one_line_errors, progress, stderr, warn
+from nlpbench.cli.common import fail, progress, report_error, stderr, warn
 from nlpbench.cli.options import (
     CONCURRENCY_OPTION,
     MAX_ANNOTATIONS_OPTION,
@@ -32,7 +32,6 @@ class Executor(StrEnum):
     dask = "dask"
 
 
-@one_line_errors
 def annotate(
     tool: str = typer.Option(None, "--tool", help="The tool's URL, e.g. http://127.0.0.1:8080 (or …/api/v1)."),
     command: str = typer.Option(
@@ -186,10 +185,10 @@ def _reached(command: str | None, log: Path, settings, tool_dir: Path | None) ->
         raise fail(f"--command: {error} (its output is in {log})") from None
 
 
-def stopped(error: BaseException, kept: str) -> typer.Exit:
+def stopped(error: BaseException, kept: str) -> Exception:
     """One line for a run that stopped: exit 2 for a failing tool, 130 for Ctrl-C."""
     if isinstance(error, KeyboardInterrupt):
-        fail(f"interrupted{kept}")
+        report_error(fail(f"interrupted{kept}"))
         return typer.Exit(code=130)
     return fail(f"{error}{kept}")
 

@@ -1,4 +1,4 @@
-"""What every subcommand shares: one-line errors with exit status 2, output, progress."""
+"""What every subcommand shares: one-line errors (:func:`handled`), output, progress."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlpbench import files
-from nlpbench.errors import InputError
-from nlpbench.registry import UnknownName
+from nlpbench.errors import NlpbenchError
 from nlpbench.report import Report, render
 
 if TYPE_CHECKING:
@@ -61,31 +60,32 @@ RESAMPLES_OPTION = typer.Option(10_000, "--resamples", min=100, help="Bootstrap 
 SEED_OPTION = typer.Option(0, "--seed", help="Seed of the resampling (the same seed gives the same numbers).")
 
 
-def fail(message: str) -> typer.Exit:
-    """Print ``nlpbench: error: MESSAGE`` on standard error; the caller raises the returned exit 2."""
-    sys.stderr.write(f"nlpbench: error: {message}\n")
-    return typer.Exit(code=2)
+def fail(message: str) -> NlpbenchError:
+    """The error a command raises for ``message``: the root app prints ``nlpbench: error: MESSAGE`` and exits 2."""
+    return NlpbenchError(message)
 
 
-def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn bad input into one line on standard error and exit status 2, never a traceback.
+def report_error(error: NlpbenchError) -> typer.Exit:
+    """Print ``nlpbench: error: MESSAGE`` on standard error; the exit of the error's kind, for the caller to raise."""
+    sys.stderr.write(f"nlpbench: error: {error}\n")
+    return typer.Exit(code=error.kind.exit_code)
+
+
+def handled(run: Callable[[], Any]) -> Any:
+    """``run()``, with every :class:`~nlpbench.errors.NlpbenchError` one line and the exit status of its kind.
 
     An operating-system error on a path (one that names its file) is bad input too: the file, and what is
-    wrong with it in a few words (:func:`nlpbench.files.reason`).
+    wrong with it in a few words (:func:`nlpbench.files.os_error`). Anything else is a bug and goes on as it is
+    (a traceback, exit status 1). The root app calls this once around every command (:mod:`nlpbench.cli`).
     """
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except (InputError, UnknownName) as error:
-            raise fail(str(error)) from None
-        except OSError as error:
-            if error.filename is None:
-                raise
-            raise fail(str(files.os_error(error))) from None
-
-    return wrapper
+    try:
+        return run()
+    except NlpbenchError as error:
+        raise report_error(error) from None
+    except OSError as error:
+        if error.filename is None:
+            raise
+        raise report_error(files.os_error(error)) from None
 
 
 def emit(report: Report, fmt: OutputFormat, output: Path | None) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from nlpbench import files, tasks
-from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, one_line_errors, store_file
+from nlpbench.cli.common import FORMAT_OPTION, OUTPUT_OPTION, OutputFormat, emit, fail, store_file
 from nlpbench.cli.options import DB_OPTION, any_profile_option
 from nlpbench.errors import InputError
 from nlpbench.report import Report
@@ -19,7 +19,6 @@ class Test(StrEnum):
     bootstrap = "bootstrap"
 
 
-@one_line_errors
 def compare(
     context: typer.Context,
     a: str = typer.Argument(..., help="System A's output, or submission:ID of a scored submission in --db."),
@@ -90,9 +89,8 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
     from sqlalchemy import select
 
     from nlpbench.cli.db import db_session
-    from nlpbench.platform.queue import PlatformError, get
+    from nlpbench.platform.queue import get
     from nlpbench.platform.scoring import result_report
-    from nlpbench.store.repository import StoreError
     from nlpbench.store.submissions import Result
 
     numbers = []
@@ -102,20 +100,17 @@ def _stored(references: list[str], db: str | None, profile: str | None) -> list[
             raise InputError(f"{reference}: a submission is submission:ID, ID a number")
         numbers.append(int(digits))
     reports, datasets = [], []
-    try:
-        with db_session(db, readonly=True) as session:
-            for number in numbers:
-                submission = get(session, number)
-                query = select(Result).where(Result.submission_id == number).order_by(Result.id)
-                result = next((r for r in session.scalars(query) if profile in (None, r.profile)), None)
-                if result is None:
-                    under = f" under profile {profile}" if profile else ""
-                    raise InputError(f"submission {number} has no result{under} ({submission.status})")
-                parts = {kind: result_report(session, submission, result, kind) for kind in result.scores}
-                reports.append(_joined(parts, {"submission": number, "team": submission.team}))
-                datasets.append(f"{submission.dataset}@{submission.dataset_version or 'latest'}")
-    except (StoreError, PlatformError) as error:
-        raise InputError(str(error)) from None
+    with db_session(db, readonly=True) as session:
+        for number in numbers:
+            submission = get(session, number)
+            query = select(Result).where(Result.submission_id == number).order_by(Result.id)
+            result = next((r for r in session.scalars(query) if profile in (None, r.profile)), None)
+            if result is None:
+                under = f" under profile {profile}" if profile else ""
+                raise InputError(f"submission {number} has no result{under} ({submission.status})")
+            parts = {kind: result_report(session, submission, result, kind) for kind in result.scores}
+            reports.append(_joined(parts, {"submission": number, "team": submission.team}))
+            datasets.append(f"{submission.dataset}@{submission.dataset_version or 'latest'}")
     if datasets[0] != datasets[1]:
         raise InputError(f"the submissions were scored on different datasets: {datasets[0]} and {datasets[1]}")
     return reports

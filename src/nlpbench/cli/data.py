@@ -8,10 +8,9 @@ from pathlib import Path
 import typer
 
 from nlpbench import files, formats, profiles, tasks
-from nlpbench.cli.common import one_line_errors, warn
+from nlpbench.cli.common import warn
 from nlpbench.cli.options import file_format_option
 from nlpbench.errors import collected_warnings
-from nlpbench.formats import timelines as timeline_formats
 
 TEXT_DIR_OPTION = typer.Option(
     None,
@@ -21,7 +20,6 @@ TEXT_DIR_OPTION = typer.Option(
 )
 
 
-@one_line_errors
 def convert(
     source: Path = typer.Argument(..., readable=False, help="File or directory to read."),
     target: Path = typer.Argument(..., readable=False, help="File or directory to write."),
@@ -37,6 +35,8 @@ def convert(
     summarises ChemoTimelines system TSV output into timeline JSON as docker_output_to_timeline.py
     does (filtering, de-duplication, generic mentions, label conflicts).
     """
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     inputs, outputs = {"SOURCE": source, "--text-dir": text_dir}, {"TARGET": target}
     if from_format in timeline_formats.REGISTRY or to_format in timeline_formats.REGISTRY:
         with collected_warnings() as warnings, files.guarded(inputs, outputs):
@@ -67,13 +67,14 @@ def convert(
     typer.echo(f"{target}: wrote {counts['documents']} documents, {counts['annotations']} annotations")
 
 
-@one_line_errors
 def validate(
     path: Path = typer.Argument(..., readable=False, help="File or directory to check."),
     fmt: str = file_format_option(..., "--format", "-f", help="Its format."),
     text_dir: Path = TEXT_DIR_OPTION,
 ) -> None:
     """Read a file as FORMAT and check every span against its note text; exit 2 on the first problem."""
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     if fmt in timeline_formats.REGISTRY:
         _validate_timelines(path, fmt)
         return
@@ -95,6 +96,8 @@ def validate(
 
 def _validate_timelines(path: Path, fmt: str) -> None:
     """Read a patient-timeline file; print its patients and tuples by label."""
+    from nlpbench.formats import timelines as timeline_formats
+
     labels: Counter[str] = Counter()
     patients = 0
     with collected_warnings() as warnings:
@@ -108,6 +111,8 @@ def _validate_timelines(path: Path, fmt: str) -> None:
 
 def list_formats() -> None:
     """List the formats that convert, validate and score read and write."""
+    from nlpbench.formats import timelines as timeline_formats  # imports numpy: only when a command runs
+
     for name in formats.names():
         typer.echo(f"{name:18} {formats.get(name).summary}")
     for name in timeline_formats.REGISTRY.names():
@@ -131,4 +136,4 @@ def add_commands(app: typer.Typer) -> None:
     app.command("convert")(convert)
     app.command("validate")(validate)
     app.command("formats")(list_formats)
-    app.command("profiles")(one_line_errors(list_profiles))
+    app.command("profiles")(list_profiles)

@@ -11,9 +11,9 @@ import typer
 
 from nlpbench.api.limits import BODY_TIMEOUT, HEADER_TIMEOUT
 from nlpbench.cli.common import choices, fail, stderr
-from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import DATANODE_PORT, DB_OPTION, LogLevel, host_option, log_level_option, port_option
-from nlpbench.store.models import SCOPES
+from nlpbench.store.vocabulary import SCOPES
 
 LOCAL_NAMES = ("localhost", "localhost.localdomain")
 
@@ -24,7 +24,7 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
+    except ValueError:  # a name, not an address: not loopback
         return False
 
 
@@ -50,7 +50,6 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-@store_errors
 def serve(
     db: str = DB_OPTION,
     host: str = host_option("Address to listen on; beyond localhost, keys are required."),
@@ -149,7 +148,6 @@ def parse_expiry(text: str, now: datetime | None = None) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@store_errors
 def create(
     scope: str = typer.Option(
         "read", "--scope", metavar=choices(SCOPES), help="read (GET only) or write (also create and delete)."
@@ -184,7 +182,6 @@ def _moment(value: datetime | None) -> str:
     return f"{value.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" if value is not None else "-"
 
 
-@store_errors
 def list_keys(db: str = DB_OPTION) -> None:
     """List the API keys, one a line, tab-separated: prefix, scope, state (active, expired, revoked), created,
     expires, revoked (- when not), datasets (* for every one), label. Never a secret."""
@@ -197,7 +194,6 @@ def list_keys(db: str = DB_OPTION) -> None:
             typer.echo("\t".join((key.prefix, key.scope, key.state(), *moments, datasets, key.label)))
 
 
-@store_errors
 def revoke(prefix: str = typer.Argument(..., help="The key's prefix (its second part)."), db: str = DB_OPTION) -> None:
     """Revoke an API key: it stops working at once, on running data nodes too; `keys list` still shows it."""
     from nlpbench.store.keys import revoke_key

@@ -19,7 +19,7 @@ import typer
 
 from nlpbench import files
 from nlpbench.cli.common import fail, progress, stderr, store_file, warn
-from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import DB_OPTION, file_format_option
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.model import Document
@@ -140,7 +140,6 @@ def report(name: str, imported: Imported) -> None:
         typer.echo(f"left out {listed} annotations: the NLP Sandbox data model has no array for them")
 
 
-@store_errors
 def import_(
     path: Path = typer.Argument(..., readable=False, help="File or directory to import."),
     fmt: str = file_format_option(..., "--format", "-f", help="Its format."),
@@ -183,7 +182,6 @@ def import_(
     report(name, imported)
 
 
-@store_errors
 def list_(db: str = DB_OPTION) -> None:
     """List the datasets: name, version, visibility, notes, gold records, creation time."""
     from nlpbench.store import repository as repo
@@ -199,7 +197,6 @@ def list_(db: str = DB_OPTION) -> None:
         typer.echo(f"{row.name}\t{row.version}\t{row.visibility}\t{row.notes}\t{row.gold}\t{created}")
 
 
-@store_errors
 def show(name: str = typer.Argument(..., help="The dataset id."), db: str = DB_OPTION) -> None:
     """Show a dataset: its metadata, content hash, FHIR stores and annotation stores with their counts."""
     from nlpbench.store import repository as repo
@@ -222,7 +219,6 @@ def show(name: str = typer.Argument(..., help="The dataset id."), db: str = DB_O
     typer.echo("\n".join(lines))
 
 
-@store_errors
 def export(
     name: str = typer.Argument(..., help="The dataset id."),
     output: Path = typer.Argument(..., readable=False, help="File or directory to write."),
@@ -257,7 +253,6 @@ def export(
     typer.echo(f"{output}: wrote {counts['notes']} notes, {counts['annotations']} annotations of {annotation_store}")
 
 
-@store_errors
 def delete(
     name: str = typer.Argument(..., help="The dataset id."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),

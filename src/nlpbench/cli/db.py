@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from nlpbench.cli.common import fail, one_line_errors
 from nlpbench.cli.options import DB_OPTION
 
 if TYPE_CHECKING:
@@ -39,36 +37,19 @@ def db_session(url: str | None, *, readonly: bool = False, create: bool = True) 
         store.close()
 
 
-def store_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """One line and exit status 2 for bad input and for what the store refuses (a taken name, a missing dataset)."""
-
-    @one_line_errors
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from nlpbench.store import StoreError
-
-        try:
-            return command(*args, **kwargs)
-        except StoreError as error:
-            raise fail(str(error)) from None
-
-    return wrapper
-
-
-@store_errors
 def upgrade(db: str = DB_OPTION) -> None:
     """Create the tables of an empty database, or bring an older one up to this version's schema.
 
     What the leaderboard reads and an older version did not store is computed and stored too: the
     intervals of results scored without them, and the rank groups of every column.
     """
+    from nlpbench.platform import ranks
     from nlpbench.store import describe, resolve_url
-    from nlpbench.web import board
 
     store = open_db(db, upgrade=False)
     try:
         before, after = store.upgrade()
-        done = board.refresh(store)
+        done = ranks.refresh(store)
     finally:
         store.close()
     where = describe(resolve_url(db))
@@ -82,7 +63,6 @@ def upgrade(db: str = DB_OPTION) -> None:
         typer.echo(f"{where}: rank groups of the leaderboard: {done.columns} columns computed and stored")
 
 
-@store_errors
 def current(db: str = DB_OPTION) -> None:
     """Print the database URL (without its password) and the revision it is at."""
     from nlpbench.store import describe, resolve_url

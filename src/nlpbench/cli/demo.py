@@ -12,7 +12,7 @@ import typer
 from nlpbench import files, formats, profiles
 from nlpbench.cli import options
 from nlpbench.cli.annotate import stopped
-from nlpbench.cli.common import choices, fail, one_line_errors, progress, stderr, store_file, warn
+from nlpbench.cli.common import choices, fail, progress, stderr, store_file, warn
 from nlpbench.cli.serve import listen
 from nlpbench.errors import collected_warnings
 from nlpbench.report.leaderboard import leaderboard, leaderboard_html
@@ -24,7 +24,6 @@ DATASET, TASK, QUEUE = "synthetic", "phi", "demo"
 TITLE = "nlpbench demo leaderboard"
 
 
-@one_line_errors
 def demo(
     out: Path = options.output_option(
         Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."
@@ -57,7 +56,6 @@ def demo(
     from nlpbench.platform.queue import Request, configure_queue, submit
     from nlpbench.platform.worker import Worker, default_name
     from nlpbench.runner.services import local_tools
-    from nlpbench.web import board
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
@@ -93,7 +91,6 @@ def demo(
                 request = Request(team=name, task=TASK, dataset=DATASET, queue=QUEUE, tool_url=tool_url)
                 stderr().print(f"submission {submit(store, request)}: {name} at {tool_url}", markup=False)
             Worker(store, QUEUE, default_name(), on_status=said).run(until_idle=True)
-        board.refresh(store)  # the rank groups the table below and the site read
         typer.echo(table_text(f"token F1 ({profile}), 95 % intervals, rank groups", _ranked(store)))
         if not serve:
             typer.echo(f"leaderboard: {_write_site(store, out / 'site')}")
@@ -102,7 +99,9 @@ def demo(
     if serve:
         from nlpbench.cli.leaderboard import serve as serve_leaderboard
 
-        serve_leaderboard(db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level="warning")
+        serve_leaderboard(
+            db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level=options.LogLevel.warning
+        )
 
 
 def _ranked(store) -> list[dict]:
@@ -184,7 +183,6 @@ def _unknown_tool(name: str) -> str:
     return f"unknown annotator {name!r}; known: {', '.join(annotators.load_all())}"
 
 
-@one_line_errors
 def run(
     notes: str = typer.Option(
         ...,

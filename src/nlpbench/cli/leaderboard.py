@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nlpbench.cli.common import choices, fail, stderr
-from nlpbench.cli.db import open_db, store_errors
+from nlpbench.cli.db import open_db
 from nlpbench.cli.options import DB_OPTION, LEADERBOARD_PORT, LogLevel, host_option, log_level_option, port_option
 from nlpbench.cli.serve import listen
 
@@ -23,17 +23,17 @@ log = logging.getLogger("nlpbench.web")
 
 
 def refreshing(store: Store, seconds: float) -> threading.Event:
-    """Run :func:`nlpbench.web.board.refresh` now and every ``seconds`` in a thread, until the returned event
+    """Run :func:`nlpbench.platform.ranks.refresh` now and every ``seconds`` in a thread, until the returned event
     is set. A failed round (a writer holding SQLite's lock past the busy timeout) is logged by its type and
     tried again at the next."""
-    from nlpbench.web import board
+    from nlpbench.platform import ranks
 
     stop = threading.Event()
 
     def loop() -> None:
         while True:
             try:
-                board.refresh(store)
+                ranks.refresh(store)
             except Exception as error:  # the next round tries again; its message may quote a statement
                 log.warning("refreshing the leaderboard failed: %s", type(error).__name__)
             if stop.wait(seconds):
@@ -43,7 +43,6 @@ def refreshing(store: Store, seconds: float) -> threading.Event:
     return stop
 
 
-@store_errors
 def serve(
     db: str = DB_OPTION,
     host: str = host_option(),
@@ -67,8 +66,9 @@ def serve(
 
     Pages are rendered on the server and work without JavaScript; every table
     has .csv and .json twins. A private dataset's pages show counts, never note text.
-    Pages only read: the rank groups of new results are computed in the background
-    (--refresh), and a column shows no rank until they are.
+    Pages only read: the worker stores the rank groups of a new result with it; those of
+    results stored without them (by an older version) are computed in the background
+    (--refresh), and such a column shows no rank until they are.
     """
     if pick not in PICKS:
         raise fail(f"unknown --pick {pick!r}; known: {', '.join(PICKS)}")
@@ -89,16 +89,15 @@ def serve(
         store.close()
 
 
-@store_errors
 def refresh_(db: str = DB_OPTION) -> None:
     """Compute and store what the site's pages read but never compute: the rank groups of every column whose
     results changed, and the intervals of results stored without them (by an older version)."""
+    from nlpbench.platform import ranks
     from nlpbench.store import describe, resolve_url
-    from nlpbench.web import board
 
     store = open_db(db, create=False)
     try:
-        done = board.refresh(store)
+        done = ranks.refresh(store)
     finally:
         store.close()
     typer.echo(

@@ -102,7 +102,6 @@ def file_format_option(default: object, *decls: str, help: str) -> Any:
 
 def any_profile_option(default: object, help: str) -> Any:
     """``--profile`` where the task is not known before it runs: every profile of every task is a choice."""
-    from nlpbench import profiles, tasks
+    from nlpbench import profiles
 
-    names = sorted({name for task in tasks.load_all() for name in profiles.names(tasks.REGISTRY.get(task).profiles)})
-    return typer.Option(default, "--profile", metavar=choices(names), help=help)
+    return typer.Option(default, "--profile", metavar=choices(profiles.every_name()), help=help)

@@ -32,14 +32,13 @@ from nlpbench.cli.common import (
     choices,
     emit,
     fail,
-    one_line_errors,
     progress,
     warn,
 )
 from nlpbench.cli.options import DB_OPTION
-from nlpbench.metrics.timex import Mode
 from nlpbench.model import PHI_TYPES
-from nlpbench.profiles.codiesp import DEFAULT_K
+from nlpbench.model.coding import DEFAULT_K
+from nlpbench.model.timelines import Mode
 from nlpbench.python_api import example as example_file
 from nlpbench.report import Report
 
@@ -130,7 +129,7 @@ def scored(command: Callable[..., Report | None]) -> Callable[..., None]:
     own = [p for p in inspect.signature(command).parameters.values() if p.name not in (*_GIVEN, "output")]
     run.__signature__ = inspect.Signature([*own, *OUTPUT_PARAMETERS])  # type: ignore[attr-defined]  # Typer reads it
     run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in (*_GIVEN, "return")}
-    return one_line_errors(run)
+    return run
 
 
 def command_report(task: str, gold: str | Path, pred: str | Path, arguments: list[str]) -> Report:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
-from nlpbench.cli.common import fail, one_line_errors, stderr
+from nlpbench.cli.common import fail, stderr
 from nlpbench.cli.options import TOOL_PORT, LogLevel, host_option, log_level_option, port_option
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ def listen(host: str, port: int) -> socket.socket:
         raise fail(f"cannot listen on {host}:{port}: {reason}") from None
 
 
-@one_line_errors
 def serve(
     annotator: str = typer.Option(
         None, "--annotator", "-a", help=f"A registered annotator (see --list), or {DEIDENTIFIER}."

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 import typer
 
 from nlpbench.cli.common import choices, fail, stderr
-from nlpbench.cli.db import db_session, open_db, store_errors
+from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import (
     DB_OPTION,
     PLATFORM_PORT,
@@ -27,7 +25,7 @@ from nlpbench.cli.options import (
     port_option,
 )
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
-from nlpbench.store.submissions import STATUSES, WINDOWS
+from nlpbench.store.vocabulary import STATUSES, WINDOWS
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -40,27 +38,10 @@ class ListFormat(StrEnum):
 FORMAT_OPTION = typer.Option(ListFormat.table, "--format", "-f", help="table for people, json for scripts.")
 
 
-def platform_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """What the queue refuses (quota, unknown id, wrong status) is one line and exit status 2, like bad input."""
-
-    @store_errors
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from nlpbench.platform.queue import PlatformError
-
-        try:
-            return command(*args, **kwargs)
-        except PlatformError as error:
-            raise fail(str(error)) from None
-
-    return wrapper
-
-
 def _json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-@platform_errors
 def submit(
     task: str = typer.Option(..., "--task", "-T", help="A PHI type, phi, or a file-scored task."),
     dataset: str = typer.Option(..., "--dataset", "-d", help="NAME or NAME@VERSION."),
@@ -123,7 +104,6 @@ def submit(
         store.close()
 
 
-@platform_errors
 def list_submissions(
     team: str | None = typer.Option(None, "--team", help="Only this team's."),
     queue: str | None = typer.Option(None, "--queue", "-q", help="Only this queue's."),
@@ -151,7 +131,6 @@ def list_submissions(
     return None
 
 
-@platform_errors
 def show(
     submission: int = typer.Argument(..., help="The submission's id."),
     fmt: ListFormat = FORMAT_OPTION,
@@ -184,7 +163,6 @@ def show(
     return None
 
 
-@platform_errors
 def cancel(
     submission: int = typer.Argument(..., help="The submission's id."),
     db: str = DB_OPTION,
@@ -200,7 +178,6 @@ def cancel(
     typer.echo(f"submission {done.id}: {done.status}")
 
 
-@platform_errors
 def logs(
     submission: int = typer.Argument(..., help="The submission's id."),
     fmt: ListFormat = FORMAT_OPTION,
@@ -224,7 +201,6 @@ def logs(
     return None
 
 
-@platform_errors
 def configure(
     name: str = typer.Argument(..., help="The queue (created when new)."),
     time_budget: float | None = typer.Option(None, "--time-budget", min=0.01, help="Minutes a submission may run."),
@@ -319,7 +295,6 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
     return pairs
 
 
-@platform_errors
 def gold(
     task: str = typer.Argument(..., help="timelines, codiesp, coref, ner, linking, relations or i2b2."),
     dataset: str = typer.Argument(..., help="The dataset's name submissions give."),
@@ -340,7 +315,6 @@ def gold(
     typer.echo(f"gold of {row.task} for {row.dataset}@{row.version}: {len(row.files)} files, sha256 {row.content_hash}")
 
 
-@platform_errors
 def create_key(
     team: str | None = typer.Option(None, "--team", help="A key for this team (sees its own submissions)."),
     organiser: bool = typer.Option(False, "--organiser", help="An organiser's key (sees all, and the logs)."),
@@ -371,7 +345,6 @@ def _expiry(value: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-@platform_errors
 def list_keys(
     team: str | None = typer.Option(None, "--team", help="Only this team's."),
     fmt: ListFormat = FORMAT_OPTION,
@@ -410,7 +383,6 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z") if moment is not None else None
 
 
-@platform_errors
 def revoke_key(
     key: str = typer.Argument(..., help="The key's public part nbp_<prefix> (as listed), or the whole key."),
     db: str = DB_OPTION,
@@ -423,7 +395,6 @@ def revoke_key(
     typer.echo(f"{revoked.name}: revoked")
 
 
-@platform_errors
 def serve(
     db: str = DB_OPTION,
     host: str = host_option(),
@@ -447,7 +418,6 @@ def serve(
         store.close()
 
 
-@platform_errors
 def worker(
     db: str = DB_OPTION,
     queue: str = QUEUE_OPTION,
@@ -503,7 +473,6 @@ def worker(
     stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)
 
 
-@platform_errors
 def rescore(
     submission: int = typer.Argument(..., help="The submission's id."),
     profile: str = any_profile_option(..., "The profile to score under."),

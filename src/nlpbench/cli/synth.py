@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 
 from nlpbench import formats
-from nlpbench.cli.common import fail, one_line_errors, progress, warn
-from nlpbench.cli.db import open_db, store_errors
+from nlpbench.cli.common import fail, progress, warn
+from nlpbench.cli.db import open_db
 from nlpbench.cli.options import DB_OPTION, file_format_option
 from nlpbench.errors import collected_warnings
 from nlpbench.model import PHI_TYPES, Document
@@ -20,7 +20,6 @@ from nlpbench.synth import EMBEDDED_NOTES, EMBEDDED_SEED, embedded, generate
 _SANDBOX_ONLY = {"sandbox", "sandbox-bundles", "sandbox-response"}
 
 
-@one_line_errors
 def synth(
     output: Path = typer.Argument(None, readable=False, help="File or directory to write (see `nlpbench formats`)."),
     notes: int = typer.Option(100, "--notes", "-n", min=0, help="How many notes to generate."),
@@ -67,7 +66,6 @@ def synth(
         typer.echo(f"{counts['dropped']} profession and age annotations left out: {fmt} has no place for them")
 
 
-@store_errors
 def _into_store(name: str, documents: Iterable[Document], db: str | None, public: bool, subset: int) -> None:
     from nlpbench.cli.dataset import import_documents, report
 

@@ -9,6 +9,7 @@ valid input is reported with :class:`~nlpbench.errors.InputWarning`.
 from __future__ import annotations
 
 import csv
+import importlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,22 @@ class Format:
 
 
 REGISTRY: Registry[Format] = Registry("format")
+#: The module of this package that registers each format: :func:`get` imports that one module only
+#: (the others import BioC, XML or JSON libraries a command may not need), :func:`names` lists them
+#: without importing any. A test checks that each module registers exactly its formats.
+CATALOGUE: dict[str, str] = {
+    "bioc": "bioc",
+    "brat": "brat",
+    "conll": "conll",
+    "conll-bioes": "conll",
+    "conll-iob1": "conll",
+    "i2b2": "i2b2",
+    "jsonl": "jsonl",
+    "sandbox": "sandbox",
+    "sandbox-bundles": "sandbox",
+    "sandbox-response": "sandbox",
+    "sandbox-seed": "sandbox",
+}
 
 
 def register(
@@ -75,18 +92,25 @@ def _filtered(read: Reader) -> Reader:
 
 
 def get(name: str) -> Format:
-    _load_all()
+    """The format ``name``, its module imported (:data:`CATALOGUE`); an unknown name raises
+    :class:`nlpbench.registry.UnknownName` listing the known ones."""
+    if name not in REGISTRY:
+        if name in CATALOGUE:
+            importlib.import_module(f"{__name__}.{CATALOGUE[name]}")
+        else:
+            _load_all()
     return REGISTRY.get(name)
 
 
 def names() -> list[str]:
-    _load_all()
-    return REGISTRY.names()
+    """Every format's name, sorted, without importing the format modules."""
+    return sorted({*CATALOGUE, *REGISTRY.names()})
 
 
 def _load_all() -> None:
     """Import every format module so that each registers itself."""
-    from nlpbench.formats import bioc, brat, conll, i2b2, jsonl, sandbox  # noqa: F401
+    for module in sorted(set(CATALOGUE.values())):
+        importlib.import_module(f"{__name__}.{module}")
 
 
 def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator[Document]:

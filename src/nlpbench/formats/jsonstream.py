@@ -225,7 +225,7 @@ def _first_repeat(text: bytes) -> tuple[str, str] | None:
     except (ijson.JSONError, UnicodeDecodeError):  # a lone surrogate: name the key, not where it is
         try:
             json.loads(text, object_pairs_hook=_unique_pairs)
-        except _RepeatedKey as error:
+        except _RepeatedKey as error:  # the repeated key the parser's callback found
             return "", error.args[0]
     return None
 
@@ -370,12 +370,15 @@ def _repeated_within(value: Any, repeated: dict[int, str]) -> str | None:
     return None
 
 
+# Outside the hierarchy on purpose: these two only carry a finding out of a third-party parser's callback (ijson
+# reading through _DepthLimited, json.loads calling _unique_pairs), which has no other way out, and never leave
+# this module (each is caught at once and becomes an InputError naming the record).
 class _TooDeep(Exception):
-    pass
+    """The stream nests deeper than MAX_DEPTH: the message says how deep."""
 
 
 class _RepeatedKey(Exception):
-    pass
+    """An object repeats a key: ``args[0]`` is the key."""
 
 
 class _DepthLimited:

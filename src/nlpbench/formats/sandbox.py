@@ -109,7 +109,7 @@ def count_notes(path: Path) -> Counter[str]:
                 name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
                 if isinstance(name, str):
                     counts[_note_of(name)] += 1
-        except (InputError, AttributeError, TypeError):
+        except (InputError, AttributeError, TypeError):  # the reading itself reports the bad record
             pass
     return counts
 
@@ -120,14 +120,20 @@ def _note_of(name: str) -> str:
 
 
 def read_records(
-    records: Callable[[], Iterable[Any]], source: str, labels: Collection[str] | None = None, columns: bool = False
+    records: Callable[[], Iterable[Any]],
+    source: str,
+    labels: Collection[str] | None = None,
+    columns: bool = False,
+    names: Callable[[], Iterable[Any]] | None = None,
 ) -> Iterator[Document]:
     """Annotation records already decoded (a data node's pages, a store's rows), checked and merged as
     :func:`read` checks and merges a file's list. ``records()`` is called twice, to count each note's
-    records and to read them, so that memory stays flat; ``source`` names them in messages."""
+    records and to read them, so that memory stays flat; ``source`` names them in messages. A caller that
+    knows the records' resource names (``annotationSource.resourceSource.name``) without the records gives
+    them as ``names()``, and ``records()`` is called once."""
     oddities = _Oddities(source, labels, columns)
-    names = (_name_of(record) for record in records())
-    counts = Counter(_note_of(name) for name in names if isinstance(name, str))
+    named = names() if names is not None else (_name_of(record) for record in records())
+    counts = Counter(_note_of(name) for name in named if isinstance(name, str))
     yield from _merged(_records(records(), source, oddities), counts, oddities)
     oddities.report()
 

@@ -1,7 +1,7 @@
 """ChemoTimelines 2024 scores: one patient's timeline to counts, counts to scores.
 
 For one patient with gold tuples G and predicted tuples P (lists: a repeated
-tuple counts as often as it occurs), in a mode (:class:`~nlpbench.metrics.timex.Mode`):
+tuple counts as often as it occurs), in a mode (:class:`~nlpbench.model.timelines.Mode`):
 
 1. each date becomes the key its mode compares (a
    :class:`~nlpbench.metrics.timex.Scale`); in ``month`` and ``year`` each list is
@@ -44,8 +44,9 @@ from operator import itemgetter
 from typing import Any, cast
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.timex import Mode, Scale, TimexError, UnitScale
+from nlpbench.metrics.timex import Scale, TimexError, UnitScale
 from nlpbench.model import BEGINS_ON, CONTAINS, ENDS_ON, TimelineTuple
+from nlpbench.model.timelines import Mode
 
 #: A tuple as a mode compares it: (chemo, label, date key).
 Keyed = tuple[str, str, Any]

@@ -28,22 +28,17 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta
-from enum import StrEnum
 from operator import itemgetter
 from typing import Any, Protocol
 
-
-class Mode(StrEnum):
-    """How closely a predicted tuple must match: exactly, or relaxed to the day, month or year."""
-
-    strict = "strict"
-    day = "day"
-    month = "month"
-    year = "year"
+from nlpbench.errors import Kind, NlpbenchError
+from nlpbench.model.timelines import Mode
 
 
-class TimexError(ValueError):
+class TimexError(NlpbenchError, ValueError):
     """A date value a scale cannot read, or two dates it cannot order; ``side`` is ``gold`` or ``pred``."""
+
+    kind = Kind.input
 
     def __init__(self, value: str, reason: str, side: str | None = None):
         self.value, self.reason, self.side = value, reason, side

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 from nlpbench.model.span import Span
 
+#: The cutoffs of MAP@k, P@k and R@k that CodiEsp's standard profile reports unless told otherwise (kept
+#: with the model so that ``nlpbench score`` shows them without importing the CodiEsp metrics).
+DEFAULT_K = (10, 30)
+
 
 @dataclass(frozen=True, slots=True)
 class RankedCodes:

@@ -11,6 +11,7 @@ official scorer counts a repeated tuple as often as it occurs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import NamedTuple
 
 CONTAINS = "contains-1"
@@ -19,6 +20,19 @@ ENDS_ON = "ends-on"
 
 #: The labels of the ChemoTimelines 2024 task.
 TIMELINE_LABELS = (CONTAINS, BEGINS_ON, ENDS_ON)
+
+
+class Mode(StrEnum):
+    """How closely a predicted tuple must match: exactly, or relaxed to the day, month or year.
+
+    Defined with the model, not with the date scales of :mod:`nlpbench.metrics.timex` that apply it, so
+    that ``nlpbench score`` can offer the modes without importing the timelines metrics.
+    """
+
+    strict = "strict"
+    day = "day"
+    month = "month"
+    year = "year"
 
 
 class TimelineTuple(NamedTuple):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model.document import Document
 from nlpbench.model.span import Span
 
@@ -34,8 +35,10 @@ class Triple:
     tail: Argument
 
 
-class UnknownArgument(LookupError):
+class UnknownArgument(NlpbenchError, LookupError):
     """A relation names an annotation id the document does not have."""
+
+    kind = Kind.input
 
 
 def triples_of(document: Document) -> Iterator[Triple]:

@@ -18,19 +18,24 @@ the transaction that stores the result; results stored before intervals were
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
 from nlpbench.report.model import Report, Row
-from nlpbench.stats import bootstrap_interval
-from nlpbench.stats.report import derivations, overall_rows
+from nlpbench.stats.bootstrap import Interval, bootstrap_intervals
+from nlpbench.stats.report import Derivation, derivations, overall_rows
 from nlpbench.store.intervals import ResultInterval
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 #: The primary metric of each file-scored task (PHI types: ``token``); a task not here takes its first F1.
-PRIMARY_METRIC = {"timelines": "official", "coref": "conll", "ner": "strict", "codiesp": "map"}
+PRIMARY_METRIC = {"timelines": "official", "coref": "conll", "ner": "strict", "codiesp": "map", "deid": "hipaa_token"}
+#: The primary field of a task's primary metric when it is not F1 (or ``value``): de-identification ranks by the
+#: HIPAA-token recall, the share of HIPAA PHI tokens removed or replaced.
+PRIMARY_FIELD = {"deid": "recall"}
 
 
 def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
@@ -39,23 +44,23 @@ def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
     wanted = "token" if tasks.is_phi(task) else PRIMARY_METRIC.get(task)
     for row in overall:
         if row["metric"] == wanted:
-            return row["metric"], "f1" if "f1" in row else "value"
+            return row["metric"], PRIMARY_FIELD.get(task, "f1" if "f1" in row else "value")
     for row in overall:
         if "f1" in row:
             return row["metric"], "f1"
     return None
 
 
-def compute(result_id: int, annotation_type: str, report: Report) -> list[ResultInterval]:
-    """The interval rows of one annotation type of result ``result_id``, from its ``report`` (with per-document rows).
+def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterval]:
+    """The interval rows of result ``result_id``, from the report (with per-document rows) of each annotation type.
 
     ``value`` is what the report says (its profile's rounding included), ``estimate`` the statistic of the summed
-    counts, ``low``/``high`` the bounds of its bootstrap interval over the documents.
+    counts, ``low``/``high`` the bounds of its bootstrap interval over the documents. Every value is resampled as
+    if alone (seed 0, :data:`RESAMPLES`), from one draw of the resamples shared by all the values over as many
+    documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`): the same bounds, bit for bit.
     """
-    chosen = primary(report.task, report.scores)
     found: list[ResultInterval] = []
-    for derived in derivations(report):
-        interval = bootstrap_interval(derived.counts, derived.statistic, confidence=CONFIDENCE, resamples=RESAMPLES)
+    for (annotation_type, chosen, derived), interval in _bootstrapped(reports):
         found.append(
             ResultInterval(
                 result_id=result_id,
@@ -73,25 +78,54 @@ def compute(result_id: int, annotation_type: str, report: Report) -> list[Result
                 documents=len(derived.documents),
             )
         )
-    if chosen is not None and not any(i.ranked for i in found):
-        (row,) = [r for r in overall_rows(report) if r["metric"] == chosen[0]]
-        value = float(row[chosen[1]] or 0.0)
-        found.append(
-            ResultInterval(
-                result_id=result_id,
-                annotation_type=annotation_type,
-                metric=chosen[0],
-                field=chosen[1],
-                ranked=True,
-                value=value,
-                estimate=value,
-                confidence=CONFIDENCE,
-                method="none",
-                resamples=0,
-                documents=0,
-            )
-        )
+    for annotation_type, report in reports.items():
+        chosen = primary(report.task, report.scores)
+        if chosen is None or any(i.ranked for i in found if i.annotation_type == annotation_type):
+            continue
+        found.append(_point(result_id, annotation_type, report, chosen))
+    order = {annotation_type: i for i, annotation_type in enumerate(reports)}
+    found.sort(key=lambda interval: order[interval.annotation_type])  # stable: each type's rows as computed
     return found
+
+
+#: An annotation type, its primary (metric, field) and one of its derivable values.
+_Value = tuple[str, tuple[str, str] | None, Derivation]
+
+
+def _bootstrapped(reports: Mapping[str, Report]) -> list[tuple[_Value, Interval]]:
+    """Every derivable value of every report with its interval, in the reports' and their rows' order."""
+    values: list[_Value] = []
+    for annotation_type, report in reports.items():
+        chosen = primary(report.task, report.scores)
+        values.extend((annotation_type, chosen, derived) for derived in derivations(report))
+    if not values:
+        return []
+    found = bootstrap_intervals(
+        [(derived.counts, derived.statistic) for *_, derived in values],
+        confidence=CONFIDENCE,
+        resamples=RESAMPLES,
+        separately=True,
+    )
+    return list(zip(values, found, strict=True))
+
+
+def _point(result_id: int, annotation_type: str, report: Report, chosen: tuple[str, str]) -> ResultInterval:
+    """The primary value that the per-document counts do not determine, stored as a point (method ``none``)."""
+    (row,) = [r for r in overall_rows(report) if r["metric"] == chosen[0]]
+    value = float(row[chosen[1]] or 0.0)
+    return ResultInterval(
+        result_id=result_id,
+        annotation_type=annotation_type,
+        metric=chosen[0],
+        field=chosen[1],
+        ranked=True,
+        value=value,
+        estimate=value,
+        confidence=CONFIDENCE,
+        method="none",
+        resamples=0,
+        documents=0,
+    )
 
 
 def stored(session: Session, result_id: int) -> list[ResultInterval]:

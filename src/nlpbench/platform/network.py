@@ -32,7 +32,7 @@ from collections.abc import Iterable
 
 import httpx
 
-from nlpbench.errors import InputError
+from nlpbench.errors import InputError, Kind, NlpbenchError
 
 #: The one line every refusal of a team's tool address gives.
 REFUSED = (
@@ -43,8 +43,10 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-class Refused(Exception):
+class Refused(NlpbenchError):
     """A team's tool address is internal, or does not resolve; always :data:`REFUSED`."""
+
+    kind = Kind.forbidden
 
     def __init__(self) -> None:
         super().__init__(REFUSED)
@@ -98,7 +100,7 @@ def allow_listed(url: str, hosts: Iterable[str]) -> bool:
     parsed = httpx.URL(url)
     try:
         host = _spelled(parsed.host)
-    except ValueError:
+    except ValueError:  # a host no entry can spell: not allow-listed
         return False
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return bool({host, f"{host}:{port}"} & set(hosts))

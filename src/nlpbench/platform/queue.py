@@ -238,7 +238,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             _check_team_url(request.tool_url, private)
     with store.session() as session:
         private = _check_dataset(session, request.task, dataset, version)
-        if private and kind == "predictions" and tasks.is_phi(request.task) and not request.organiser:
+        if private and kind == "predictions" and tasks.on_dataset(request.task) and not request.organiser:
             raise Forbidden(
                 "the notes of a private dataset are annotated by a tool that comes to them (a command), "
                 "not by a team's prediction file"
@@ -282,7 +282,7 @@ def _checked_request(request: Request) -> str:
     _checked_name(request.team, "team")
     if not tasks.known(request.task):
         raise InputError(f"unknown task {request.task!r}; known: {', '.join(tasks.names())}")
-    if kind != "predictions" and not tasks.is_phi(request.task):
+    if kind != "predictions" and not tasks.on_dataset(request.task):
         raise InputError(f"task {request.task} is scored from files: submit it with --predictions FILE")
     if request.tool_url is not None:
         try:
@@ -356,7 +356,7 @@ def _check_characters(request: Request) -> None:
 
 def _check_dataset(session: Session, task: str, dataset: str, version: str | None) -> bool:
     """That the dataset (or the task's gold on it) exists; whether it is private."""
-    if tasks.is_phi(task):
+    if tasks.on_dataset(task):
         try:
             row = repository.get_dataset(session, dataset)
         except repository.NotFound:
@@ -387,7 +387,7 @@ def _check_team_url(url: str, private: bool) -> None:
 def is_private(session: Session, submission: Submission) -> bool:
     """Whether the submission's dataset (or, for a file-scored task, its gold) is private: then its team sees
     aggregate scores only, and nothing a tool did after it saw a note. What is missing counts as private."""
-    if tasks.is_phi(submission.task):
+    if tasks.on_dataset(submission.task):
         found = session.scalars(select(Dataset.visibility).where(Dataset.name == submission.dataset)).first()
     else:
         gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)

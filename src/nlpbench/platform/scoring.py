@@ -3,7 +3,8 @@
 A PHI task hands the dataset's gold standard and the submission's
 annotation store ``submission-<id>`` to the registered ``sandbox`` task as
 documents read from the store (checked and merged as the NLP Sandbox JSON
-reader does, no file written) and scores each of its annotation types; a
+reader does, no file written) and scores each of its annotation types; the ``deid`` task hands its registered task the
+dataset's notes and gold standard, and the submission's stored de-identified notes; a
 file-scored task writes its registered gold files and the submitted file and
 calls its registered task's ``score(gold, pred, *, profile, **options)``. Either way the Report's ``per_document``
 rows — the counts of each document under each metric — are stored, one row
@@ -17,6 +18,8 @@ reproducible (:func:`reproducibility`).
 from __future__ import annotations
 
 import hashlib
+import json
+import marshal
 import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -36,13 +39,16 @@ from nlpbench.platform.submitted import write_submitted
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
-from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
+from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultDocument, Submission
+from nlpbench.tasks import InMemory
 from nlpbench.version import __version__
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")
 #: The folder, inside a scoring's scratch directory, of a file-scored task's submitted predictions.
 PREDICTIONS_FOLDER = "predictions"
+#: The file, inside a scoring's scratch directory, of a ``deid`` submission's stored de-identified notes.
+DEIDENTIFIED_NOTES = "deidentified.jsonl"
 
 
 @dataclass
@@ -73,22 +79,33 @@ def score(session: Session, submission: Submission, profile: str) -> Scored:
         return _score_phi(session, submission, profile)
     with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
         try:
+            if tasks.is_deid(submission.task):
+                return _score_deid(session, submission, profile, Path(scratch))
             return _score_files(session, submission, profile, Path(scratch))
         except InputError as error:
             inside = (error.path or "").removeprefix(f"{scratch}/")
             raise InputError(error.problem.replace(f"{scratch}/", ""), inside or None, error.record) from None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _StoredSide:
     """An annotation store of a dataset as the ``sandbox`` task reads a file of NLP Sandbox JSON: each note's
     record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`), named ``name``
-    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out."""
+    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out.
+
+    The store is read once: each record is kept, as it was read, in :mod:`marshal`'s bytes (exact for the
+    JSON values a record holds, and a fraction of their objects' memory), with its note's id (the record's
+    resource name), and every later reading — the reader's count of records per note, each annotation
+    type's pass — unpacks those bytes again.
+    """
 
     session: Session
     dataset: str
     store: str
     name: str
+    kept: list[bytes] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    complete: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -96,11 +113,35 @@ class _StoredSide:
     def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
         from nlpbench.formats import sandbox
 
-        def records() -> Iterator[dict[str, Any]]:
-            for document in repository.documents(self.session, self.dataset, self.store):
-                yield sandbox.record_json(document)
+        yield from sandbox.read_records(self.records, self.name, labels, names=self.names)
 
-        yield from sandbox.read_records(records, self.name, labels)
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The store's records, in the store's order: read (and kept) the first time, unpacked after."""
+        if self.complete:
+            yield from map(marshal.loads, self.kept)
+            return
+        self.kept.clear()
+        self.ids.clear()
+        for document in repository.documents(self.session, self.dataset, self.store):
+            record = sandbox_record(document)
+            self.kept.append(marshal.dumps(record))
+            self.ids.append(document.id)
+            yield record
+        self.complete = True
+
+    def names(self) -> Iterator[str]:
+        """Each record's resource name (its note's id), the store read for them if it has not been yet."""
+        if not self.complete:
+            for _ in self.records():
+                pass
+        yield from self.ids
+
+
+def sandbox_record(document: Document) -> dict[str, Any]:
+    """A stored document as the NLP Sandbox record the data node serves for it."""
+    from nlpbench.formats import sandbox
+
+    return sandbox.record_json(document)
 
 
 def _score_phi(session: Session, submission: Submission, profile: str) -> Scored:
@@ -111,6 +152,24 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     scored = Scored()
     for label in tasks.PHI_TASKS[submission.task]:
         scored.add(label, score(gold, pred, annotation_type=label, profile=profile))
+    return scored
+
+
+def _score_deid(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+    """Score a ``deid`` submission's de-identified notes against the dataset's notes and gold standard,
+    read from the store; the notes are handed to the task as the JSON lines it reads, in ``scratch``."""
+    gold = InMemory(tuple(repository.documents(session, submission.dataset, repository.GOLDSTANDARD)))
+    stored = session.execute(
+        select(DeidentifiedNote.note_identifier, DeidentifiedNote.text)
+        .where(DeidentifiedNote.submission_id == submission.id)
+        .order_by(DeidentifiedNote.id)
+    )
+    pred = scratch / DEIDENTIFIED_NOTES
+    with pred.open("w", encoding="utf-8") as sink:
+        for identifier, text in stored:
+            sink.write(json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n")
+    scored = Scored()
+    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile), scratch)
     return scored
 
 
@@ -132,7 +191,7 @@ def _score_files(session: Session, submission: Submission, profile: str, scratch
 
 def reproducibility(session: Session, submission: Submission, profile: str) -> dict[str, Any]:
     """What a result was computed from: the tool, its command or image, the data, the profile, nlpbench."""
-    if tasks.is_phi(submission.task):
+    if tasks.on_dataset(submission.task):
         row = repository.get_dataset(session, submission.dataset)
         dataset = {
             "name": row.name,
@@ -191,24 +250,30 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
     ]
     for start in range(0, len(rows), 5000):
         session.execute(insert(ResultDocument), rows[start : start + 5000])
-    typed: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        typed.setdefault(row["annotation_type"], []).append(row)
-    for annotation_type, score_rows in scored.scores.items():
-        report = _report(submission.task, profile, score_rows, typed.get(annotation_type, []))
-        session.add_all(intervals.compute(result.id, annotation_type, report))
+    typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+    for annotation_type, row in scored.per_document:
+        typed.setdefault(annotation_type, []).append(row)
+    reports = {
+        annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
+        for annotation_type, score_rows in scored.scores.items()
+    }
+    session.add_all(intervals.compute(result.id, reports))
     session.flush()
     return result
 
 
 def rescore(store: Store, submission_id: int, profile: str) -> int:
-    """Score a SCORED submission's stored predictions again under ``profile``; the number of per-document rows."""
+    """Score a SCORED submission's stored predictions again under ``profile``, and rank the task's columns the
+    new result changes (:func:`nlpbench.platform.ranks.rank`), in one transaction; the number of per-document rows."""
     with store.session() as session:
         submission = get(session, submission_id)
         if submission.status != SCORED:
             raise Conflict(f"submission {submission_id} is {submission.status}: only SCORED submissions are rescored")
         scored = score(session, submission, profile)
         store_result(session, submission, profile, scored)
+        from nlpbench.platform import ranks  # ranks reads results through this module
+
+        ranks.rank(session, submission.task)
         return len(scored.per_document)
 
 
@@ -233,9 +298,8 @@ def result_intervals(session: Session, submission: Submission, result: Result) -
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now."""
     found = intervals.stored(session, result.id)
     if not found:
-        for annotation_type in result.scores:
-            report = result_report(session, submission, result, annotation_type)
-            found.extend(intervals.compute(result.id, annotation_type, report))
+        reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
+        found = intervals.compute(result.id, reports)
         session.add_all(found)
         session.flush()
     return found

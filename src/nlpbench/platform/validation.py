@@ -9,12 +9,15 @@ a response body):
 3. the runner's check (:func:`nlpbench.runner.client.validate_tool`): health,
    ``GET /tool`` valid against the 1.2.0 schema and of a type that serves the
    task's annotation types, and one schema-valid answer to the example note of
-   the Note schema — the warm-up request, which no budget times;
+   the Note schema — the warm-up request, which no budget times; for the ``deid``
+   task (:attr:`Settings.steps`), a de-identifier's
+   (:func:`nlpbench.runner.deidentifier.validate_deidentifier`): of type
+   ``nlpsandbox:phi-deidentifier``, and the example note de-identified;
 4. ``apiVersion`` is 1.2.0 — a mismatch is :class:`Invalid` when the queue
    says it is fatal, else a warning;
-5. reproducibility: the notes of dataset ``NAME-subset`` annotated twice
+5. reproducibility: the notes of dataset ``NAME-subset`` annotated (or de-identified) twice
    (the controller annotated its subset twice and compared); any difference is
-   :class:`Invalid` with the number of notes and spans that differed.
+   :class:`Invalid` with the number of notes and spans (or texts) that differed.
 
 What the submission's team reads of a failure is decided by :class:`Disclosure`:
 once the tool has been sent notes of a private dataset, whatever it does
@@ -33,9 +36,11 @@ from typing import Any
 
 import httpx
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
 from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, ToolClient, Unanswered
+from nlpbench.runner.deidentifier import deidentified, validate_deidentifier
 from nlpbench.toolapi import schemas
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.
@@ -48,9 +53,11 @@ MAX_REDIRECTS = 5
 UNREACHABLE = "the tool could not be reached, or gave no usable answer"
 
 
-class Verdict(Exception):
+class Verdict(NlpbenchError):
     """Why a submission ends: ``str()`` is the one line its team reads, ``detail`` the line only organisers
     read when it says more (None when it does not)."""
+
+    kind = Kind.tool
 
     def __init__(self, reason: str, detail: str | None = None):
         super().__init__(reason)
@@ -84,6 +91,8 @@ class Disclosure:
 @dataclass(frozen=True)
 class Settings:
     labels: tuple[str, ...]
+    #: The de-identification steps a de-identifier is asked for (``deid``); None for an annotator.
+    steps: tuple[dict[str, Any], ...] | None = None
     api_version_fatal: bool = True
     timeout: float = 30.0
     retry: RetryPolicy = RetryPolicy()  # noqa: RUF009 - frozen
@@ -124,7 +133,10 @@ async def validate(
     client = options.client(url, transport())
     try:
         async with client:
-            check = await validate_tool(client, settings.labels)
+            if settings.steps is not None:
+                check = await validate_deidentifier(client, settings.steps)
+            else:
+                check = await validate_tool(client, settings.labels)
     except ToolError as error:
         raise told.verdict(Invalid, str(error), unanswered=isinstance(error, Unanswered)) from None
     validated = Validated(check.tool.model_dump(), list(check.warnings))
@@ -137,11 +149,16 @@ async def validate(
     second = await _annotate(url, subset, settings, transport)
     notes, spans = differences(first, second)
     if notes:
-        detail = (
-            f"not reproducible: annotating the {len(subset)} validation notes twice gave different "
-            f"annotations for {notes} notes ({spans} spans differ)"
+        done, answers, parts = (
+            ("de-identifying", "de-identified notes", "spans or texts")
+            if settings.steps is not None
+            else ("annotating", "annotations", "spans")
         )
-        seen = "not reproducible: annotating the validation notes twice gave different annotations"
+        detail = (
+            f"not reproducible: {done} the {len(subset)} validation notes twice gave different "
+            f"{answers} for {notes} notes ({spans} {parts} differ)"
+        )
+        seen = f"not reproducible: {done} the validation notes twice gave different {answers}"
         raise told.verdict(Invalid, detail, unanswered=False, seen=seen)
     return validated
 
@@ -183,16 +200,23 @@ async def _pages_problem(client: ToolClient) -> str | None:
 async def _annotate(
     url: str, subset: Sequence[Document], settings: Settings, transport: Callable[[], Any]
 ) -> list[Document]:
-    run = AnnotationRun(
-        url,
-        labels=settings.labels,
-        concurrency=settings.concurrency,
-        timeout=settings.timeout,
-        retry=settings.retry,
-        max_response_bytes=settings.max_response_bytes,
-        transport=transport(),
-    )
+    """The validation notes' annotations (a de-identifier's answers when :attr:`Settings.steps` says so), in
+    order; a failure is :class:`Invalid`."""
     try:
+        if settings.steps is not None:
+            options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
+            async with options.client(url, transport()) as client:
+                answers = deidentified(client, subset, settings.steps, 4 * settings.concurrency)
+                return [note async for note in answers]
+        run = AnnotationRun(
+            url,
+            labels=settings.labels,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            retry=settings.retry,
+            max_response_bytes=settings.max_response_bytes,
+            transport=transport(),
+        )
         return [document async for document in run.stream(subset)]
     except ToolError as error:
         raise settings.disclosure.verdict(
@@ -204,7 +228,8 @@ async def _annotate(
 
 
 def differences(first: Sequence[Document], second: Sequence[Document]) -> tuple[int, int]:
-    """(notes whose annotations differ, spans in one run and not the other) between two runs over the same notes."""
+    """(notes whose answers differ, spans — and de-identified texts — in one run and not the other) between
+    two runs over the same notes."""
     notes = spans = 0
     for one, two in zip(first, second, strict=True):
         a, b = _keys(one), _keys(two)
@@ -218,4 +243,4 @@ def _keys(document: Document) -> set[tuple]:
     return {
         (a.label, a.start, a.end, tuple(sorted((k, str(v)) for k, v in a.attributes.items())))
         for a in document.annotations
-    }
+    } | {("text", document.text)}

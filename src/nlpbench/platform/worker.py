@@ -7,7 +7,7 @@ a worker that died goes on where that one stopped:
 - ``VALIDATING``: a tool is checked (:mod:`nlpbench.platform.validation`) on
   the dataset's ``NAME-subset`` (the first :data:`SUBSET_NOTES` notes of the
   dataset when there is none, with a warning); a prediction file is read and
-  each span checked against its note; failures end ``INVALID``.
+  each span (each de-identified note, for ``deid``) checked against its note; failures end ``INVALID``.
 - ``ANNOTATING``: the notes not yet in annotation store ``submission-<id>``
   go through the runner (:class:`~nlpbench.runner.AnnotationRun`: concurrency,
   retries, timeouts, response caps; with ``scheduler``, the Dask executor sends
@@ -22,7 +22,13 @@ a worker that died goes on where that one stopped:
   ``synchronous=NORMAL`` does not wait for the disk at commit), which costs
   less CPU than handing rows to a thread. The time budget runs from the
   first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
-- ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result.
+  A ``deid`` submission's de-identifier is sent the notes instead
+  (:func:`~nlpbench.runner.deidentifier.deidentified`, ``POST /deidentifiedNotes``
+  with :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`), and its answers are
+  stored as de-identified notes, batched and fenced the same way.
+- ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result and
+  :mod:`nlpbench.platform.ranks` the rank groups of the task's columns it
+  changes, in the transaction that moves the submission to SCORED.
 
 A heartbeat thread renews the lease every third of it; when the lease is
 lost (cancelled, or taken over after this worker stalled) it cancels the work
@@ -44,19 +50,20 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select
+from sqlalchemy.orm import Session
 
 from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import images, tasks
+from nlpbench.platform import images, ranks, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -64,7 +71,8 @@ from nlpbench.platform.submitted import safe_name
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
 from nlpbench.platform.views import REASON_STREAM
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
-from nlpbench.runner.client import Unanswered
+from nlpbench.runner.client import DEIDENTIFIED_ANNOTATIONS, ClientOptions, Unanswered
+from nlpbench.runner.deidentifier import deidentified
 from nlpbench.runner.isolation import INSIDE, Sandbox
 from nlpbench.runner.run import new_event_loop
 from nlpbench.store import Store, repository
@@ -78,10 +86,12 @@ from nlpbench.store.submissions import (
     SCORED,
     SCORING,
     VALIDATING,
+    DeidentifiedNote,
     Queue,
     Submission,
     SubmissionLog,
 )
+from nlpbench.toolapi.deidentify import DEFAULT_STEPS
 
 #: Notes of the dataset validated when it has no ``-subset`` twin.
 SUBSET_NOTES = 10
@@ -100,6 +110,8 @@ class Failed(Verdict):
     """The submission cannot finish."""
 
 
+# Outside the NlpbenchError hierarchy on purpose: a BaseException, like KeyboardInterrupt, so that no
+# `except Exception` on the way (a tool's failure, a scoring error) can catch the worker's stop and go on.
 class Stopped(BaseException):
     """The worker is asked to stop (``SIGTERM``): like Ctrl+C, it unwinds everything (the tools it started end)
     and the submission in hand is given back to the queue; the argument names the signal."""
@@ -154,7 +166,7 @@ class Worker:
         """
         job = _Job(self, submission_id)
         try:
-            with job.heartbeat(), suppress(queues.Lost):
+            with job.heartbeat(), suppress(queues.Lost):  # another worker holds it now: it finishes the job
                 job.run()
         except (Stopped, KeyboardInterrupt):  # its tools ended as the stack unwound: the next worker goes on
             if queues.release(self.store, submission_id, self.name):
@@ -236,7 +248,7 @@ class _Job:
                 raise queues.Lost(f"submission {self.id}: lease lost") from None
             except BaseException:  # stopped (a signal) with the work in flight: end it before the loop closes
                 self._task.cancel()
-                with suppress(BaseException):
+                with suppress(BaseException):  # the task's own end (its cancellation) is not what is raised
                     loop.run_until_complete(self._task)
                 raise
         finally:
@@ -281,6 +293,8 @@ class _Job:
         if submission.kind == "predictions":
             if tasks.is_phi(submission.task):
                 self._store_predictions(submission)
+            elif tasks.is_deid(submission.task):
+                self._store_deidentified(submission)
             else:
                 self._try_scoring(submission, queue)
             self.move(SCORING, "predictions read and checked")
@@ -306,7 +320,8 @@ class _Job:
 
     def annotate(self, submission: Submission, queue: Queue, reached: _Reached | None) -> Submission:
         assert reached is not None  # a submission annotating runs a tool
-        self.run_async(self._annotate(submission, queue, reached))
+        work = self._deidentify if tasks.is_deid(submission.task) else self._annotate
+        self.run_async(work(submission, queue, reached))
         with self.store.session(readonly=True) as session:
             done = session.get_one(Submission, self.id).notes_done
         self.move(SCORING, f"annotated {done} notes")
@@ -321,6 +336,7 @@ class _Job:
             store_result(session, held, queue.profile, scored)
             rows = len(scored.per_document)
             queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
+            ranks.rank(session, held.task)  # the groups of the columns it enters, stored with it
         self.worker.on_status(self.id, SCORED)
 
     # --- helpers ----------------------------------------------------------------------------
@@ -391,7 +407,7 @@ class _Job:
         with self.store.session(readonly=True) as session:
             try:
                 return repository.get_dataset(session, submission.dataset).visibility == "public"
-            except repository.NotFound:
+            except repository.NotFound:  # no such dataset: not public
                 return False
 
     def _keep_log(self, path: Path) -> None:
@@ -433,14 +449,59 @@ class _Job:
                     select(AnnotationRecord.note_identifier).where(AnnotationRecord.annotation_store_id == annotations)
                 )
             )
-        assert submission.started_at is not None  # set when a worker claimed it
-        remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         labels = tasks.PHI_TASKS[submission.task]
         # a Dask worker reaches URLs by its own means: only the organisers' URLs are sent from there
         scheduler = self.worker.scheduler if reached.sandboxed is None and not self.told.team_url else None
         run = AnnotationRun(
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
+
+        async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
+            async for document in run.stream(notes):
+                self._same_tool(submission, run)
+                yield document
+
+        def write(session: Session, documents: list[Document]) -> None:
+            _insert_records(session, dataset, annotations, documents)
+
+        await self._run_notes(submission, queue, reached, done, answers, write)
+        self._same_tool(submission, run)
+
+    async def _deidentify(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
+        """The ``deid`` stage of annotating: each note not yet de-identified sent to the de-identifier, its
+        answer stored as a de-identified note."""
+        with self.store.session(readonly=True) as session:
+            done = set(
+                session.scalars(
+                    select(DeidentifiedNote.note_identifier).where(DeidentifiedNote.submission_id == self.id)
+                )
+            )
+        options = ClientOptions(queue.concurrency, queue.request_timeout, RetryPolicy(retries=queue.retries),
+                                queue.max_response_bytes)  # fmt: skip
+
+        async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
+            async with options.client(reached.url, reached.transport()) as client:
+                async for document in deidentified(client, notes, DEFAULT_STEPS, 4 * queue.concurrency):
+                    yield document
+
+        def write(session: Session, documents: list[Document]) -> None:
+            _insert_deidentified(session, self.id, documents)
+
+        await self._run_notes(submission, queue, reached, done, answers, write)
+
+    async def _run_notes(
+        self,
+        submission: Submission,
+        queue: Queue,
+        reached: _Reached,
+        done: set[str],
+        answers: Callable[[Iterator[Document]], AsyncIterator[Document]],
+        write: Callable[[Session, list[Document]], None],
+    ) -> None:
+        """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
+        the answers in batches."""
+        assert submission.started_at is not None  # set when a worker claimed it
+        remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         batch: list[Document] = []
         flushed = time.monotonic()
 
@@ -454,15 +515,14 @@ class _Job:
             if batch:
                 documents, batch = batch, []
                 with self.fenced(notes_done=Submission.notes_done + len(documents)) as session:
-                    _insert_records(session, dataset, annotations, documents)
+                    write(session, documents)
             flushed = time.monotonic()
 
         with self.store.session(readonly=True) as reader:
-            notes = (note for note in repository.documents(reader, dataset, None) if note.id not in done)
+            notes = (note for note in repository.documents(reader, submission.dataset, None) if note.id not in done)
             try:
                 async with asyncio.timeout(max(remaining, 0)):
-                    async for document in run.stream(notes):
-                        self._same_tool(submission, run)
+                    async for document in answers(notes):
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
@@ -480,7 +540,6 @@ class _Job:
                     Failed, str(error), unanswered=isinstance(error, Unanswered), seen="the tool failed on a note"
                 )
                 raise reached.explained(failed) from None
-        self._same_tool(submission, run)
 
     def _same_tool(self, submission: Submission, run: AnnotationRun) -> None:
         """A tool that changed since it was validated (another version behind the same URL) is not run further."""
@@ -537,6 +596,31 @@ class _Job:
                     *held.warnings,
                     f"{mismatches} annotations whose text is not the note's text at their offsets; the note's is kept",
                 ]
+            held.notes_done = len(kept)
+
+    def _store_deidentified(self, submission: Submission) -> None:
+        """Read a file of de-identified notes (:func:`nlpbench.tasks.deid.read_deidentified`), check that each
+        is a note of the dataset, and store them as the submission's de-identified notes."""
+        from nlpbench.tasks.deid import read_deidentified
+
+        shown = safe_name(submission.predictions_name).rstrip("/")
+        with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
+            path = Path(scratch) / shown
+            path.write_text(submission.predictions or "", encoding="utf-8")
+            try:
+                given = {note.id: note for note in read_deidentified(path)}
+            except InputError as error:
+                raise Invalid(str(error).replace(f"{scratch}/", "")) from None
+        kept: list[Document] = []
+        with self.write() as (session, held):
+            for note in repository.documents(session, held.dataset, None):
+                found = given.pop(note.id, None)
+                if found is not None:
+                    kept.append(Document(note.id, found.text))
+            if given:
+                unknown = sorted(given)
+                raise Invalid(f"{shown}: {len(unknown)} notes not in dataset {held.dataset} (first: {unknown[0]})")
+            _insert_deidentified(session, self.id, kept)
             held.notes_done = len(kept)
 
     def _try_scoring(self, submission: Submission, queue: Queue) -> None:
@@ -621,7 +705,8 @@ def _guarded(reached: _Reached | None, submission: Submission, queue: Queue) -> 
 
 def _settings(submission: Submission, queue: Queue, told: Disclosure) -> Settings:
     return Settings(
-        labels=tasks.PHI_TASKS[submission.task],
+        labels=tasks.PHI_TASKS.get(submission.task, ()),
+        steps=DEFAULT_STEPS if tasks.is_deid(submission.task) else None,
         disclosure=told,
         api_version_fatal=queue.api_version_fatal,
         timeout=queue.request_timeout,
@@ -644,7 +729,7 @@ def _annotation_store(session, dataset: str, name: str) -> int:
     """The id of annotation store ``name`` of ``dataset``, created when missing."""
     try:
         return repository.get_annotation_store(session, dataset, name).id
-    except repository.NotFound:
+    except repository.NotFound:  # the first result on this dataset makes it
         return repository.create_annotation_store(session, dataset, name).id
 
 
@@ -664,3 +749,19 @@ def _insert_records(session, dataset: str, store_id: int, documents: list[Docume
         )
     if rows:  # a Core executemany: the ORM's bulk insert costs more than the rows' encoding
         session.connection().execute(cast(Table, AnnotationRecord.__table__).insert(), rows)
+
+
+def _insert_deidentified(session: Session, submission_id: int, documents: list[Document]) -> None:
+    """Store de-identified notes: each note's id, de-identified text and the tool's annotations of it (none for
+    a file of de-identified notes)."""
+    rows = [
+        {
+            "submission_id": submission_id,
+            "note_identifier": document.id,
+            "text": document.text or "",
+            "annotations": document.metadata.get(DEIDENTIFIED_ANNOTATIONS, {}),
+        }
+        for document in documents
+    ]
+    if rows:
+        session.connection().execute(cast(Table, DeidentifiedNote.__table__).insert(), rows)

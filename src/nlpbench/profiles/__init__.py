@@ -6,6 +6,6 @@ A profile belongs to a task (``spans``, ``coref``, …) and is registered under
 
 from __future__ import annotations
 
-from nlpbench.profiles.base import Profile, describe, get, names, register
+from nlpbench.profiles.base import Profile, describe, every_name, get, names, register
 
-__all__ = ["Profile", "describe", "get", "names", "register"]
+__all__ = ["Profile", "describe", "every_name", "get", "names", "register"]

@@ -30,7 +30,20 @@ class Profile:
 
 
 REGISTRY: Registry[Profile] = Registry("profile")
-TASKS = ("spans", "ner", "coref", "linking", "relations", "codiesp", "timelines", "i2b2")
+#: The profiles each task's module (``nlpbench.profiles.<task>``) registers, by task: what :func:`names`
+#: lists without importing the module, which imports that task's metrics (numpy, scipy, …). A test
+#: checks that each module registers exactly these.
+CATALOGUE: dict[str, tuple[str, ...]] = {
+    "spans": ("nlpsandbox", "nlpsandbox-legacy", "standard"),
+    "ner": ("nervaluate", "standard", "trusted-ke"),
+    "coref": ("conll2012", "e2e", "standard"),
+    "linking": ("standard", "trusted-ke"),
+    "relations": ("rebel", "standard"),
+    "codiesp": ("codiesp2020", "standard"),
+    "timelines": ("chemotimelines2024", "standard"),
+    "i2b2": ("i2b2-2014", "standard"),
+    "deid": ("standard",),
+}
 
 
 _Kind = TypeVar("_Kind", bound=Profile)
@@ -52,8 +65,17 @@ def get(task: str, name: str) -> Profile:
 
 
 def names(task: str) -> list[str]:
-    _load(task)
-    return [key.split("/", 1)[1] for key in REGISTRY if key.startswith(f"{task}/")]
+    """The profile names of ``task``, sorted: its module's (:data:`CATALOGUE`, listed without importing
+    the module) and any registered from elsewhere (a task added as one module registers its own)."""
+    registered = [key.split("/", 1)[1] for key in REGISTRY if key.startswith(f"{task}/")]
+    return sorted({*CATALOGUE.get(task, ()), *registered})
+
+
+def every_name() -> list[str]:
+    """Every profile name of every task, sorted, each once (``standard`` is every task's), without
+    importing the profile modules."""
+    families = {*CATALOGUE, *(key.split("/", 1)[0] for key in REGISTRY)}
+    return sorted({name for family in families for name in names(family)})
 
 
 def describe(profile: Profile) -> list[tuple[str, str, str]]:
@@ -75,5 +97,5 @@ def _shown(value: object) -> str:
 def _load(task: str) -> None:
     """Import the profile module of ``task`` (each task's profiles live in the module of its name,
     ``nlpbench.profiles.<task>``) so that it registers them; an unknown task imports nothing."""
-    if task in TASKS:
+    if task in CATALOGUE:
         importlib.import_module(f"nlpbench.profiles.{task}")

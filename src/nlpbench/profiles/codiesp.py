@@ -37,10 +37,6 @@ from nlpbench.profiles.base import Profile, quirk, register
 Values = tuple[float | None, float | None, float | None]
 
 
-#: The cutoffs of MAP@k, P@k and R@k that the standard profile reports unless told otherwise.
-DEFAULT_K = (10, 30)
-
-
 @dataclass(frozen=True)
 class CodingProfile(Profile):
     """How ``score codiesp`` ranks, matches, averages and presents."""

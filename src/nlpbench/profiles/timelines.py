@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from nlpbench.metrics.timelines import TimelineRules
-from nlpbench.metrics.timex import IsoScale, Mode, Scale, ScriptScale
+from nlpbench.metrics.timex import IsoScale, Scale, ScriptScale
+from nlpbench.model.timelines import Mode
 from nlpbench.profiles.base import Profile, quirk, register
 
 #: Date readings a profile can name.

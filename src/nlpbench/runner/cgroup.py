@@ -70,7 +70,7 @@ class Cgroup:
         """The ids (on this host) of every process in the cgroup."""
         found: set[int] = set()
         for procs in self.procs_files:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # the cgroup is gone: no processes
                 found.update(int(line) for line in Path(procs).read_text().split())
         return found
 
@@ -90,31 +90,31 @@ class Cgroup:
             return None if usec is None else usec / 1e6
         if "cpuacct" not in self.directories:
             return None
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # the kernel does not say: None
             return int((self.directories["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
         return None
 
     def current_memory_bytes(self) -> int:
         """The memory the cgroup holds now, as the kernel counts it (a page shared by processes once)."""
         name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # the kernel does not say: 0
             return int((self.directories["memory"] / name).read_text())
         return 0
 
     def peak_memory_bytes(self) -> int:
         """The most memory the cgroup has held (0 where the kernel does not say)."""
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # the kernel does not say: 0
             return int((self.directories["memory"] / name).read_text())
         return 0
 
     def kill(self) -> None:
         """``SIGKILL`` every process in the cgroup (``cgroup.kill`` where the kernel has it)."""
         if self.version == 2:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # an older kernel: each process is killed below
                 (self.directories["memory"] / "cgroup.kill").write_text("1")
         for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):  # ended meanwhile
                 os.kill(pid, signal.SIGKILL)
 
     def remove(self) -> None:
@@ -125,7 +125,7 @@ class Cgroup:
                 self.kill()
                 try:
                     directory.rmdir()
-                except FileNotFoundError:
+                except FileNotFoundError:  # removed meanwhile: done
                     break
                 except OSError as error:
                     if error.errno != errno.EBUSY or time.monotonic() > deadline:
@@ -216,7 +216,7 @@ def _places() -> tuple[int, dict[str, Path]] | str:
             if set(NEEDED) <= available:
                 _enable(base)
                 return 2, dict.fromkeys(NEEDED, base)
-        except OSError:
+        except OSError:  # no usable v2 hierarchy here: v1 is tried next
             pass
     parents = {
         controller: mounts[controller] / own[controller].lstrip("/")
@@ -234,7 +234,7 @@ def _places() -> tuple[int, dict[str, Path]] | str:
 def _own_cgroups() -> dict[str, str]:
     """This process's cgroup per v1 controller, and ``""`` for v2 (``/proc/self/cgroup``)."""
     own: dict[str, str] = {}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # no /proc: no cgroups known
         for line in Path("/proc/self/cgroup").read_text().splitlines():
             _, controllers, path = line.split(":", 2)
             for controller in controllers.split(",") if controllers else [""]:
@@ -245,7 +245,7 @@ def _own_cgroups() -> dict[str, str]:
 def _mounts() -> dict[str, Path]:
     """Where each v1 controller's hierarchy is mounted, and ``cgroup2`` for the v2 one (at its root only)."""
     mounts: dict[str, Path] = {}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # no /proc: no mounts known
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             fields, _, tail = line.partition(" - ")
             root, mountpoint = fields.split()[3:5]
@@ -270,7 +270,7 @@ _Default = TypeVar("_Default", int, None)
 
 def _counter(path: Path, key: str, default: _Default) -> int | _Default:
     """The number after ``key`` in a ``key value`` file such as ``memory.events``."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError):  # no such file or value: the default
         for line in path.read_text().splitlines():
             name, _, value = line.partition(" ")
             if name == key:

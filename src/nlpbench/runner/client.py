@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.runner.wire import RedialTransport
 from nlpbench.toolapi import schemas
@@ -52,6 +53,8 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 #: The most annotations one note's answers may hold by default, all types together: a long note holds a few
 #: hundred PHI spans; 10,000 is one per character of a 10,000-character note.
 MAX_ANNOTATIONS = 10_000
+#: The metadata key under which :meth:`ToolClient.deidentify` keeps the tool's annotations of the de-identified text.
+DEIDENTIFIED_ANNOTATIONS = "deidentifiedAnnotations"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -62,8 +65,10 @@ PROBE_NOTE = Document(
 )
 
 
-class ToolError(Exception):
+class ToolError(NlpbenchError):
     """A tool that is unreachable, failing, or answering outside the 1.2.0 schemas; one line."""
+
+    kind = Kind.tool
 
 
 class Unanswered(ToolError):
@@ -287,6 +292,23 @@ class ToolClient:
             result.annotations.extend(found.result())
         return result
 
+    async def deidentify(self, document: Document, steps: Sequence[dict[str, Any]]) -> Document:
+        """``POST /deidentifiedNotes``: ``document`` de-identified by ``steps``, as a document holding the
+        de-identified text, with the tool's ``deidentifiedAnnotations`` (schema-valid, as it gave them: they
+        are kept, not scored) in its metadata."""
+        note = note_json(document)
+        what = f"POST /deidentifiedNotes for note {document.id}"
+        body = {"note": note, "deidentificationSteps": list(steps)}
+        reply = _checked(
+            schemas.DeidentifyResponse,
+            await self._request("POST", "/deidentifiedNotes", what, json=body),
+            f"{self.url}: {what}",
+        )
+        if reply.deidentifiedNote.identifier != note["identifier"]:
+            raise ToolError(f"{self.url}: {what}: the answer is about another note")
+        metadata = {**document.metadata, DEIDENTIFIED_ANNOTATIONS: schemas.dump(reply.deidentifiedAnnotations)}
+        return Document(document.id, reply.deidentifiedNote.text, metadata=metadata)
+
     async def _annotate_one(
         self, document: Document, note: dict, label: str, counts: dict[str, int]
     ) -> list[Annotation]:
@@ -432,7 +454,7 @@ def _status(response: httpx.Response) -> str:
     """``HTTP 503 Service Unavailable``, the phrase from the standard (the server's own may be anything)."""
     try:
         return f"HTTP {response.status_code} {HTTPStatus(response.status_code).phrase}"
-    except ValueError:
+    except ValueError:  # a status the standard does not name
         return f"HTTP {response.status_code}"
 
 

@@ -53,7 +53,7 @@ def annotate_batch(
 
     try:
         documents, stats = asyncio.run(send())
-    except ToolError as error:
+    except ToolError as error:  # the batch's failure travels back as its third value
         return [], ClientStats(), str(error)
     except Exception as error:  # named by its type only: its message may quote a response
         return [], ClientStats(), f"Dask executor: batch from note {notes[0].id}: {type(error).__name__}"

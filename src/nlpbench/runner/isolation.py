@@ -44,6 +44,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlpbench.errors import Kind, NlpbenchError
+
 #: The sandboxes nlpbench knows, strongest first; ``auto`` takes the first that works here.
 BACKENDS = ("bwrap", "runsc", "unshare")
 #: System paths every runtime holds (those that exist here): programs, libraries, the loader's cache.
@@ -73,12 +75,16 @@ NOBODY = 65534
 PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-class SandboxError(Exception):
+class SandboxError(NlpbenchError):
     """A tool that cannot be started in the sandbox or does not become ready; one line."""
+
+    kind = Kind.tool
 
 
 class SandboxUnavailable(SandboxError):
     """No sandbox that the settings allow can be made on this machine (whatever the tool); one line."""
+
+    kind = Kind.unavailable
 
 
 @dataclass(frozen=True)
@@ -321,9 +327,9 @@ def failure(argv: list[str], pass_fds: tuple[int, ...] = ()) -> str | None:
     """None if ``argv`` succeeds, else why not in a few words (the program's last line, never a tool's)."""
     try:
         tried = subprocess.run(argv, capture_output=True, timeout=30, pass_fds=pass_fds, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
+    except FileNotFoundError:  # the reason, for the caller's message
         return f"there is no {argv[0]} command"
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except (OSError, subprocess.TimeoutExpired) as error:  # the reason, by type only
         return f"{argv[0]} did not run: {type(error).__name__}"
     if tried.returncode == 0:
         return None
@@ -360,7 +366,7 @@ def _works(name: str) -> str | None:
         return gvisor_works()
     try:
         unshare_command()
-    except SandboxUnavailable as error:
+    except SandboxUnavailable as error:  # the reason, for the caller's message
         return str(error)
     return None
 

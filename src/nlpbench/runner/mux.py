@@ -36,7 +36,7 @@ class Bridge:
     def close(self) -> None:
         """Stop carrying (the relay has ended, or is being stopped) and wait for the thread."""
         if self._loop is not None and not self._loop.is_closed():
-            with contextlib.suppress(RuntimeError):
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
                 self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join()
 
@@ -84,13 +84,14 @@ class Bridge:
             while (got := await read_frame(reader)) is not None:
                 channel, kind, payload = got
                 if kind == STATUS:
+                    # a malformed status: no return code known
                     with contextlib.suppress(ValueError, KeyError, TypeError):
                         returncode = json.loads(payload)["returncode"]
                         self.returncode = returncode if isinstance(returncode, int) else None
                 elif (writer := clients.get(channel)) is not None:
                     if kind == DATA:
                         writer.write(payload)
-                        with contextlib.suppress(OSError):
+                        with contextlib.suppress(OSError):  # the client went away: its data is dropped
                             await writer.drain()
                     elif kind == EOF and writer.can_write_eof():
                         writer.write_eof()

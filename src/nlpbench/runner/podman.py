@@ -194,6 +194,6 @@ def podman_works() -> str | None:
         return said[-1][:200] if said else "podman info failed"
     try:
         json.loads(probe.stdout)
-    except ValueError:
+    except ValueError:  # the reason, for the caller's message
         return "podman info answered no JSON"
     return None

@@ -58,7 +58,7 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes] | N
     try:
         channel, kind, length = HEADER.unpack(await reader.readexactly(HEADER.size))
         return channel, kind, await reader.readexactly(length)
-    except asyncio.IncompleteReadError:
+    except asyncio.IncompleteReadError:  # the stream ended
         return None
 
 
@@ -86,7 +86,7 @@ async def hand_over(listener: socket.socket, port: int) -> None:
             with tool:
                 try:
                     await loop.sock_connect(tool, ("127.0.0.1", port))
-                except OSError:
+                except OSError:  # the tool does not listen yet: try again
                     continue
                 control.setblocking(True)
                 with contextlib.suppress(OSError):  # the runner gave up meanwhile
@@ -113,7 +113,7 @@ async def forward(listener: socket.socket, port: int) -> None:
 
 
 def _signal_group(tool: subprocess.Popen, number: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    with contextlib.suppress(ProcessLookupError):  # the group ended meanwhile
         os.killpg(tool.pid, number)
 
 
@@ -149,7 +149,7 @@ async def serve_frames(port: int, tool: subprocess.Popen) -> int:
 
         try:
             await asyncio.gather(to_tool(), from_tool())
-        except OSError:
+        except OSError:  # a side closed: the relay of this connection ends
             pass
         finally:
             tool_writer.close()

@@ -198,7 +198,7 @@ class AnnotationRun:
                 with _interrupting(loop, step):
                     try:
                         document = loop.run_until_complete(step)
-                    except StopAsyncIteration:
+                    except StopAsyncIteration:  # no more documents
                         return
                     except asyncio.CancelledError:
                         raise KeyboardInterrupt from None

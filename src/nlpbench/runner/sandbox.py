@@ -158,7 +158,7 @@ def owner_alive(tag: str) -> bool:
     """Whether the process that :func:`owner` named ``tag`` still runs."""
     try:
         return _tag(psutil.Process(int(tag.partition(".")[0]))) == tag
-    except (ValueError, psutil.Error):
+    except (ValueError, psutil.Error):  # no such process (or a malformed tag): not alive
         return False
 
 
@@ -185,7 +185,7 @@ def private_directory() -> Path:
 def reap_leftovers() -> None:
     """Remove what runners killed on this machine left: their sandboxes' private directories and empty cgroups."""
     for place in places():
-        with suppress(OSError):
+        with suppress(OSError):  # the place is not there or not ours: nothing to reap
             for entry in place.glob(f"{PREFIX}*"):
                 tag = entry.name.removeprefix(PREFIX).rpartition("-")[0]
                 if entry.is_dir() and not entry.is_symlink() and not owner_alive(tag):
@@ -343,7 +343,7 @@ class SandboxedTool:
                 try:
                     if client.get(HEALTH_PATH).status_code == 200:
                         return
-                except httpx.HTTPError:
+                except httpx.HTTPError:  # not listening yet: ask again until the deadline
                     pass
                 time.sleep(0.1)
         raise SandboxError(f"the tool did not answer GET {HEALTH_PATH} within {timeout:g} s of starting")
@@ -352,7 +352,7 @@ class SandboxedTool:
         """The outcome once the tool has ended by itself (or by a limit) within ``timeout`` seconds, else None."""
         try:
             self._process.wait(timeout)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired:  # still running
             return None
         return self._finish()
 
@@ -403,6 +403,7 @@ class SandboxedTool:
         if self._backend.companion_relay:  # the container's status is podman's
             return self._process.returncode
         os.set_blocking(self._status_read, False)
+        # no status written (yet): the process's own is used
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             line = os.read(self._status_read, 4096).decode()
             returncode = json.loads(line)["returncode"]
@@ -440,7 +441,7 @@ class SandboxedTool:
         )
 
     def _signal(self, number: int) -> None:
-        with suppress(ProcessLookupError):
+        with suppress(ProcessLookupError):  # the group ended meanwhile
             os.killpg(self.pid, number)
 
     def _kill(self) -> None:
@@ -449,7 +450,7 @@ class SandboxedTool:
         except psutil.NoSuchProcess:
             everything = []
         for process in everything:
-            with suppress(psutil.NoSuchProcess):
+            with suppress(psutil.NoSuchProcess):  # ended meanwhile
                 process.kill()
         self._signal(signal.SIGKILL)
         if self.cgroup:
@@ -476,7 +477,7 @@ class SandboxedTool:
     def _watch(self) -> None:
         try:
             root = psutil.Process(self.pid)
-        except psutil.NoSuchProcess:
+        except psutil.NoSuchProcess:  # ended before the watch began
             return
         while self._process.poll() is None:
             self._limit = self._limit or self._over_limit(root)
@@ -529,7 +530,7 @@ def _tool_processes(root: psutil.Process) -> list[psutil.Process]:
         while level and all(_name(process) in SANDBOX_PROGRAMS for process in level):
             level = [child for process in level for child in process.children()]
         return [process for relay in level for process in relay.children(recursive=True)]
-    except psutil.NoSuchProcess:
+    except psutil.NoSuchProcess:  # ended meanwhile: nothing runs
         return []
 
 
@@ -537,12 +538,12 @@ def _descendants(root: psutil.Process) -> list[psutil.Process]:
     """Everything the sandbox runs on the host (gVisor's Sentry and Gofer hold the tool's memory and CPU time)."""
     try:
         return [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
+    except psutil.NoSuchProcess:  # ended meanwhile: nothing runs
         return []
 
 
 def _name(process: psutil.Process) -> str:
-    with suppress(psutil.Error):
+    with suppress(psutil.Error):  # ended or hidden: no name
         return process.name()
     return ""
 
@@ -557,7 +558,7 @@ def _usage(processes: list[psutil.Process], cgroup) -> tuple[int, float]:
                 memory += _proportional(process)
             times = process.cpu_times()
             cpu += times.user + times.system + times.children_user + times.children_system
-        except psutil.NoSuchProcess:
+        except psutil.NoSuchProcess:  # ended meanwhile: it holds nothing now
             continue
     return int(memory), cpu
 
@@ -566,7 +567,7 @@ def _proportional(process: psutil.Process) -> int:
     """A process's proportional set size (its share of each page it shares), else its resident size."""
     try:
         return process.memory_full_info().pss
-    except (psutil.AccessDenied, AttributeError):
+    except (psutil.AccessDenied, AttributeError):  # no PSS here: the resident size
         return process.memory_info().rss
 
 
@@ -576,7 +577,7 @@ def _signal_of(returncode: int | None) -> signal.Signals | None:
         return None
     try:
         return signal.Signals(-returncode if returncode < 0 else returncode - 128)
-    except ValueError:
+    except ValueError:  # no signal has that number
         return None
 
 

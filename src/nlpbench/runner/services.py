@@ -56,7 +56,7 @@ def _wait_healthy(name: str, url: str, process: subprocess.Popen, log: Path, dea
         try:
             if httpx.get(f"{url}/api/v1/healthCheck", timeout=2.0).status_code == 200:
                 return
-        except httpx.TransportError:
+        except httpx.TransportError:  # not listening yet: ask again until the deadline
             pass
         if time.monotonic() > deadline:
             raise ToolError(f"tool {name} did not answer its health check at {url}: {_tail(log)}")

@@ -12,6 +12,8 @@ carry:
   (coreference): R, P and F1 from the summed numerators and denominators, and
   the CoNLL score from the MUC, B³ and CEAFe rows;
 - ``value`` rows (CodiEsp MAP): the mean of the documents' values;
+- ``part``/``whole`` rows (de-identification's residual PHI, over-redaction, format, date shifts,
+  alignment): the rate PART / WHOLE of the summed counts;
 - the timelines' Type A (mean over every patient of their P, R, F1), Type B
   (the same over patients with gold) and official ((Type A F1 + Type B F1) / 2)
   rows, from the ``patient`` rows.
@@ -31,7 +33,14 @@ import numpy as np
 
 from nlpbench.errors import InputError
 from nlpbench.report.model import Report, Row
-from nlpbench.stats.statistics import COREF_COLUMNS, PRF_COLUMNS, SEMEVAL_COLUMNS, STATISTICS, Statistic
+from nlpbench.stats.statistics import (
+    COREF_COLUMNS,
+    PRF_COLUMNS,
+    RATE_COLUMNS,
+    SEMEVAL_COLUMNS,
+    STATISTICS,
+    Statistic,
+)
 
 if TYPE_CHECKING:
     from nlpbench.stats.bootstrap import Method
@@ -136,6 +145,8 @@ def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, S
         for field in _VALUES:
             if field in row:
                 yield field, STATISTICS.get(f"blanc_{field}"), parts
+    elif own and "rate" in row and _has(own[0], RATE_COLUMNS):
+        yield "rate", STATISTICS.get("rate"), [(own, [_field(c) for c in RATE_COLUMNS])]
     elif own and "value" in row and "value" in own[0]:
         yield "value", STATISTICS.get("mean"), [(own, [_value_or_zero, _counted])]
     elif metric in ("type_a", "type_b", "official") and by_metric.get("patient"):

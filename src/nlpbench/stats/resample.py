@@ -25,13 +25,23 @@ def bootstrap_sums(counts: np.ndarray, resamples: int, rng: np.random.Generator)
     """
     n = counts.shape[0]
     flat = counts.reshape(n, -1).astype(np.float64, copy=False)
+    for weights in bootstrap_weights(n, resamples, rng):
+        yield (weights @ flat).reshape((len(weights), *counts.shape[1:]))
+
+
+def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Yield ``[chunk, n]`` float arrays of multiplicities ``w``, ``resamples`` rows in all, ``chunk × n`` at most
+    :data:`CHUNK_CELLS`: row ``r`` counts how often each of ``n`` documents was drawn in resample ``r``.
+
+    The draw depends only on ``n``, ``resamples`` and the generator's state, so every table of ``n`` rows
+    resampled from the same seed is resampled by these same weights (its sums are ``w @ counts``).
+    """
     chunk = max(1, CHUNK_CELLS // max(n, 1))
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
         drawn = rng.integers(0, n, size=(size, n), dtype=np.int64)
         drawn += np.arange(size)[:, None] * n
-        weights = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-        yield (weights @ flat).reshape((size, *counts.shape[1:]))
+        yield np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
 
 
 def leave_one_out_sums(counts: np.ndarray) -> np.ndarray:

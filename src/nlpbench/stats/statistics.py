@@ -110,6 +110,14 @@ def semeval_f1(sums: np.ndarray) -> np.ndarray:
     return _harmonic(semeval_recall(sums), semeval_precision(sums))
 
 
+RATE_COLUMNS = ("part", "whole")
+
+
+@_register("rate", RATE_COLUMNS, "PART / WHOLE (de-identification: residual PHI, over-redaction, format, …)")
+def rate(sums: np.ndarray) -> np.ndarray:
+    return _ratio(sums[..., 0], sums[..., 1])
+
+
 @_register("mean", ("sum", "count"), "Σ value / number of documents (MAP: mean of per-document average precision)")
 def mean(sums: np.ndarray) -> np.ndarray:
     return _ratio(sums[..., 0], sums[..., 1])

@@ -18,6 +18,7 @@ from typing import BinaryIO
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from nlpbench.errors import Kind
 from nlpbench.store.repository import NotFound, StoreError
 from nlpbench.store.submissions import Artifact, ArtifactChunk
 
@@ -28,6 +29,8 @@ KINDS = ("oci-archive", "source-archive")
 
 class TooLarge(StoreError):
     """An upload past its size limit; one line naming the limit."""
+
+    kind = Kind.too_large
 
 
 def put(session: Session, stream: BinaryIO, kind: str, *, limit: int, team: str | None = None) -> Artifact:

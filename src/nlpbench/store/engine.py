@@ -127,7 +127,7 @@ def make_private_file(path: Path) -> None:
         os.chmod(folder, 0o700)  # the umask may have taken bits away from mkdir's mode
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    except FileExistsError:
+    except FileExistsError:  # made before: nothing to create
         return
     os.chmod(path, 0o600)
 

@@ -28,8 +28,9 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from nlpbench.store.models import SCOPES, ApiKey, Dataset, utcnow
+from nlpbench.store.models import ApiKey, Dataset, utcnow
 from nlpbench.store.repository import NotFound, StoreError
+from nlpbench.store.vocabulary import SCOPES
 
 KEY_PREFIX = "nbk"
 

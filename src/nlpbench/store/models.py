@@ -37,7 +37,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 NAME_LENGTH = 60
 VISIBILITIES = ("public", "private")
 GENDERS = ("male", "female", "other", "unknown")
-SCOPES = ("read", "write")
 
 #: Constraint names that Alembic and both backends agree on.
 NAMING = {

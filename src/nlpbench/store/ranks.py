@@ -2,8 +2,8 @@
 
 Ranking a column takes a paired bootstrap test per pair of tools over their
 per-document counts: seconds for thousands of notes. Pages must not compute
-it (nor write it) on a GET, so :func:`nlpbench.web.board.refresh` computes the
-groups of every column whose results changed and stores them here, keyed by
+it (nor write it) on a GET, so :func:`nlpbench.platform.ranks.rank` computes the
+groups of every column whose results changed, when a result is stored, and stores them here, keyed by
 the task, the column and a digest of the results compared; a page uses the
 row whose digest matches the results it shows, and shows no rank otherwise.
 """

@@ -7,8 +7,9 @@ prediction file for one task and dataset; its ``status`` moves
 ``FAILED`` / ``CANCELLED``, and every move is an *event* row with its time
 and a one-line reason. A worker owns a submission while its lease
 (``worker``, ``lease_expires_at``) is alive. Predictions of PHI tasks live in
-annotation store ``submission-<id>`` of the dataset; a file-scored task's
-predictions are kept as the file's text. A *result* is one scoring of a
+annotation store ``submission-<id>`` of the dataset; the notes a ``deid``
+submission's de-identifier returned are *de-identified notes*; a file-scored
+task's predictions are kept as the file's text. A *result* is one scoring of a
 submission under a profile: its score rows, what makes it reproducible, and
 a row of counts per document, annotation type and metric.
 """
@@ -33,23 +34,23 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
-
-RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED = (
-    "RECEIVED",
-    "VALIDATING",
-    "INVALID",
-    "ANNOTATING",
-    "SCORING",
-    "SCORED",
-    "FAILED",
-    "CANCELLED",
+from nlpbench.store.vocabulary import (  # noqa: F401  # the statuses and windows, where their users import them
+    ANNOTATING,
+    CANCELLED,
+    FAILED,
+    INVALID,
+    RECEIVED,
+    SCORED,
+    SCORING,
+    STATUSES,
+    VALIDATING,
+    WINDOWS,
 )
-STATUSES = (RECEIVED, VALIDATING, INVALID, ANNOTATING, SCORING, SCORED, FAILED, CANCELLED)
+
 #: Statuses a worker holds under a lease.
 RUNNING = (VALIDATING, ANNOTATING, SCORING)
 FINAL = (INVALID, SCORED, FAILED, CANCELLED)
 KINDS = ("tool", "command", "archive", "image", "predictions")
-WINDOWS = ("day", "week", "month")
 
 
 class Queue(Base):
@@ -147,6 +148,21 @@ class SubmissionLog(Base):
     stream: Mapped[str] = mapped_column(String(10))
     content: Mapped[str] = mapped_column(Text, default="")
     truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class DeidentifiedNote(Base):
+    """A note of a ``deid`` submission's dataset as its de-identifier returned it: the note's id, the
+    de-identified text and the tool's annotations of that text (NLP Sandbox arrays). Organisers only: a
+    de-identifier may leave PHI in it."""
+
+    __tablename__ = "deidentified_notes"
+    __table_args__ = (UniqueConstraint("submission_id", "note_identifier"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    note_identifier: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    text: Mapped[str] = mapped_column(Text)
+    annotations: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
 
 
 class TaskGold(Base):

@@ -24,7 +24,6 @@ import random
 import re
 from collections.abc import Iterable, Iterator
 from importlib import resources
-from importlib.metadata import version
 
 from nlpbench.model import Annotation, Document, Span
 
@@ -93,6 +92,8 @@ def embedded_header() -> dict:
 
 def dump(documents: Iterable[Document], seed: int, notes: int) -> bytes:
     """Documents as the gzipped JSON lines of ``data/embedded.jsonl.gz`` (no timestamp: the bytes are stable)."""
+    from importlib.metadata import version  # 20 ms of start-up that only writing the dataset needs
+
     header = {"seed": seed, "notes": notes, "faker": version("faker")}
     lines = [json.dumps(header, sort_keys=True)] + [json.dumps(to_json(d), sort_keys=True) for d in documents]
     buffer = io.BytesIO()

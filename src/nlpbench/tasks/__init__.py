@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import sys
@@ -93,8 +94,17 @@ def register(
 
 
 def get(name: str) -> Task:
-    """The task ``name``; an unknown name raises :class:`nlpbench.registry.UnknownName` listing the known ones."""
-    load_all()
+    """The task ``name``; an unknown name raises :class:`nlpbench.registry.UnknownName` listing the known ones.
+
+    A task lives in the module of its name (``nlpbench.tasks.sandbox``), so only that module is
+    imported, with the metrics and readers it needs; a name no module is named after makes every
+    module load (a module may register a task under another name), and then the error lists them all.
+    """
+    if name not in REGISTRY:
+        if name.isidentifier() and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            importlib.import_module(f"{__name__}.{name}")
+        if name not in REGISTRY:
+            load_all()
     return REGISTRY.get(name)
 
 

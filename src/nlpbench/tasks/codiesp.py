@@ -27,7 +27,8 @@ from nlpbench.formats import codiesp as tsv
 from nlpbench.metrics.coding import code_category, found_keys
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
-from nlpbench.profiles.codiesp import DEFAULT_K, CodingProfile
+from nlpbench.model.coding import DEFAULT_K
+from nlpbench.profiles.codiesp import CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register

@@ -125,7 +125,7 @@ def _is_int(value: str) -> bool:
     """Whether Python 2's ``int()`` reads ``value`` (Python 3's also reads digits joined by underscores)."""
     try:
         int(value)
-    except ValueError:
+    except ValueError:  # not an integer, as Python 2 read it
         return False
     return "_" not in value
 

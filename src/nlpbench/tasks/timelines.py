@@ -33,7 +33,8 @@ from nlpbench.metrics.timelines import (
     timeline_counts,
     timeline_values,
 )
-from nlpbench.metrics.timex import Mode, TimexError
+from nlpbench.metrics.timex import TimexError
+from nlpbench.model.timelines import Mode
 from nlpbench.profiles.timelines import TimelineProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row

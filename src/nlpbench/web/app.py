@@ -23,10 +23,12 @@ The site is public, and teams are adversaries:
   or a carriage return is written with a leading ``'`` (OWASP's advice against
   formula injection): a spreadsheet shows it as text. Numbers stay numbers —
   a negative score is a number, not a string, and is written as it is.
-- A GET never writes: intervals and rank groups are stored when results are
-  (and by :func:`board.refresh`), pages read them.
+- A GET never writes: intervals and rank groups are stored with results
+  (and by :func:`nlpbench.platform.ranks.refresh`), pages read them.
 - A malformed or out-of-range id is a 404 page; a failure nobody foresaw is a
-  500 page, logged with its type and place only (:class:`~nlpbench.api.problems.Guard`).
+  500 page, logged with its type and place only (:class:`~nlpbench.api.problems.Guard`); an
+  :class:`~nlpbench.errors.NlpbenchError` is the problem object its kind names, as every
+  service answers it (:func:`~nlpbench.api.problems.install_problem_handlers`).
 
 The app mounts a router per kind of page (:mod:`~nlpbench.web.home`,
 :mod:`~nlpbench.web.task_tables`, :mod:`~nlpbench.web.submissions`,
@@ -47,7 +49,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nlpbench.api.problems import Guard
+from nlpbench.api.limits import SITE_MAX_BODY_BYTES
+from nlpbench.api.problems import install_problem_handlers
 from nlpbench.store import Store
 from nlpbench.version import __version__
 from nlpbench.web import board, home, submissions, task_tables, teams
@@ -67,7 +70,7 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
 }
 #: The largest request body the site reads: it serves GETs only.
-MAX_BODY_BYTES = 64 * 2**10
+MAX_BODY_BYTES = SITE_MAX_BODY_BYTES
 #: The routers, in the order their routes are matched (an export's ``NAME.FMT`` before a page's ``NAME``).
 PAGES = (home, task_tables, submissions, teams)
 
@@ -114,8 +117,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         html = pages.get_template("error.html").render(settings=settings, status=500, detail=type(error).__name__)
         return HTMLResponse(html, status_code=500)
 
-    app.add_middleware(Guard, max_body_bytes=MAX_BODY_BYTES, answer=failed)
+    install_problem_handlers(app, max_body_bytes=MAX_BODY_BYTES, answer=failed)
     app.add_middleware(SecurityHeaders)
+    # pages, not problems, for a missing page and a malformed URL: these replace the handlers installed above
 
     @app.exception_handler(StarletteHTTPException)
     async def not_found(request: Request, error: StarletteHTTPException) -> Response:

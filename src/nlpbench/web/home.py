@@ -23,7 +23,7 @@ def home_rows(store: Store) -> list[dict[str, Any]]:
             counts[submission.task] = counts.get(submission.task, 0) + 1
             teams.setdefault(submission.task, set()).add(submission.team)
     return [
-        {"task": task, "kind": "PHI" if tasks.is_phi(task) else "file", "scored": counts.get(task, 0),
+        {"task": task, "kind": _kind(task), "scored": counts.get(task, 0),
          "teams": len(teams.get(task, ()))}
         for task in tasks.names()
     ]  # fmt: skip
@@ -37,3 +37,10 @@ def home_export(fmt: str, store: Stored) -> Response:
 @router.get("/", response_class=HTMLResponse)
 def home(request: Request, store: Stored) -> HTMLResponse:
     return page(request, "home.html", rows=home_rows(store))
+
+
+def _kind(task: str) -> str:
+    """How a task is fed: PHI annotators, de-identifiers, or prediction files."""
+    if tasks.is_phi(task):
+        return "PHI"
+    return "de-identifier" if tasks.is_deid(task) else "file"

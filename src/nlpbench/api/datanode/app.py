@@ -51,10 +51,7 @@ import os
 from dataclasses import dataclass
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import OperationalError
-from starlette.exceptions import HTTPException
-from starlette.routing import Match
 
 from nlpbench.api.datanode import (
     annotation_stores,
@@ -67,8 +64,10 @@ from nlpbench.api.datanode import (
 )
 from nlpbench.api.datanode.access import authorize
 from nlpbench.api.datanode.params import BASE_PATH
-from nlpbench.api.problems import BodyTooLarge, Guard, ProblemResponse, describe_errors, problem, too_large
-from nlpbench.store import Store, StoreError
+from nlpbench.api.limits import DATANODE_MAX_BODY_BYTES
+from nlpbench.api.problems import ProblemResponse, install_problem_handlers, problem
+from nlpbench.errors import Kind
+from nlpbench.store import Store
 from nlpbench.version import __version__
 
 #: ``1`` when every worker of ``nlpbench datanode serve`` must require API keys (see :func:`app_from_environment`).
@@ -87,7 +86,7 @@ class Settings:
     #: this when it listens beyond localhost); without it, keys are required as soon as one exists.
     require_keys: bool = False
     #: The largest request body accepted, in bytes.
-    max_body_bytes: int = 16 * 2**20
+    max_body_bytes: int = DATANODE_MAX_BODY_BYTES
     #: Where clients reach the node (scheme, host, port): ``links.next`` starts with it
     #: (by default the port ``nlpbench datanode serve`` listens on, 8081).
     base_url: str = "http://127.0.0.1:8081"
@@ -105,8 +104,8 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
         docs_url=f"{BASE_PATH}/ui",
         redoc_url=None,
     )
-    add_error_handlers(app, settings.max_body_bytes)
-    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes)
+    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    add_store_handlers(app)
     app.state.store = store
     app.state.base_url = settings.base_url.rstrip("/")
     app.state.keys_seen = settings.require_keys
@@ -130,42 +129,11 @@ def app_from_environment() -> FastAPI:
     return create_app(open_store(upgrade=False), settings)
 
 
-def _methods(app: FastAPI, request: Request) -> set[str]:
-    """Every method some route serves at the request's path."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match is not Match.NONE:
-            methods |= getattr(route, "methods", None) or set()
-    return methods
-
-
-def add_error_handlers(app: FastAPI, max_body_bytes: int | None = None) -> None:
-    """Problems for invalid requests, refusals of the store, HTTP errors and an unavailable database; anything
-    else reaches :class:`~nlpbench.api.problems.Guard`, which logs its type and place only. A body past
-    ``max_body_bytes`` is :func:`~nlpbench.api.problems.too_large` when the limit is given."""
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
-        return problem(400, describe_errors(error.errors()))
-
-    @app.exception_handler(StoreError)
-    async def refused(_request: Request, error: StoreError) -> ProblemResponse:
-        return problem(error.status, str(error))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, error: HTTPException) -> ProblemResponse:
-        if isinstance(error, BodyTooLarge):
-            return too_large(error.limit)
-        if error.status_code == 413 and max_body_bytes is not None:
-            return too_large(max_body_bytes)
-        detail = error.detail if isinstance(error.detail, str) else None
-        response = problem(error.status_code, detail)
-        response.headers.update(error.headers or {})
-        if error.status_code == 405:  # Starlette names the methods of one route; a path has several
-            response.headers["Allow"] = ", ".join(sorted(_methods(app, request)))
-        return response
+def add_store_handlers(app: FastAPI) -> None:
+    """What a service over a store adds to :func:`~nlpbench.api.problems.install_problem_handlers`: a database
+    that does not answer is a 503 problem naming the driver's error type (its message may quote a statement)."""
 
     @app.exception_handler(OperationalError)
     async def unavailable(_request: Request, error: OperationalError) -> ProblemResponse:
-        return problem(503, f"the database did not answer ({type(error.orig).__name__})")
+        detail = f"the database did not answer ({type(error.orig).__name__})"
+        return problem(Kind.unavailable.status, detail, title=Kind.unavailable.title)

@@ -11,6 +11,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from nlpbench.api.keys import presented_key, refused
+from nlpbench.api.problems import Responses, problem_docs
+from nlpbench.errors import Kind
 from nlpbench.platform.keys import Caller, caller
 from nlpbench.store import Store
 
@@ -34,3 +36,10 @@ async def store(request: Request) -> Store:
 Who = Annotated[Caller, Depends(who)]
 #: A route's parameter for the store.
 Stored = Annotated[Store, Depends(store)]
+
+
+def errors(*kinds: Kind, keyed: bool = True) -> Responses:
+    """The problems a route documents: ``kinds``, and what any route may answer: 400 (an invalid request), 401
+    (no valid key, unless the route takes none), 503 (the database did not answer) and 500."""
+    unauthorized = {401: "No valid API key"} if keyed else {}
+    return problem_docs((Kind.input, Kind.unavailable, *kinds), also=unauthorized)

@@ -37,15 +37,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 
-from nlpbench.api.datanode.app import add_error_handlers
+from nlpbench.api.datanode.app import add_store_handlers
 from nlpbench.api.platform import archives, health, submissions
-from nlpbench.api.problems import Guard, ProblemResponse, problem
-from nlpbench.errors import InputError
+from nlpbench.api.problems import install_problem_handlers
 from nlpbench.platform import queue as queues
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES
-from nlpbench.registry import UnknownName
 from nlpbench.store import Store
 from nlpbench.version import __version__
 
@@ -73,24 +71,9 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     )
     app.state.store = store
     app.state.settings = settings
-    add_error_handlers(app, settings.max_body_bytes)
     uploads = {f"{BASE_PATH}/archives": settings.max_archive_bytes}
-    app.add_middleware(Guard, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
-
-    @app.exception_handler(InputError)
-    async def bad_input(_request: Request, error: InputError) -> ProblemResponse:
-        return problem(400, str(error))
-
-    @app.exception_handler(UnknownName)
-    async def unknown_name(_request: Request, error: UnknownName) -> ProblemResponse:
-        return problem(400, str(error))
-
-    @app.exception_handler(queues.PlatformError)
-    async def refused(_request: Request, error: queues.PlatformError) -> ProblemResponse:
-        status = {queues.NotFound: 404, queues.QuotaExceeded: 429, queues.Conflict: 409, queues.Forbidden: 403}.get(
-            type(error), 400
-        )
-        return problem(status, str(error))
+    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
+    add_store_handlers(app)
 
     for resource in (health, submissions, archives):
         app.include_router(resource.router, prefix=BASE_PATH)

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from nlpbench.api.platform.access import Stored, Who
+from nlpbench.api.platform.access import Stored, Who, errors
+from nlpbench.errors import Kind
 from nlpbench.platform import queue as queues
 from nlpbench.store import artifacts
 
@@ -18,7 +19,7 @@ router = APIRouter(tags=["Submissions"])
 SPOOL_BYTES = 8 * 2**20
 
 
-@router.post("/archives", status_code=201)
+@router.post("/archives", status_code=201, responses=errors(Kind.forbidden, Kind.not_found, Kind.too_large))
 async def upload(
     request: Request,
     me: Who,

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Body, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from nlpbench.api.platform.access import Stored, Who
+from nlpbench.api.platform.access import Stored, Who, errors
+from nlpbench.errors import Kind
 from nlpbench.platform import queue as queues
 from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.store.submissions import STATUSES
@@ -38,7 +39,9 @@ class NewSubmission(BaseModel):
     predictionsName: str | None = Field(default=None, max_length=255)
 
 
-@router.post("/submissions", status_code=201)
+@router.post(
+    "/submissions", status_code=201, responses=errors(Kind.forbidden, Kind.not_found, Kind.quota, Kind.too_large)
+)
 def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> dict[str, Any]:
     team = body.team if me.organiser else me.team
     if team is None:
@@ -63,7 +66,7 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         return submission_json(session, queues.get(session, submission_id))
 
 
-@router.get("/submissions")
+@router.get("/submissions", responses=errors())
 def listing(
     me: Who,
     store: Stored,
@@ -76,14 +79,14 @@ def listing(
         return {"submissions": [submission_json(session, s) for s in found]}
 
 
-@router.get("/submissions/{submission_id}")
+@router.get("/submissions/{submission_id}", responses=errors(Kind.not_found))
 def one(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         found = queues.get(session, submission_id, me.team)
         return submission_json(session, found, details=True, team=not me.organiser)
 
 
-@router.get("/submissions/{submission_id}/documents")
+@router.get("/submissions/{submission_id}/documents", responses=errors(Kind.forbidden, Kind.not_found))
 def documents(
     submission_id: int, me: Who, store: Stored, profile: Annotated[str, Query(pattern=PROFILE_PATTERN)] = "standard"
 ) -> dict[str, Any]:
@@ -94,7 +97,7 @@ def documents(
         return {"profile": profile, "perDocument": per_document(session, submission_id, profile)}
 
 
-@router.post("/submissions/{submission_id}/cancel")
+@router.post("/submissions/{submission_id}/cancel", responses=errors(Kind.not_found, Kind.conflict))
 def cancel(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     by = "organiser" if me.organiser else f"team {me.team}"
     queues.cancel(store, submission_id, team=me.team, by=by)
@@ -102,7 +105,7 @@ def cancel(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
         return submission_json(session, queues.get(session, submission_id))
 
 
-@router.get("/submissions/{submission_id}/logs")
+@router.get("/submissions/{submission_id}/logs", responses=errors(Kind.forbidden, Kind.not_found))
 def logs(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     if not me.organiser:
         raise HTTPException(403, "logs are for organisers: a tool's output may hold PHI")

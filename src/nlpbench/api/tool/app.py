@@ -26,18 +26,15 @@ dependencies and the note cache (:mod:`~nlpbench.api.tool.cache`) from ``app.sta
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, RedirectResponse
-from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.api.deidentify import StepError
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
-from nlpbench.api.problems import BodyTooLarge, Guard, ProblemResponse, describe_errors, problem, too_large
+from nlpbench.api.problems import install_problem_handlers
 from nlpbench.api.tool import deidentified, info
 from nlpbench.api.tool.annotate import ROUTERS
 from nlpbench.api.tool.answers import PHI_LABELS, tool_model, tool_type
@@ -103,8 +100,7 @@ def _base_app(tool: schemas.Tool, dependencies: list[schemas.Tool], max_body_byt
     )
     app.state.tool = tool
     app.state.dependencies = dependencies
-    app.add_middleware(Guard, max_body_bytes=max_body_bytes)
-    add_error_handlers(app, max_body_bytes)
+    install_problem_handlers(app, max_body_bytes=max_body_bytes)
     _add_docs(app)
 
     @app.get("/", include_in_schema=False)
@@ -133,22 +129,3 @@ def _add_docs(app: FastAPI) -> None:
             swagger_favicon_url=f"{UI_ASSETS}/favicon-32x32.png",
             swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from the online validator
         )
-
-
-def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_request: Request, error: RequestValidationError) -> ProblemResponse:
-        return problem(400, describe_errors(error.errors()))
-
-    @app.exception_handler(StepError)
-    async def invalid_step(_request: Request, error: StepError) -> ProblemResponse:
-        return problem(400, str(error))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, error: HTTPException) -> ProblemResponse:
-        if error.status_code == 413:
-            return too_large(error.limit if isinstance(error, BodyTooLarge) else max_body_bytes)
-        detail = error.detail if isinstance(error.detail, str) else None
-        response = problem(error.status_code, detail)
-        response.headers.update(error.headers or {})
-        return response

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from nlpbench.api.deidentify import deidentify
 from nlpbench.api.tool.answers import ERRORS, PHI_LABELS, annotation_set
 from nlpbench.api.tool.notes import Cached
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.deidentify import deidentify
 
 router = APIRouter()
 

@@ -11,6 +11,7 @@ from sqlalchemy import Select, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.store.models import (
     Dataset,
 )
@@ -23,24 +24,28 @@ GOLDSTANDARD = "goldstandard"
 REACH = "nlpbench.reach"
 
 
-class StoreError(Exception):
+class StoreError(NlpbenchError):
     """A request the store refuses; ``str(error)`` is one line naming the resource."""
 
-    status = 400
+    kind = Kind.input
 
 
 class NotFound(StoreError):
-    status = 404
+    """The resource does not exist (or is outside the session's reach)."""
+
+    kind = Kind.not_found
 
 
 class Conflict(StoreError):
-    status = 409
+    """A resource with that id exists already, or another depends on it."""
+
+    kind = Kind.conflict
 
 
 class MissingParent(StoreError):
     """A resource the request names (the dataset of a new FHIR store, the patient of a new note) does not exist."""
 
-    status = 400
+    kind = Kind.input
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ def unstorable(value: Any) -> str | None:
         if not value.isascii():
             try:
                 value.encode("utf-8")
-            except UnicodeEncodeError:
+            except UnicodeEncodeError:  # the problem, for the caller's message
                 return "holds a lone surrogate, which is not Unicode text"
         return None
     if isinstance(value, dict):

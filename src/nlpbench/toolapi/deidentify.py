@@ -11,7 +11,7 @@ replaces each union once, by its one strategy:
   tag of the first type of ``annotationTypes`` found in the union (the tag the
   NLP Sandbox example de-identifier writes);
 - ``dateOffsetConfig`` (``text_date`` only): the date moved by ``offsetDays`` and
-  written in its own format (:mod:`nlpbench.api.dateshift`); a span that is not a
+  written in its own format (:mod:`nlpbench.toolapi.dateshift`); a span that is not a
   date it can read (``yesterday``) is left as it is.
 
 Every annotation, selected or not, is then mapped onto the new text: an offset
@@ -29,13 +29,21 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from nlpbench.api.dateshift import DateOutOfRange, shift_date
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Annotation, Span
-from nlpbench.toolapi.schemas import STRATEGIES, DeidentificationStep
+from nlpbench.toolapi.dateshift import DateOutOfRange, shift_date
+from nlpbench.toolapi.schemas import ANNOTATION_TYPES, STRATEGIES, DeidentificationStep
+
+#: The steps nlpbench asks a de-identifier for when nothing else is configured: every PHI type replaced by its
+#: type tag (``[TEXT_DATE]``, …), a strategy every 1.2.0 de-identifier serves (the NLP Sandbox example
+#: serves no date offset).
+DEFAULT_STEPS: tuple[dict, ...] = ({"annotationTypes": list(ANNOTATION_TYPES), "annotationTypeMaskConfig": {}},)
 
 
-class StepError(ValueError):
+class StepError(NlpbenchError, ValueError):
     """A step that cannot be carried out as asked (the request is at fault); names offsets, never text."""
+
+    kind = Kind.input
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from nlpbench.errors import Kind, NlpbenchError
+
 MONTHS = (
     "january", "february", "march", "april", "may", "june",
     "july", "august", "september", "october", "november", "december",
@@ -39,8 +41,10 @@ _TOKEN = re.compile(r"(?P<num>\d+)(?P<ord>st|nd|rd|th)?(?![A-Za-z])|(?P<word>[A-
 REFERENCE_LEAP_YEAR = 2000
 
 
-class DateOutOfRange(ValueError):
+class DateOutOfRange(NlpbenchError, ValueError):
     """The shifted date falls outside the years 1 to 9999."""
+
+    kind = Kind.input
 
 
 @dataclass
@@ -62,14 +66,11 @@ def shift_date(text: str, offset_days: int, date_format: str | None = None) -> s
     Raises :class:`DateOutOfRange` when the result is outside the years 1–9999; its
     message does not quote ``text`` (a date of a note is PHI).
     """
-    tokens = _tokenize(text)
-    if tokens is None or not _assign_roles(tokens, _day_first(date_format)):
+    read = _read(text, date_format)
+    if read is None:
         return None
+    tokens, parts, year, month, day = read
     _set_padding(tokens, date_format)
-    parts = {t.role: t for t in tokens if t.role}
-    year = _year(parts.get("year"))
-    month = _month(parts.get("month"))
-    day = parts["day"].value if "day" in parts else None
     if month is None and (day is not None or (year is None and "weekday" not in parts)):
         return None
     try:
@@ -90,6 +91,36 @@ def shift_date(text: str, offset_days: int, date_format: str | None = None) -> s
     if "weekday" in parts and (year is None or day is None):
         weekday = (_WEEKDAY_WORDS[parts["weekday"].text.lower()] + offset_days) % 7
     return _render(tokens, shifted, weekday)
+
+
+def date_of(text: str, date_format: str | None = None) -> dt.date | None:
+    """The calendar day ``text`` writes when it gives a year, a month and a day (read as :func:`shift_date`
+    reads them: ``dateFormat`` decides day-first numbers); ``None`` for a partial date or text that is no date.
+    A two-digit year is 20YY, as :func:`shift_date` reads it."""
+    read = _read(text, date_format)
+    if read is None:
+        return None
+    _, _, year, month, day = read
+    if year is None or month is None or day is None:
+        return None
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+_Read = tuple[list[_Token], dict[str, _Token], int | None, int | None, int | None]
+
+
+def _read(text: str, date_format: str | None) -> _Read | None:
+    """``text``'s tokens with their roles, the tokens by role, and its year, month and day (each None when
+    it does not give it); None when it is not a date read here."""
+    tokens = _tokenize(text)
+    if tokens is None or not _assign_roles(tokens, _day_first(date_format)):
+        return None
+    parts = {t.role: t for t in tokens if t.role}
+    day = parts["day"].value if "day" in parts else None
+    return tokens, parts, _year(parts.get("year")), _month(parts.get("month")), day
 
 
 def _set_padding(tokens: list[_Token], date_format: str | None) -> None:

@@ -1,0 +1,187 @@
+"""The platform's scoring of a stored submission against the command line's scoring of the same files, in one run.
+
+    python benchmarks/rescore_bench.py [--notes 5000] [--repeat 3] [--profile standard]
+
+A fresh SQLite store gets N synthetic notes with gold (``nlpbench synth --into-store``); predictions made from
+the gold (every 7th annotation dropped, every 5th moved one character later) are submitted for task ``phi``
+and scored by ``nlpbench worker --until-idle``. The gold and the stored predictions are then exported as NLP
+Sandbox JSON (``nlpbench dataset export``), and two commands are timed, in turns, each in its own process:
+
+1. **rescore**: ``nlpbench rescore ID --profile P``: the five PHI types scored from the store, the per-document
+   rows and the bootstrap intervals (2,000 resamples of every reported value) stored;
+2. **score -t all**: ``nlpbench score sandbox -t all --per-document`` on the exported files, the JSON report
+   written to a file (no intervals: the command computes none unless asked).
+
+Wall time and peak resident memory (``ru_maxrss`` of the child, from ``wait4``) per run; medians of
+``--repeat`` rounds, the order alternating. Before timing, the stored result's scores and per-document rows
+are compared with the command's report, every number: a difference is printed and the benchmark exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from nlpbench.store import open_store
+from nlpbench.store.submissions import Result, ResultDocument
+
+NLPBENCH = [sys.executable, "-m", "nlpbench"]
+
+
+def nlpbench(*args: str | int) -> str:
+    """Run ``nlpbench ARGS…``; its standard output (a failure stops the benchmark with its error)."""
+    done = subprocess.run([*NLPBENCH, *map(str, args)], capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"nlpbench {' '.join(map(str, args))} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def predictions(gold: Path, out: Path) -> None:
+    """The gold's records with every 7th annotation dropped and every 5th (of those kept) one character shorter
+    at its start: true positives, misses and partial matches for every metric."""
+    records = json.loads(gold.read_text(encoding="utf-8"))
+    seen = 0
+    for record in records:
+        for key, listed in record.items():
+            if not key.endswith("Annotations"):
+                continue
+            kept = []
+            for annotation in listed:
+                seen += 1
+                if seen % 7 == 0:
+                    continue
+                if seen % 5 == 0 and annotation["length"] > 1:
+                    annotation = {
+                        **annotation,
+                        "start": annotation["start"] + 1,
+                        "length": annotation["length"] - 1,
+                        "text": annotation["text"][1:],
+                    }
+                kept.append(annotation)
+            record[key] = kept
+    out.write_text(json.dumps(records), encoding="utf-8")
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of ``command`` run as a child process."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        sys.exit(f"{' '.join(command)} failed:\n{child.stderr.read().decode() if child.stderr else ''}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def stored(url: str, submission: int, profile: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """The submission's stored result under ``profile``: its scores and its per-document rows per type."""
+    store = open_store(url)
+    try:
+        with store.session(readonly=True) as session:
+            query = select(Result).where(Result.submission_id == submission, Result.profile == profile)
+            result = session.scalars(query).one()
+            rows: dict[str, list[dict[str, Any]]] = {}
+            found = select(ResultDocument).where(ResultDocument.result_id == result.id).order_by(ResultDocument.id)
+            for row in session.scalars(found):
+                rows.setdefault(row.annotation_type, []).append(
+                    {"document": row.document, "metric": row.metric, **row.counts}
+                )
+            return dict(result.scores), rows
+    finally:
+        store.close()
+
+
+def by_type(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """A several-type report's rows per annotation type, without the field that names it."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["annotation_type"], []).append({k: v for k, v in row.items() if k != "annotation_type"})
+    return grouped
+
+
+def differences(url: str, submission: int, profile: str, report: dict[str, Any]) -> list[str]:
+    """Where the stored result and the command's report differ (nothing when every number agrees)."""
+    scores, rows = stored(url, submission, profile)
+    wanted_scores, wanted_rows = by_type(report["scores"]), by_type(report["per_document"])
+    found = []
+    for kind in sorted(set(scores) | set(wanted_scores)):
+        if scores.get(kind) != wanted_scores.get(kind):
+            found.append(f"{kind}: score rows differ")
+        if rows.get(kind, []) != wanted_rows.get(kind, []):
+            found.append(f"{kind}: per-document rows differ")
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--notes", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", default="standard")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rescore-bench-") as scratch:
+        folder = Path(scratch)
+        url = f"sqlite:///{folder / 'bench.db'}"
+        made = time.perf_counter()
+        nlpbench("synth", "--notes", args.notes, "--seed", 1, "--into-store", "notes", "--db", url)
+        gold = folder / "gold.json"
+        nlpbench("dataset", "export", "notes", gold, "--format", "sandbox", "--db", url)
+        predictions(gold, folder / "submitted.json")
+        submission = int(
+            nlpbench(
+                "submit", "--team", "bench", "--task", "phi", "--dataset", "notes",
+                "--predictions", folder / "submitted.json", "--db", url,
+            )
+        )  # fmt: skip
+        nlpbench("worker", "--until-idle", "--poll", "0.05", "--db", url)
+        pred = folder / "pred.json"
+        store_name = f"submission-{submission}"
+        nlpbench(
+            "dataset", "export", "notes", pred, "--format", "sandbox", "--annotation-store", store_name, "--db", url
+        )
+        print(f"{args.notes} notes stored, submission {submission} scored: {time.perf_counter() - made:.1f} s")
+
+        rescore = [*NLPBENCH, "rescore", str(submission), "--profile", args.profile, "--db", url]
+        out = folder / "report.json"
+        score = [*NLPBENCH, "score", "sandbox", "-t", "all", "-g", str(gold), "-p", str(pred)]
+        score += ["--profile", args.profile, "--per-document", "--format", "json", "-o", str(out)]
+        timed(rescore)
+        timed(score)
+        differ = differences(url, submission, args.profile, json.loads(out.read_text(encoding="utf-8")))
+        for line in differ:
+            print(f"DIFFER {line}")
+        if differ:
+            sys.exit(1)
+        print("stored result = command's report: every score and per-document row")
+
+        runs: dict[str, list[tuple[float, float]]] = {"rescore": [], "score -t all": []}
+        for round_ in range(args.repeat):
+            order = [("rescore", rescore), ("score -t all", score)]
+            for name, command in order if round_ % 2 == 0 else order[::-1]:
+                runs[name].append(timed(command))
+        load = os.getloadavg()[0]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; load {load:.1f}")
+    medians = {
+        name: (statistics.median(w for w, _ in found), statistics.median(m for _, m in found))
+        for name, found in runs.items()
+    }
+    for name, (wall, memory) in medians.items():
+        walls = ", ".join(f"{w:.2f}" for w, _ in runs[name])
+        print(f"{name:>14}: {wall:6.2f} s (runs {walls}), peak {memory:.0f} MiB")
+    ratio = medians["rescore"][0] / medians["score -t all"][0]
+    print(f"rescore / score -t all: {ratio:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Start-up: the CPU time of ``nlpbench --help`` and of one-note scores, an earlier checkout against this one.
+
+    python benchmarks/startup_bench.py --before /path/to/earlier/checkout/src [--repeat 3]
+
+Each command runs as a fresh ``python -m nlpbench`` with ``PYTHONPATH`` set to
+the side's ``src`` (the earlier checkout given by ``--before``, or this
+checkout), in turns (before, after, before, after, …) so that the machine's load
+falls on both sides alike. The time is the child's CPU time, user + system (from
+``getrusage``), the median of ``--repeat`` runs; the wall time is shown beside
+it. Both sides compile their modules once, into a cache of their own
+(``PYTHONPYCACHEPREFIX``), before anything is timed: a user's installed package
+has its bytecode. Each command's standard output must be byte for byte the same
+on both sides, or the benchmark fails.
+
+The commands: ``nlpbench --help``; ``nlpbench score sandbox`` on the one-note
+example shipped with nlpbench (the table, as a person reads it); ``nlpbench
+score timelines`` on one patient (JSON); and, for scale, the floor: the CPU
+time of importing the libraries a one-note ``score sandbox`` table needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1] / "src"
+EXAMPLES = HERE / "nlpbench" / "data" / "examples"
+
+
+@dataclass
+class Runs:
+    """The CPU and wall seconds of a command's runs on one side, and the output of its first run."""
+
+    cpu: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    output: bytes | None = None
+
+    def median(self) -> tuple[float, float]:
+        return statistics.median(self.cpu), statistics.median(self.wall)
+
+
+#: What a one-note ``score sandbox`` table cannot do without: the interpreter, Typer (which parses options
+#: with pydantic), numpy (the span counts), msgspec (the reader) and Rich (the table).
+FLOOR = ["-c", "import typer, pydantic, numpy, msgspec, rich.console, rich.table"]
+
+
+def run(src: Path, argv: list[str], cache: Path) -> tuple[float, float, bytes]:
+    """Run ``python -m nlpbench ARGV`` (or ``python ARGV`` when it starts with ``-c``) with ``src`` first on
+    the path: CPU seconds, wall seconds, stdout."""
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(cache), "COLUMNS": "100"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    command = [sys.executable, *argv] if argv[0] == "-c" else [sys.executable, "-m", "nlpbench", *argv]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        sys.exit(f"failed ({done.returncode}) with PYTHONPATH={src}: nlpbench {' '.join(argv)}\n{done.stderr.decode()}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return cpu, wall, done.stdout
+
+
+def commands(tmp: Path) -> dict[str, list[str]]:
+    """The measured commands by name, their inputs written to ``tmp``."""
+    timeline = '{"p1": [["taxol", "contains-1", "2013-02-22"], ["taxol", "begins-on", "2013-02"]]}'
+    (tmp / "gold.json").write_text(timeline, encoding="utf-8")
+    (tmp / "pred.json").write_text(timeline.replace("2013-02-22", "2013-02-23"), encoding="utf-8")
+    (tmp / "ids.txt").write_text("p1\n", encoding="utf-8")
+    return {
+        "nlpbench --help": ["--help"],
+        "score sandbox, one note (table)": [
+            "score", "sandbox", "--gold", str(EXAMPLES / "gold.json"), "--pred", str(EXAMPLES / "pred.json"),
+        ],
+        "score timelines, one patient (JSON)": [
+            "score", "timelines", "--gold", str(tmp / "gold.json"), "--pred", str(tmp / "pred.json"),
+            "--all-ids", str(tmp / "ids.txt"), "--mode", "day", "--format", "json",
+        ],
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True, help="the src directory of the earlier checkout")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each command on each side")
+    args = parser.parse_args()
+    sides = {"before": args.before.resolve(), "after": HERE}
+    with tempfile.TemporaryDirectory() as directory:
+        tmp = Path(directory)
+        measured = commands(tmp)
+        results = {(name, side): Runs() for name in measured for side in sides}
+        caches = {side: tmp / f"pycache-{side}" for side in sides}
+        for argv in measured.values():  # compile both sides' modules before timing
+            for side, src in sides.items():
+                run(src, argv, caches[side])
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+        print(f"before: {sides['before']}\nafter:  {sides['after']}")
+        print(f"CPU = user + system seconds of the child, medians of {args.repeat}", end="; ")
+        print(f"load average {load()} at the start\n")
+        for _ in range(args.repeat):
+            for name, argv in measured.items():
+                for side, src in sides.items():
+                    cpu, wall, output = run(src, argv, caches[side])
+                    runs = results[name, side]
+                    runs.cpu.append(cpu)
+                    runs.wall.append(wall)
+                    runs.output = output if runs.output is None else runs.output
+        print("| command | before CPU | after CPU | before / after | before wall | after wall | output |")
+        print("|---|---:|---:|---:|---:|---:|---|")
+        failed = False
+        for name in measured:
+            (before_cpu, before_wall), (after_cpu, after_wall) = (results[name, s].median() for s in sides)
+            same = results[name, "before"].output == results[name, "after"].output
+            failed |= not same
+            print(
+                f"| {name} | {before_cpu:.3f} | {after_cpu:.3f} | {before_cpu / after_cpu:.2f}x | "
+                f"{before_wall:.3f} | {after_wall:.3f} | {'identical' if same else 'DIFFERS'} |"
+            )
+        floor = [run(HERE, FLOOR, caches["after"])[0] for _ in range(args.repeat)]
+        print(f"\nfloor (python {' '.join(FLOOR)}): {statistics.median(floor):.3f} s of CPU")
+        print(f"load average {load()} at the end")
+    sys.exit(1 if failed else 0)
+
+
+def load() -> str:
+    """The 1-, 5- and 15-minute load averages: other work on the machine slows both sides."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""A leaderboard column's rank groups, computed and stored in the transaction that stores a result.
+
+Each column of a task's table (:mod:`nlpbench.platform.standings`, under
+either pick) ranks the results it compares: the cells are sorted by value,
+and each group's best is tested against the others with a paired bootstrap
+over the documents (:data:`TEST_RESAMPLES` resamples of the per-document
+counts of the primary value), the p-values Holm-corrected
+(:func:`nlpbench.stats.rank_groups`); a result whose difference from the
+group's best is not significant shares its group. That is seconds of work for
+thousands of notes, so it is done once per set of results, when they change:
+:func:`rank` computes the groups of every column of a task whose compared
+results (:func:`nlpbench.platform.standings.compared`) have no stored groups
+yet, stores them (:class:`nlpbench.store.ranks.RankGroups`) and forgets the
+groups of results no column shows any more. The worker calls it in the
+transaction that moves a submission to SCORED, ``nlpbench rescore`` in the
+one that replaces a result, so a page reads the groups of the results it
+shows and never computes them.
+
+:func:`rank` runs under a lock per task — an advisory transaction lock on
+PostgreSQL, the write lock that every SQLite writer holds from its start — so
+that two transactions storing results of the same task rank one after the
+other, the second seeing the first's result (READ COMMITTED): the groups
+stored last are those of the final set of results. :func:`refresh` fills in
+what results stored before this (or by another path) lack: their intervals,
+and the groups of columns that were never ranked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Select, delete, select, text
+from sqlalchemy.orm import Session
+
+from nlpbench.platform import scoring, tasks
+from nlpbench.platform.standings import Cell, shown_columns
+from nlpbench.stats import paired_bootstrap, rank_groups
+from nlpbench.stats.report import Derivation, derivations
+from nlpbench.store import Store
+from nlpbench.store.ranks import RankGroups
+from nlpbench.store.submissions import Result, Submission
+
+#: Paired bootstrap resamples behind a rank group.
+TEST_RESAMPLES = 1000
+
+#: ``(column key, digest of the results compared)`` → each result id's rank group.
+Groups = dict[tuple[str, str], dict[int, int]]
+
+
+def stored(task: str) -> Select[RankGroups]:
+    """The query of the task's stored rank groups."""
+    return select(RankGroups).where(RankGroups.task == task)
+
+
+def rank(session: Session, task: str, ready: Groups | None = None) -> int:
+    """Store the rank groups of every column of ``task`` (either pick) whose compared results have none, and
+    delete the stored groups of results no column compares any more; how many columns were ranked.
+
+    Runs under the task's lock (see the module), inside the caller's transaction. Groups in ``ready``, computed
+    beforehand from a snapshot, are stored as they are when their column still compares the same results;
+    any other column is computed here.
+    """
+    _lock(session, task)
+    wanted = shown_columns(session, task)
+    held = {(row.column_key, row.compared): row for row in session.scalars(stored(task))}
+    ready = ready or {}
+    computed = {
+        found: ready[found] if found in ready else column_groups(session, cells)
+        for found, cells in wanted.items()
+        if found not in held
+    }
+    session.add_all(
+        RankGroups(
+            task=task,
+            column_key=key,
+            compared=digest,
+            ranks={str(result): group for result, group in groups.items()},
+        )
+        for (key, digest), groups in computed.items()
+    )
+    for found, row in held.items():
+        if found not in wanted:
+            session.execute(delete(RankGroups).where(RankGroups.id == row.id))
+    session.flush()
+    return len(computed)
+
+
+def _lock(session: Session, task: str) -> None:
+    """Wait for the task's ranking lock, held to the end of the transaction (SQLite: the write lock, already held)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rank-groups/{task}"})
+
+
+def column_groups(session: Session, cells: list[Cell]) -> dict[int, int]:
+    """Each cell's result's rank group among the cells of one column, 1 for the best.
+
+    Two results whose primary value is not derived from per-document counts over the same documents are never
+    tied (p-value 0).
+    """
+    tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
+    scores = {cell.result_id: cell.value for cell in cells}
+
+    def p_value(best: int, other: int) -> float:
+        a, b = tables[best], tables[other]
+        if a is None or b is None or set(a.documents) != set(b.documents):
+            return 0.0  # not comparable document by document: not tied
+        position = {document: i for i, document in enumerate(b.documents)}
+        aligned = b.counts[[position[d] for d in a.documents]]
+        return paired_bootstrap(a.counts, aligned, a.statistic, resamples=TEST_RESAMPLES).p_value
+
+    return rank_groups(scores, p_value)
+
+
+def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
+    result = session.get_one(Result, cell.result_id)
+    submission = session.get_one(Submission, cell.submission.id)
+    report = scoring.result_report(session, submission, result, cell.annotation_type)
+    found = [d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field)]
+    return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What :func:`refresh` computed and stored."""
+
+    intervals: int  # results given the intervals they were stored without
+    columns: int  # columns whose rank groups were computed
+
+
+def refresh(store: Store) -> Refreshed:
+    """Compute and store what pages read but never compute and results stored before the worker stored it lack:
+    the intervals of results stored without them, and the rank groups of every column never ranked.
+
+    The groups are computed in read-only snapshots and handed to :func:`rank` in a short writing transaction (a
+    SQLite writer holds the one write lock), which stores those still wanted: a worker that stored a result
+    meanwhile has ranked its columns, and its groups stay.
+    """
+    with store.session(readonly=True) as session:
+        lacking = scoring.lacking_intervals(session)
+    filled = 0
+    if lacking:
+        with store.session() as session:
+            filled = scoring.ensure_intervals(session)
+    ranked = 0
+    for task in tasks.names():
+        with store.session(readonly=True) as session:
+            wanted = shown_columns(session, task)
+            held = {(row.column_key, row.compared) for row in session.scalars(stored(task))}
+            ready = {found: column_groups(session, cells) for found, cells in wanted.items() if found not in held}
+        if ready or held - wanted.keys():
+            with store.session() as session:
+                ranked += rank(session, task, ready)
+    return Refreshed(filled, ranked)

@@ -1,0 +1,101 @@
+"""Start-up: ``nlpbench score TASK`` imports its own task's modules and no other task's; help imports none.
+
+Each run is ``python -m nlpbench …`` in a fresh interpreter, which then lists the
+modules it holds (``-X importtime`` would miss those imported with
+``importlib.import_module``, as the registries import tasks), so an eager import
+anywhere on the way (the command line, the registries, a task, a format) fails
+these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nlpbench.python_api import example
+
+#: Each task's own modules: the task, its profiles, its metrics and readers.
+OWN = {
+    "sandbox": {"nlpbench.tasks.sandbox", "nlpbench.profiles.spans", "nlpbench.metrics.spans"},
+    "timelines": {
+        "nlpbench.tasks.timelines",
+        "nlpbench.profiles.timelines",
+        "nlpbench.metrics.timelines",
+        "nlpbench.metrics.timex",
+        "nlpbench.formats.timelines",
+    },
+    "codiesp": {
+        "nlpbench.tasks.codiesp",
+        "nlpbench.profiles.codiesp",
+        "nlpbench.metrics.coding",
+        "nlpbench.metrics.ranking",
+        "nlpbench.formats.codiesp",
+    },
+    "coref": {
+        "nlpbench.tasks.coref",
+        "nlpbench.profiles.coref",
+        "nlpbench.metrics.coref",
+        "nlpbench.metrics.coref_e2e",
+        "nlpbench.formats.coref",
+    },
+    "ner": {"nlpbench.tasks.ner", "nlpbench.profiles.ner", "nlpbench.metrics.ner"},
+    "linking": {"nlpbench.tasks.linking", "nlpbench.profiles.linking", "nlpbench.metrics.linking"},
+    "relations": {"nlpbench.tasks.relations", "nlpbench.profiles.relations", "nlpbench.metrics.relations"},
+    "i2b2": {"nlpbench.tasks.i2b2", "nlpbench.profiles.i2b2", "nlpbench.metrics.deid", "nlpbench.formats.i2b2"},
+}
+#: What no score command needs: the services, the store, the data frames, the note generator, BioC.
+NEVER = {"fastapi", "uvicorn", "sqlalchemy", "pandas", "scipy", "faker", "bioc"} | {
+    "nlpbench.store.engine",
+    "nlpbench.synth",
+}
+
+
+def imported(*argv: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``python -m nlpbench ARGV…`` to its end."""
+    script = (
+        "import json, runpy, sys\n"
+        "sys.argv = ['nlpbench', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('nlpbench', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit as stopped:\n    assert stopped.code in (None, 0), stopped.code\n"
+        "print('MODULES', json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(json.loads(done.stdout.rsplit("MODULES ", 1)[1]))
+
+
+def others(task: str) -> set[str]:
+    """The modules of every task but ``task`` that ``task`` does not share."""
+    return set().union(*(modules for name, modules in OWN.items() if name != task)) - OWN[task]
+
+
+def test_scoring_sandbox_imports_its_modules_and_no_other_tasks():
+    gold, pred = example("gold.json"), example("pred.json")
+    loaded = imported("score", "sandbox", "--gold", str(gold), "--pred", str(pred))
+    assert OWN["sandbox"] <= loaded
+    unwanted = (others("sandbox") | NEVER) & loaded
+    assert not unwanted
+
+
+def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):
+    (tmp_path / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
+    (tmp_path / "pred.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
+    (tmp_path / "ids.txt").write_text("p1\n", encoding="utf-8")
+    loaded = imported(
+        "score", "timelines", "--gold", str(tmp_path / "gold.json"), "--pred", str(tmp_path / "pred.json"),
+        "--all-ids", str(tmp_path / "ids.txt"), "--mode", "strict", "--format", "json",
+    )  # fmt: skip
+    assert OWN["timelines"] <= loaded
+    unwanted = (others("timelines") | NEVER | {"rich"}) & loaded
+    assert not unwanted
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["score", "--help"], ["score", "sandbox", "--help"]])
+def test_help_imports_no_task_and_no_heavy_library(argv):
+    """Help lists every command (``synth`` shows its constants, hence its light package) and parses nothing."""
+    loaded = imported(*argv)
+    unwanted = ((set().union(*OWN.values()) | NEVER | {"numpy"}) - {"nlpbench.synth"}) & loaded
+    assert not unwanted

@@ -1,0 +1,100 @@
+"""A stored PHI submission's result is what ``nlpbench score sandbox`` gives on the same data exported to files.
+
+The worker scores a prediction file submitted for task ``phi`` and ``rescore`` scores it again under another
+profile; the gold and the stored predictions are then exported as NLP Sandbox JSON named as the platform
+names its sides (``gold.json``, ``predictions.json``), and the command line scores them: each stored type's
+score rows and per-document rows are those of ``-t all``, and the stored warnings those of the five
+single-type commands, in order.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import select
+
+from nlpbench.platform.tasks import PHI_TASKS
+from nlpbench.store import open_store
+from nlpbench.store.submissions import Result, ResultDocument
+from tests.platform.test_worker import run_worker, shown, submit
+
+
+def _predictions(gold: list[dict]) -> list[dict]:
+    """The gold without every third annotation, and one character shorter copies of the first date and the first
+    name kept beside them (a start shared: the ``nlpsandbox`` profile keys instances by start and warns)."""
+    records = [dict(record) for record in gold]
+    seen = 0
+    for record in records:
+        for key in [key for key in record if key.endswith("Annotations")]:
+            kept = []
+            for annotation in record[key]:
+                seen += 1
+                if seen % 3:
+                    kept.append(annotation)
+            record[key] = kept
+    for key in ("textDateAnnotations", "textPersonNameAnnotations"):
+        first = next(record[key][0] for record in records if record[key])
+        first_copy = {**first, "length": first["length"] - 1, "text": first["text"][:-1]}
+        next(record for record in records if first in record[key])[key].append(first_copy)
+    return records
+
+
+def _stored(db_url: str, submission: str, profile: str) -> tuple[dict, dict, list[str]]:
+    """The stored result's scores, per-document rows by type (as the command prints them) and warnings."""
+    store = open_store(db_url)
+    try:
+        with store.session(readonly=True) as session:
+            query = select(Result).where(Result.submission_id == int(submission), Result.profile == profile)
+            result = session.scalars(query).one()
+            rows: dict[str, list[dict]] = {}
+            kept = select(ResultDocument).where(ResultDocument.result_id == result.id).order_by(ResultDocument.id)
+            for row in session.scalars(kept):
+                rows.setdefault(row.annotation_type, []).append(
+                    {"document": row.document, "metric": row.metric, **row.counts}
+                )
+            return dict(result.scores), rows, list(result.warnings)
+    finally:
+        store.close()
+
+
+def _per_type(rows: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row["annotation_type"], []).append({k: v for k, v in row.items() if k != "annotation_type"})
+    return grouped
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_a_stored_result_is_the_commands_report_on_the_exported_files(
+    nb, cli, dataset, db_url, tmp_path, monkeypatch, profile
+):
+    monkeypatch.chdir(tmp_path)
+    assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
+    submitted = tmp_path / "submitted.json"
+    submitted.write_text(json.dumps(_predictions(json.loads((tmp_path / "gold.json").read_text()))))
+    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--predictions", submitted)
+    run_worker(nb)
+    assert shown(nb, submission)["status"] == "SCORED"
+    if profile != "standard":
+        assert nb("rescore", submission, "--profile", profile).exit_code == 0
+    store_name = f"submission-{submission}"
+    exported = nb(
+        "dataset", "export", "notes", "predictions.json", "--format", "sandbox", "--annotation-store", store_name
+    )
+    assert exported.exit_code == 0, exported.stderr
+
+    def score(*types: str) -> dict:
+        args = ["score", "sandbox", "-g", "gold.json", "-p", "predictions.json", "--profile", profile]
+        done = cli(*args, *(f"-t{kind}" for kind in types), "--per-document", "--format", "json")
+        assert done.exit_code == 0, done.stderr
+        return json.loads(done.stdout)
+
+    scores, rows, warnings = _stored(db_url, submission, profile)
+    every = score("all")
+    assert scores == _per_type(every["scores"]) and rows == _per_type(every["per_document"])
+    types = PHI_TASKS["phi"]
+    assert set(scores) == set(types)
+    expected = [warning for kind in types for warning in score(kind)["warnings"]]
+    assert warnings == expected
+    assert profile == "standard" or any("share a start" in warning for warning in warnings), warnings
