@@ -13,11 +13,10 @@ the tools are reached directly, with no proxy in front and no retry allowed.
 Environments are built once and cached under ``tmp/cache/nlpsandbox-tools/``
 of the checkout, keyed by a hash of what they are built from; a first build
 compiles uWSGI and PyYAML and takes minutes (:data:`INSTALL_SECONDS` at most per
-tool). The date and PHI annotators are submitted and scored; the
-de-identifier, which nlpbench does not score yet (an annotation queue
-refuses it, in one line), is started with its five annotators pointed at a
-PHI annotator of the tests, and its description, pages and ``POST
-/deidentifiedNotes`` are reached.
+tool). The date and PHI annotators are submitted and scored on their tasks;
+the de-identifier, its five annotators pointed at a PHI annotator of the
+tests, is scored on the ``deid`` task and refused, in one line, on an
+annotation task.
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ import pytest
 from nlpbench.api.tool import create_app
 from nlpbench.runner import RetryPolicy, ToolError
 from nlpbench.runner.client import ToolClient, validate_tool
-from nlpbench.runner.wire import RedialTransport
 from nlpbench.toolapi import schemas
 from tests.conftest import ROOT, vectors_dir
 from tests.platform.test_worker import run_worker, shown, submit
@@ -238,33 +236,27 @@ def test_an_example_annotator_is_scored_directly_through_the_queue(nb, dataset, 
     assert result["reproducibility"]["tool"]["name"] == name
 
 
-def test_the_example_deidentifier_is_reached_and_the_annotation_queue_refuses_it(nb, dataset, deidentifier):
-    url = deidentifier
-
-    async def reached() -> tuple[schemas.Tool, dict]:
-        async with ToolClient(url, retry=RetryPolicy(retries=0)) as client:
+def test_the_example_deidentifier_is_scored_directly_through_the_queue(nb, dataset, deidentifier):
+    async def reached() -> tuple[schemas.Tool, tuple[int, str]]:
+        async with ToolClient(deidentifier, retry=RetryPolicy(retries=0)) as client:
             with pytest.raises(ToolError, match="is a nlpsandbox:phi-deidentifier, not an annotator"):
                 await validate_tool(client)
             status, location, _ = await client.page("/")
-            assert status in (301, 302, 303, 307, 308) and location.endswith("/api/v1/tool")
-            tool = await client.tool()
-        body = {
-            "note": {"identifier": "awesome-note", "type": "loinc:LP29684-5", "patientId": "awesome-patient",
-                     "text": "On 12/26/2020, Ms. Chloe Price met with Dr. Prescott in Seattle."},
-            "deidentificationSteps": [{"maskingCharConfig": {"maskingChar": "*"}, "annotationTypes": ["text_date"]}],
-        }  # fmt: skip
-        async with httpx.AsyncClient(transport=RedialTransport(httpx.AsyncHTTPTransport()), timeout=30) as http:
-            for _ in range(3):  # on one connection, then on the redialled ones
-                answer = await http.post(f"{url}/api/v1/deidentifiedNotes", json=body)
-                assert answer.status_code == 200, answer.status_code
-        return tool, answer.json()
+            return await client.tool(), (status, location)
 
-    tool, answer = asyncio.run(reached())
+    tool, (status, location) = asyncio.run(reached())
     assert tool.type == "nlpsandbox:phi-deidentifier" and tool.name == "phi-deidentifier"
-    deidentified = schemas.DeidentifyResponse.model_validate(answer)
-    assert "12/26/2020" not in deidentified.deidentifiedNote.text
+    assert status in (301, 302, 303, 307, 308) and location.endswith("/api/v1/tool")
     assert nb(*QUEUE).exit_code == 0
-    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", url)
+    refused = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", deidentifier)
+    scored = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", deidentifier)
     run_worker(nb)
-    data = shown(nb, submission)
+    data = shown(nb, refused)
     assert data["status"] == "INVALID" and "nlpsandbox:phi-deidentifier, not an annotator" in data["reason"]
+    data = shown(nb, scored)
+    assert data["status"] == "SCORED", data["reason"]
+    assert data["progress"] == {"done": len(dataset), "total": len(dataset)}
+    (result,) = data["results"]
+    rows = {row["metric"]: row for row in result["scores"]["deid"] if "label" not in row}
+    assert 0 < rows["hipaa_token"]["recall"] <= 1
+    assert result["reproducibility"]["tool"]["name"] == "phi-deidentifier"
