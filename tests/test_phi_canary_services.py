@@ -174,7 +174,7 @@ def test_what_the_problems_name_instead(records):
             "the date is outside the years 1–9999"
         )
         invalid = client.post("/api/v1/deidentifiedNotes", json={"note": note(identifier="Not An Id")})
-        assert invalid.json()["detail"].startswith("body.note.identifier: String should match pattern")
+        assert invalid.json()["detail"].startswith("`body.note.identifier` is not lower-case letters and digits joined")
     with served(create_app(PastTheEnd())) as url:
         past = httpx.post(f"{url}/api/v1/textDateAnnotations", json={"note": note()})
         assert past.status_code == 500 and past.json()["detail"] == (

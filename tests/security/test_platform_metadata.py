@@ -50,7 +50,7 @@ class Describing:
         ("repository", SMUGGLED * 30, "repository: String should have at most 1000 characters"),
         ("description", SMUGGLED * 7, "description: String should have at most 280 characters"),
         ("url", "https://x.example/" + SMUGGLED.replace(" ", "-") * 30, "url: String should have at most 1000"),
-        ("url", "javascript:alert(document.cookie)", "url: String should match pattern"),
+        ("url", "javascript:alert(document.cookie)", "`url` is not an http:// or https:// URL"),
         ("version", "1.0.0-" + "a" * 200, "version: String should have at most 100 characters"),
         ("apiVersion", "1.2.0+" + "b" * 200, "apiVersion: String should have at most 100 characters"),
         ("name", "chloe-price-" * 10, "name: String should have at most 60 characters"),

@@ -41,6 +41,15 @@ def test_a_task_table_ranks_tools_by_token_f1_with_intervals_and_rank_groups(cli
     assert '<figure class="plot" id="best-over-time"><svg' in page.text
 
 
+def test_an_empty_leaderboard_exports_its_header_row(client):
+    assert client.get("/tasks/coref.json").json() == []  # nothing scored on it
+    assert client.get("/tasks/coref.csv").text.splitlines() == [
+        "team,tool,version,license,url,apiVersion,digest,submitted"
+    ]
+    header = client.get("/tasks/date.csv").text.splitlines()[0].split(",")
+    assert header[:2] == ["team", "tool"] and f"{PRIVATE} ci_low" in header and header[-1] == "submitted"
+
+
 def test_sorting_is_a_query_parameter(client):
     ascending = client.get("/tasks/date", params={"sort": PUBLIC, "order": "asc"}).text
     teams = re.findall(r'<td><a href="/teams/(\w+)">', ascending)

@@ -85,15 +85,15 @@ def problem_docs(kinds: Iterable[Kind], also: dict[int, str] | None = None) -> R
 
 
 def describe_errors(errors: Sequence[dict[str, Any]], limit: int = 3) -> str:
-    """Pydantic's errors in one line: ``body.note.identifier: String should match pattern …``.
+    """Pydantic's errors in one line: "`body.note.identifier` is not lower-case letters and digits …".
 
-    Only where (the field path) and Pydantic's message for the kind of error
-    are named, never the value (``input``) that was refused: it may be a note.
+    Only where (the field path) and the rule broken
+    (:func:`~nlpbench.toolapi.schemas.rule_broken`) are named, never the value
+    (``input``) that was refused: it may be a note.
     """
     parts = []
     for error in errors[:limit]:
-        where = ".".join(_field(part) for part in error.get("loc", ()))
-        parts.append(f"{where}: {error.get('msg', 'invalid')}" if where else error.get("msg", "invalid"))
+        parts.append(schemas.rule_broken(".".join(_field(part) for part in error.get("loc", ())), error))
     more = len(errors) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 

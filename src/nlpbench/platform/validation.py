@@ -31,7 +31,7 @@ organisers' too, so that the worker is no port scanner.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -39,7 +39,7 @@ import httpx
 from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
-from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, Unanswered, checked_url
+from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, ToolClient, Unanswered
 from nlpbench.runner.deidentifier import deidentified, validate_deidentifier
 from nlpbench.toolapi import schemas
 
@@ -128,8 +128,8 @@ async def validate(
     a team's URL through :class:`~nlpbench.platform.network.GuardedTransport`).
     """
     told = settings.disclosure
-    await _check_pages(url, settings.timeout, transport(), told)
     options = ClientOptions(settings.concurrency, settings.timeout, settings.retry, settings.max_response_bytes)
+    await _check_pages(url, options, transport(), told)
     client = options.client(url, transport())
     try:
         async with client:
@@ -163,32 +163,30 @@ async def validate(
     return validated
 
 
-async def _check_pages(url: str, timeout: float, transport, told: Disclosure) -> None:
+async def _check_pages(url: str, options: ClientOptions, transport, told: Disclosure) -> None:
     """``GET /`` redirects to the tool's description; ``GET /api/v1/ui`` answers, redirected within the origin.
 
-    Only statuses and headers are read: a body the tool sends here is never taken in. Every failure here is
-    one a port scan would read, so a team's URL gets :data:`UNREACHABLE` for each.
+    Only statuses and headers are read: a body the tool sends here is never taken in. The requests are the
+    runner client's (:meth:`~nlpbench.runner.client.ToolClient.page`), retried as every request is. Every
+    failure here is one a port scan would read, so a team's URL gets :data:`UNREACHABLE` for each.
     """
-    root = root_of(url)
-    async with httpx.AsyncClient(base_url=root, timeout=min(timeout, PAGE_TIMEOUT), transport=transport) as http:
-        try:
-            problem = await _pages_problem(http)
-        except httpx.ConnectError as error:  # nothing came from the server: the OS's (or the guard's) reason
-            problem = f"{checked_url(root)}: the tool cannot be reached ({error or type(error).__name__})"
-        except (httpx.HTTPError, httpx.InvalidURL) as error:  # its text may quote what the server sent
-            problem = f"{checked_url(root)}: the tool cannot be reached ({type(error).__name__})"
+    try:
+        async with replace(options, timeout=min(options.timeout, PAGE_TIMEOUT)).client(url, transport) as client:
+            problem = await _pages_problem(client)
+    except ToolError as error:
+        problem = str(error)
     if problem is not None:
         raise told.verdict(Invalid, problem, unanswered=True)
 
 
-async def _pages_problem(http: httpx.AsyncClient) -> str | None:
+async def _pages_problem(client: ToolClient) -> str | None:
     """What is wrong with the tool's ``/`` and ``/api/v1/ui``, or None."""
-    status, location, _ = await _status(http, "/")
+    status, location, _ = await client.page("/")
     if not (300 <= status < 400 and location.rstrip("/").endswith(f"{BASE_PATH}/tool")):
         return f"GET / answers HTTP {status} instead of redirecting to {BASE_PATH}/tool"
     target: str | httpx.URL = f"{BASE_PATH}/ui"
     for _ in range(MAX_REDIRECTS + 1):
-        status, location, at = await _status(http, target)
+        status, location, at = await client.page(target)
         if not (300 <= status < 400 and location):
             break
         target = at.join(location)
@@ -197,12 +195,6 @@ async def _pages_problem(http: httpx.AsyncClient) -> str | None:
     else:
         return f"GET {BASE_PATH}/ui redirects more than {MAX_REDIRECTS} times"
     return f"GET {BASE_PATH}/ui answers HTTP {status}" if status >= 400 else None
-
-
-async def _status(http: httpx.AsyncClient, url: str | httpx.URL) -> tuple[int, str, httpx.URL]:
-    """The status, ``Location`` and URL of ``GET url``, its body left unread."""
-    async with http.stream("GET", url, follow_redirects=False) as response:
-        return response.status_code, response.headers.get("location", ""), response.url
 
 
 async def _annotate(

@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
+from nlpbench.runner.wire import RedialTransport
 from nlpbench.toolapi import schemas
 
 BASE_PATH = "/api/v1"
@@ -241,6 +242,7 @@ class ToolClient:
         #: The API's URL as messages and checkpoints name it: no user or password.
         self.url = shown if shown.endswith(BASE_PATH) else shown + BASE_PATH
         self._base = root if root.endswith(BASE_PATH) else root + BASE_PATH
+        self._root = self._base.removesuffix(BASE_PATH)
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry
@@ -249,14 +251,15 @@ class ToolClient:
         self.max_annotations = max_annotations
         self.stats = ClientStats()
         self._transport = transport
+        #: The transport every request goes over (:mod:`nlpbench.runner.wire`), once the client is entered.
+        self.wire: RedialTransport | None = None
         self._client: httpx.AsyncClient | None = None
         self._slots: asyncio.Semaphore | None = None
 
     async def __aenter__(self) -> ToolClient:
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        self._client = httpx.AsyncClient(
-            base_url=self._base, timeout=self.timeout, limits=limits, transport=self._transport
-        )
+        self.wire = RedialTransport(self._transport or httpx.AsyncHTTPTransport(limits=limits))
+        self._client = httpx.AsyncClient(base_url=self._base, timeout=self.timeout, transport=self.wire)
         self._slots = asyncio.Semaphore(self.concurrency)
         return self
 
@@ -354,7 +357,30 @@ class ToolClient:
         what = f"GET {path}"
         return _checked(model, await self._request("GET", path, what), f"{self.url}: {what}")
 
+    async def page(self, path: str | httpx.URL) -> tuple[int, str, httpx.URL]:
+        """The status, ``Location`` and URL of ``GET path`` (from the server root, not ``/api/v1``), redirects
+        not followed and the body never read; retried as every request is (an error status not retried is
+        returned, not raised)."""
+        target = path if isinstance(path, httpx.URL) else httpx.URL(self._root + path)
+        response, _ = await self._retried(f"GET {target.path}", lambda: self._head(target))
+        return response.status_code, response.headers.get("location", ""), response.url
+
+    async def _head(self, url: httpx.URL) -> tuple[httpx.Response, bytes]:
+        assert self._client is not None  # _retried, its caller, checked it
+        async with self._client.stream("GET", url, follow_redirects=False) as response:
+            return response, b""
+
     async def _request(self, method: str, path: str, what: str, **kwargs) -> Any:
+        response, body = await self._retried(what, lambda: self._exchange(method, path, what, **kwargs))
+        if response.status_code >= 400:
+            raise Unanswered(f"{self.url}: {what}: {self._described(response, body)}")
+        return self._json(response, body, what)
+
+    async def _retried(
+        self, what: str, exchange: Callable[[], Awaitable[tuple[httpx.Response, bytes]]]
+    ) -> tuple[httpx.Response, bytes]:
+        """What ``exchange`` answers, retried as :attr:`retry` says: after a timeout, a failure of the network
+        or a status of ``retry.statuses``; an :class:`Unanswered` when the last attempt fails too."""
         if self._client is None or self._slots is None:
             raise RuntimeError("use `async with ToolClient(url) as client`")
         for attempt in range(self.retry.retries + 1):
@@ -364,7 +390,7 @@ class ToolClient:
                     await asyncio.sleep(0)  # a sibling's failure, woken with this slot, cancels this request first
                     self.stats.requests += 1
                     async with asyncio.timeout(self.timeout):  # the whole exchange, however slowly it drips in
-                        response, body = await self._exchange(method, path, what, **kwargs)
+                        response, body = await exchange()
             except (TimeoutError, httpx.TimeoutException):
                 problem = f"no answer within {self.timeout:g} s"
             except httpx.ConnectError as error:  # nothing came from the server: the OS's reason is safe to show
@@ -374,11 +400,9 @@ class ToolClient:
             except httpx.HTTPError as error:
                 raise Unanswered(f"{self.url}: {what}: the response cannot be read ({type(error).__name__})") from None
             else:
-                if response.status_code < 400:
-                    return self._json(response, body, what)
-                problem = self._described(response, body)
                 if response.status_code not in self.retry.statuses:
-                    raise Unanswered(f"{self.url}: {what}: {problem}")
+                    return response, body
+                problem = self._described(response, body)
                 retry_after = response.headers.get("retry-after")
             if attempt == self.retry.retries:
                 tries = self.retry.retries + 1
@@ -445,16 +469,17 @@ def _content_type(response: httpx.Response) -> str:
 
 
 def _checked(model: type[BaseModel], data: Any, what: str):
-    """``data`` as ``model``; the first problem named by its place and pydantic's message (which quotes no input)."""
+    """``data`` as ``model``; the first problem named by its place and the rule it breaks
+    (:func:`~nlpbench.toolapi.schemas.rule_broken`, which quotes no input)."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
         first = error.errors(include_input=False, include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "the body"
         more = f" (and {error.error_count() - 1} more problems)" if error.error_count() > 1 else ""
-        raise ToolError(
-            f"{what}: the response does not follow the 1.2.0 {model.__name__} schema: {where}: {first['msg']}{more}"
-        ) from None
+        broken = schemas.rule_broken(where, first)
+        schema = f"the 1.2.0 {model.__name__} schema"
+        raise ToolError(f"{what}: the response does not follow {schema}: {broken}{more}") from None
 
 
 async def validate_tool(client: ToolClient, labels: tuple[str, ...] | None = None) -> ToolCheck:

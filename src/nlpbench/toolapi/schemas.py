@@ -10,6 +10,7 @@ integer — so that what a tool accepts is exactly what the schema allows. A
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
@@ -25,6 +26,38 @@ SEMVER_PATTERN = (
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
+
+#: Tool.authorEmail: something, an @, something, no space.
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+$"
+#: Tool.url: an http(s) URL.
+HTTP_URL_PATTERN = r"^https?://\S+$"
+#: What each pattern of the schemas asks, in words a tool's author reads: messages name the rule, not the regex.
+PATTERN_WORDS = {
+    SEMVER_PATTERN: "a SemVer version (MAJOR.MINOR.PATCH, as 1.2.0, with an optional -PRERELEASE and +BUILD)",
+    RESOURCE_ID_PATTERN: "lower-case letters and digits joined by single hyphens (as awesome-tool)",
+    EMAIL_PATTERN: "an e-mail address (NAME@DOMAIN, no spaces)",
+    HTTP_URL_PATTERN: "an http:// or https:// URL (no spaces)",
+}
+#: The longest pattern not in PATTERN_WORDS a message shows as it is; a longer one is named as a form.
+LONGEST_PATTERN_SHOWN = 40
+
+
+def rule_broken(where: str, error: Mapping[str, Any]) -> str:
+    """One of pydantic's ``error`` at ``where`` (a field path) in a tool author's words, never the value refused.
+
+    A pattern of :data:`PATTERN_WORDS` is named in words ("`version` is not a SemVer version (…)");
+    another pattern is shown when it has at most :data:`LONGEST_PATTERN_SHOWN` characters, else named as
+    "the form the schema gives"; any other error is ``where: pydantic's message`` (which quotes no input).
+    """
+    message = str(error.get("msg", "invalid"))
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern", ""))
+        if pattern in PATTERN_WORDS:
+            return f"`{where}` is not {PATTERN_WORDS[pattern]}" if where else f"not {PATTERN_WORDS[pattern]}"
+        if len(pattern) > LONGEST_PATTERN_SHOWN:
+            message = "does not have the form the schema gives"
+    return f"{where}: {message}" if where else message
+
 
 ResourceId = Annotated[str, StringConstraints(min_length=3, max_length=60, pattern=RESOURCE_ID_PATTERN)]
 SemVer = Annotated[str, StringConstraints(min_length=1, pattern=SEMVER_PATTERN)]
@@ -102,8 +135,8 @@ class Tool(_Model):
     repository: Annotated[str, StringConstraints(max_length=1000), PRINTABLE]
     description: Annotated[str, StringConstraints(max_length=280), PRINTABLE]
     author: Annotated[str, StringConstraints(max_length=200), PRINTABLE]
-    authorEmail: Annotated[str, StringConstraints(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$"), PRINTABLE]
-    url: Annotated[str, StringConstraints(max_length=1000, pattern=r"^https?://\S+$"), PRINTABLE]
+    authorEmail: Annotated[str, StringConstraints(max_length=254, pattern=EMAIL_PATTERN), PRINTABLE]
+    url: Annotated[str, StringConstraints(max_length=1000, pattern=HTTP_URL_PATTERN), PRINTABLE]
     type: ToolType
     apiVersion: Annotated[str, StringConstraints(max_length=100, pattern=SEMVER_PATTERN), PRINTABLE]
 

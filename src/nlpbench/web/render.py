@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
@@ -45,14 +46,18 @@ def neutralised(cell: Any) -> Any:
     return f"'{cell}" if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
 
 
-def export(fmt: str, rows: list[dict[str, Any]], name: str) -> Response:
-    """``rows`` as JSON, or as CSV (cells :func:`neutralised`) named ``name``; another format is a 404."""
+def export(fmt: str, rows: list[dict[str, Any]], name: str, columns: Sequence[str] = ()) -> Response:
+    """``rows`` as JSON, or as CSV (cells :func:`neutralised`) named ``name``; another format is a 404.
+
+    The CSV's header is ``columns``, then any other key of ``rows`` in the order met: a table without
+    rows still has its header row.
+    """
     if fmt == "json":
         return JSONResponse(rows)
     if fmt != "csv":
         raise HTTPException(404, f"no export format {fmt}; known: {', '.join(FORMATS)}")
     out = io.StringIO()
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+    columns = list(dict.fromkeys([*columns, *(key for row in rows for key in row)]))
     writer = csv.DictWriter(out, [neutralised(column) for column in columns], lineterminator="\n")
     writer.writeheader()
     writer.writerows({neutralised(k): neutralised(v) for k, v in row.items()} for row in rows)

@@ -33,6 +33,17 @@ def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[
     return found, facts
 
 
+#: A score column's own columns in an export: the score, its interval, its rank group and its submission.
+CELL_PARTS = ("", " ci_low", " ci_high", " rank", " submission")
+#: The columns after the scores: what the shown submission's tool said of itself, and when it was submitted.
+FACT_COLUMNS = ("version", "license", "url", "apiVersion", "digest", "submitted")
+
+
+def row_columns(columns: list[str]) -> list[str]:
+    """The columns of :func:`line_row` for a table of score ``columns``, in order: the export's header."""
+    return ["team", "tool", *(f"{key}{part}" for key in columns for part in CELL_PARTS), *FACT_COLUMNS]
+
+
 def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, Any]]) -> dict[str, Any]:
     shown = line.shown.submission
     tool = board.tool_facts(shown) or {}
@@ -40,21 +51,18 @@ def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, An
     row: dict[str, Any] = {"team": line.team, "tool": line.tool}
     for key in columns:
         cell = line.cells.get(key)
-        row[key] = cell.value if cell else None
-        row[f"{key} ci_low"] = cell.low if cell else None
-        row[f"{key} ci_high"] = cell.high if cell else None
-        row[f"{key} rank"] = cell.rank if cell else None
-        row[f"{key} submission"] = cell.submission.id if cell else None
+        values = (cell.value, cell.low, cell.high, cell.rank, cell.submission.id) if cell else (None,) * 5
+        row |= {f"{key}{part}": value for part, value in zip(CELL_PARTS, values, strict=True)}
     digest = made.get("image") or made.get("commandSha256") or made.get("predictionsSha256")
-    row |= {
-        "version": tool.get("version"),
-        "license": tool.get("license"),
-        "url": tool.get("url") or board.shown_url(shown.tool_url),
-        "apiVersion": tool.get("apiVersion"),
-        "digest": board.bounded(digest, board.LONG),
-        "submitted": shown.created_at.isoformat(),
-    }
-    return row
+    facts_shown = (
+        tool.get("version"),
+        tool.get("license"),
+        tool.get("url") or board.shown_url(shown.tool_url),
+        tool.get("apiVersion"),
+        board.bounded(digest, board.LONG),
+        shown.created_at.isoformat(),
+    )
+    return row | dict(zip(FACT_COLUMNS, facts_shown, strict=True))
 
 
 @router.get("/tasks/{task}.{fmt}")
@@ -69,7 +77,8 @@ def task_export(
 ):
     found, facts = table(request, store, task, pick)
     lines = board.sorted_lines(found, sort or _default_sort(found), order != "asc")
-    return export(fmt, [line_row(line, found.columns, facts) for line in lines], task)
+    rows = [line_row(line, found.columns, facts) for line in lines]
+    return export(fmt, rows, task, row_columns(found.columns))
 
 
 @router.get("/tasks/{task}", response_class=HTMLResponse)
