@@ -10,7 +10,8 @@ serves ``POST /api/v1/deidentifiedNotes`` on top of a PHI annotator.
 Requests are validated against the 1.2.0 schemas (:mod:`nlpbench.toolapi.schemas`);
 every error is an RFC 7807 problem object (``title``, ``status``, ``detail``,
 ``type``) sent as ``application/problem+json``, with status 400 for a body
-the schema rejects and 413 for a body over ``max_body_bytes``. Notes are
+the schema rejects, 413 for a body over ``max_body_bytes``, and 502 when the service an annotator relies on
+(an LLM endpoint) fails or answers what cannot be used (503 with ``Retry-After`` when it is rate-limited). Notes are
 protected health information: no problem and no log line quotes a note —
 they name fields, offsets, lengths and sizes. ``/`` redirects to
 ``/api/v1/tool`` and ``/ui`` to the Swagger UI at ``/api/v1/ui``, whose
@@ -34,7 +35,7 @@ from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from nlpbench.annotators import Annotator, ToolInfo
+from nlpbench.annotators import Annotator, ToolInfo, UpstreamError
 from nlpbench.api.deidentify import StepError
 from nlpbench.api.limits import CACHE_BYTES, MAX_BODY_BYTES
 from nlpbench.api.problems import BodyTooLarge, Guard, ProblemResponse, describe_errors, problem, too_large
@@ -143,6 +144,14 @@ def add_error_handlers(app: FastAPI, max_body_bytes: int) -> None:
     @app.exception_handler(StepError)
     async def invalid_step(_request: Request, error: StepError) -> ProblemResponse:
         return problem(400, str(error))
+
+    @app.exception_handler(UpstreamError)
+    async def upstream_failed(_request: Request, error: UpstreamError) -> ProblemResponse:
+        if error.retry_after is not None:
+            response = problem(503, str(error), title="Service Unavailable")
+            response.headers["Retry-After"] = str(error.retry_after)
+            return response
+        return problem(502, str(error), title="Bad Gateway")
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, error: HTTPException) -> ProblemResponse:
