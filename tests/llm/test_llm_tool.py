@@ -223,3 +223,32 @@ def test_serve_llm_then_annotate_and_score_through_the_command_line(cli, monkeyp
     assert scored.exit_code == 0, scored.stderr
     strict = next(row for row in json.loads(scored.stdout)["scores"] if row["metric"] == "instance_strict")
     assert (strict["tp"], strict["fp"], strict["fn"]) == (2, 1, 0)  # 12/27/2020 is not in this gold
+
+
+def test_annotate_sums_an_llm_tools_accounts_into_tokens_latency_and_cost(cli, monkeypatch, tmp_path):
+    entities = lambda note: [*regex_entities(note), {"text": INVENTED, "type": "person_name"}]  # noqa: E731
+    app_answers = openai_app(entities)
+    bundles = tmp_path / "notes.json"
+    docs = [Document(f"note-{i}", text, metadata={"patientId": "p-1"}) for i, text in enumerate([NOTE, NOTE + "!"])]
+    formats.get("sandbox-bundles").write(docs, bundles)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"test-model": {"input": 1.0, "output": 2.0}}}))
+    with served(app_answers) as answers_url:
+        tool = serve_llm(cli, monkeypatch, f"{answers_url}/v1", "--no-llm-cache")
+        with served(tool.app) as tool_url:
+            result = cli("annotate", "--tool", tool_url, "--notes", bundles, "--output", tmp_path / "pred.json",
+                         "--prices", prices, "--model", "test-model")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    template = prompts.load("phi-entities-v1")
+    tokens_in = sum((len(template.system) + len(text)) // 4 for text in (NOTE, NOTE + "!"))
+    tokens_out = 2 * (len(json.dumps({"entities": entities(NOTE)})) // 4)
+    line = next(line for line in result.stderr.splitlines() if line.startswith("LLM: "))
+    assert line.startswith(
+        f"LLM: 2 notes (0 cached): mentions placed exactly 8, normalised 0, fuzzily 0, unplaced 2; "
+        f"tokens {tokens_in} in, {tokens_out} out; latency per note p50 "
+    )
+    assert line.endswith(f" ms; cost ${(tokens_in * 1.0 + tokens_out * 2.0) / 1e6:.4f}")
+    assert INVENTED not in result.stderr
+    bad = cli("annotate", "--tool", "http://x", "--notes", bundles, "--output", tmp_path / "o.json",
+              "--prices", prices)  # fmt: skip
+    assert bad.exit_code == 2 and "--prices needs --model NAME" in bad.stderr

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.account import HEADER, Account, AccountError
 
 BASE_PATH = "/api/v1"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
@@ -50,6 +51,8 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 #: The most annotations one note's answers may hold by default, all types together: a long note holds a few
 #: hundred PHI spans; 10,000 is one per character of a 10,000-character note.
 MAX_ANNOTATIONS = 10_000
+#: The metadata key of an annotated document's accounts per type, when the tool sent them (an LLM tool).
+ACCOUNTS = "accounts"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -279,17 +282,29 @@ class ToolClient:
                 raise
             raise tool_errors.exceptions[0] from None
         result = Document(document.id)
-        for found in replies:
-            result.annotations.extend(found.result())
+        accounts = {}
+        for label, reply in zip(labels, replies, strict=True):
+            found, account = reply.result()
+            result.annotations.extend(found)
+            if account is not None:
+                accounts[label] = account
+        if accounts:  # an LLM tool's grounding counts, tokens and latency (nlpbench.toolapi.account)
+            result.metadata[ACCOUNTS] = accounts
         return result
 
     async def _annotate_one(
         self, document: Document, note: dict, label: str, counts: dict[str, int]
-    ) -> list[Annotation]:
+    ) -> tuple[list[Annotation], Account | None]:
         array = PHI_TYPES[label].array
         attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
-        data = await self._request("POST", f"/{array}", what, json={"note": note})
+        data, headers = await self._request_reply("POST", f"/{array}", what, json={"note": note})
+        account = None
+        if HEADER in headers:
+            try:
+                account = Account.parse(headers[HEADER])
+            except AccountError as error:
+                raise ToolError(f"{self.url}: {what}: {error}") from None
         self._count(data, array, label, counts, what)
         reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
@@ -311,7 +326,7 @@ class ToolClient:
             except ToolError as error:
                 raise ToolError(f"{self.url}: {error}") from None
             found.append(annotation)
-        return found
+        return found, account
 
     def _count(self, data: Any, array: str, label: str, counts: dict[str, int], what: str) -> None:
         """Add the length of ``data[array]`` to the note's ``counts``; a :class:`ToolError` past ``max_annotations``.
@@ -332,6 +347,10 @@ class ToolClient:
         return _checked(model, await self._request("GET", path, what), f"{self.url}: {what}")
 
     async def _request(self, method: str, path: str, what: str, **kwargs) -> Any:
+        return (await self._request_reply(method, path, what, **kwargs))[0]
+
+    async def _request_reply(self, method: str, path: str, what: str, **kwargs) -> tuple[Any, httpx.Headers]:
+        """The JSON body of the answer and its headers, retried as the policy says."""
         if self._client is None or self._slots is None:
             raise RuntimeError("use `async with ToolClient(url) as client`")
         for attempt in range(self.retry.retries + 1):
@@ -352,7 +371,7 @@ class ToolClient:
                 raise Unanswered(f"{self.url}: {what}: the response cannot be read ({type(error).__name__})") from None
             else:
                 if response.status_code < 400:
-                    return self._json(response, body, what)
+                    return self._json(response, body, what), response.headers
                 problem = self._described(response, body)
                 if response.status_code not in self.retry.statuses:
                     raise Unanswered(f"{self.url}: {what}: {problem}")
