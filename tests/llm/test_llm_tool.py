@@ -175,7 +175,10 @@ def test_a_rerun_costs_nothing_its_answers_come_from_the_cache(endpoint, tmp_pat
     first, second = ask(), ask()
     assert len(app.state.calls) == 1 and first.json() == second.json()
     cold, warm = Account.parse(first.headers[HEADER]), Account.parse(second.headers[HEADER])
-    assert (cold.cached, warm.cached) == (0, 1) and (cold.tokens_in, cold.latency_ms) == (warm.tokens_in, warm.latency_ms)
+    assert (cold.cached, warm.cached) == (0, 1) and (cold.tokens_in, cold.latency_ms) == (
+        warm.tokens_in,
+        warm.latency_ms,
+    )
     other_model = LLMAnnotator(ChatClient(url, "m2"), template, AnswerCache(tmp_path / "answers.sqlite"))
     AsgiClient(create_app(other_model)).post("/api/v1/textDateAnnotations", json=note_body())
     assert len(app.state.calls) == 2  # the model is part of the key

@@ -27,8 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from nlpbench.annotators import Annotator, ToolInfo
-from nlpbench.annotators.adapters import Found, annotations
+from nlpbench.annotators import Annotator, ToolInfo, adapters
 from nlpbench.annotators.llm.cache import Answer, AnswerCache, answer_key
 from nlpbench.annotators.llm.client import ChatClient
 from nlpbench.annotators.llm.grounding import ground
@@ -83,7 +82,7 @@ class LLMAnnotator(Annotator):
         answer, cached = self._answer(text)
         grounded = ground(text, parse(answer.content, self.template, self.client.model))
         found = [
-            Found(p.start, p.end, p.label, p.subtype or _default_subtype(p.label), CONFIDENCE[p.stage])
+            adapters.Found(p.start, p.end, p.label, p.subtype or _default_subtype(p.label), CONFIDENCE[p.stage])
             for p in grounded.placements
             if p.label in self.types
         ]
@@ -91,7 +90,7 @@ class LLMAnnotator(Annotator):
             tokens_in=answer.tokens_in, tokens_out=answer.tokens_out, latency_ms=answer.latency_ms, cached=cached
         )
         accounts = {label: grounded.counts.get(label, Account()) + usage for label in self.types}
-        return annotations(note, found), accounts
+        return adapters.annotations(note, found), accounts
 
     def _answer(self, text: str) -> tuple[Answer, int]:
         """The model's answer about ``text``, from the cache (and 1) or asked (and 0); only parsable ones kept."""

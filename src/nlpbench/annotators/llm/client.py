@@ -148,7 +148,9 @@ class ChatClient:
         except httpx.TimeoutException:
             raise UpstreamError(f"model {self.model}: no answer within the timeout") from None
         except httpx.HTTPError as error:  # its text may quote what the server sent: named by type only
-            raise UpstreamError(f"model {self.model}: the endpoint cannot be reached ({type(error).__name__})") from None
+            raise UpstreamError(
+                f"model {self.model}: the endpoint cannot be reached ({type(error).__name__})"
+            ) from None
 
     def _completion(self, data: bytes, latency: int) -> Completion:
         """The first choice's message and the usage of a chat-completions body."""

@@ -34,6 +34,8 @@ unplaced`` is the number of distinct (text, type) pairs the model returned.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -47,6 +49,8 @@ FUZZY_MIN_CHARS = 5
 FUZZY_MAX_CHARS = 200
 STAGES = ("exact", "normalised", "fuzzy")
 _SPACE = re.compile(r"\s+")
+#: The runs of white space that shorten the text when made one space: a single one keeps its length.
+_LONG_SPACE = re.compile(r"\s{2,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,25 +80,39 @@ class Grounded:
     placements: list[Placement] = field(default_factory=list)
     counts: dict[str, Account] = field(default_factory=dict)
 
-    def count(self, label: str, stage: str) -> None:
-        """Add one mention of ``label`` to ``stage`` (``exact``, ``normalised``, ``fuzzy`` or ``unplaced``)."""
-        one = Account(**{stage: 1})
-        self.counts[label] = self.counts.get(label, Account()) + one
-
 
 class Note:
-    """A note's text and, computed on first use, its normalised form with the map back to the note's offsets."""
+    """A note's text and, computed on first use, its normalised form with the map back to the note's offsets.
+
+    The map is kept as anchors, one per run of two or more white-space characters (a single one keeps its
+    length): the normalised offset where the text after the run starts, and its offset in the note; between anchors the two texts go in step, so offset ``i`` of the
+    normalised text is ``note_anchor + i - normalised_anchor`` of the last anchor at or before ``i``.
+    """
 
     def __init__(self, text: str):
         self.text = text
-        self._normalised: tuple[str, list[int]] | None = None
+        self._normalised: str | None = None
+        self._anchors: tuple[list[int], list[int]] = ([0], [0])
 
     @property
-    def normalised(self) -> tuple[str, list[int]]:
-        """The lower-cased text with white-space runs made one space, and each of its characters' offsets."""
+    def normalised(self) -> str:
+        """The lower-cased text with each run of white space made one space (not stripped)."""
         if self._normalised is None:
-            self._normalised = normalise_with_offsets(self.text)
+            lowered = lower_same_length(self.text)
+            normalised_at, note_at = self._anchors
+            removed = 0
+            for run in _LONG_SPACE.finditer(lowered):
+                removed += run.end() - run.start() - 1
+                normalised_at.append(run.end() - removed)
+                note_at.append(run.end())
+            self._normalised = _SPACE.sub(" ", lowered)
         return self._normalised
+
+    def offset(self, i: int) -> int:
+        """The note's offset of offset ``i`` of :attr:`normalised` (which must have been read)."""
+        normalised_at, note_at = self._anchors
+        k = bisect_right(normalised_at, i) - 1
+        return note_at[k] + i - normalised_at[k]
 
 
 def lower_same_length(text: str) -> str:
@@ -108,23 +126,6 @@ def lower_same_length(text: str) -> str:
 def normalise(text: str) -> str:
     """``text`` stripped, lower-cased and with each run of white space made one space."""
     return _SPACE.sub(" ", lower_same_length(text.strip()))
-
-
-def normalise_with_offsets(text: str) -> tuple[str, list[int]]:
-    """:func:`normalise` without the strip, and for each character of the result its offset in ``text``."""
-    lowered = lower_same_length(text)
-    parts: list[str] = []
-    offsets: list[int] = []
-    position = 0
-    for run in _SPACE.finditer(lowered):
-        parts.append(lowered[position : run.start()])
-        offsets.extend(range(position, run.start()))
-        parts.append(" ")
-        offsets.append(run.start())
-        position = run.end()
-    parts.append(lowered[position:])
-    offsets.extend(range(position, len(lowered)))
-    return "".join(parts), offsets
 
 
 def occurrences(text: str, part: str) -> Iterator[int]:
@@ -147,7 +148,8 @@ def occurrences(text: str, part: str) -> Iterator[int]:
 def ground(text: str, mentions: Iterable[Mention]) -> Grounded:
     """Place each distinct mention at every occurrence in ``text`` (see the module's stages); count them per type."""
     note = Note(text)
-    grounded = Grounded()
+    placements: list[Placement] = []
+    stages: defaultdict[str, Counter[str]] = defaultdict(Counter)
     seen: set[tuple[str, str]] = set()
     for mention in mentions:
         wanted = mention.text.strip()
@@ -155,10 +157,10 @@ def ground(text: str, mentions: Iterable[Mention]) -> Grounded:
             continue
         seen.add((wanted, mention.label))
         stage, spans = _place(note, wanted)
-        grounded.count(mention.label, stage)
-        grounded.placements.extend(Placement(s, e, mention.label, mention.subtype, stage) for s, e in spans)
-    grounded.placements.sort(key=lambda p: (p.start, p.end, p.label))
-    return grounded
+        stages[mention.label][stage] += 1
+        placements.extend(Placement(s, e, mention.label, mention.subtype, stage) for s, e in spans)
+    placements.sort(key=lambda p: (p.start, p.end, p.label))
+    return Grounded(placements, {label: Account(**counted) for label, counted in stages.items()})
 
 
 def _place(note: Note, wanted: str) -> tuple[str, list[tuple[int, int]]]:
@@ -180,8 +182,7 @@ def _place(note: Note, wanted: str) -> tuple[str, list[tuple[int, int]]]:
 
 def _normalised_spans(note: Note, target: str) -> list[tuple[int, int]]:
     """The note's spans whose normalised text is ``target`` (normalised), mapped back to the note's offsets."""
-    normalised, offsets = note.normalised
-    return [(offsets[i], offsets[i + len(target) - 1] + 1) for i in occurrences(normalised, target)]
+    return [(note.offset(i), note.offset(i + len(target) - 1) + 1) for i in occurrences(note.normalised, target)]
 
 
 def _fuzzy(note: Note, target: str) -> str | None:
@@ -189,7 +190,7 @@ def _fuzzy(note: Note, target: str) -> str | None:
     widened to whole words, if any."""
     if not FUZZY_MIN_CHARS <= len(target) <= FUZZY_MAX_CHARS:
         return None
-    normalised, _ = note.normalised
+    normalised = note.normalised
     if len(target) > len(normalised):
         return None
     from rapidfuzz import fuzz  # the optional extra nlpbench[llm]; imported when a mention gets this far
