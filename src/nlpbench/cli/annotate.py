@@ -113,7 +113,7 @@ def annotate(
     from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, checked_url
     from nlpbench.runner.sources import open_notes, open_output
 
-    labels = _labels(types)
+    labels = type_labels(types)
     price = _price(prices, model)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")
@@ -238,13 +238,14 @@ def _distinct(**paths: Path | None) -> None:
         seen.append((option, path))
 
 
-def _labels(types: str | None) -> tuple[str, ...] | None:
+def type_labels(types: str | None, allowed: tuple[str, ...] = PHI_LABELS) -> tuple[str, ...] | None:
+    """The annotation types of ``--types A,B`` (None when not given); a type not in ``allowed`` is one line."""
     if types is None:
         return None
     labels = tuple(t.strip() for t in types.split(",") if t.strip())
-    unknown = [label for label in labels if label not in PHI_LABELS]
+    unknown = [label for label in labels if label not in allowed]
     if unknown or not labels:
-        raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(PHI_LABELS)}")
+        raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(allowed)}")
     return labels
 
 

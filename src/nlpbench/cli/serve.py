@@ -68,6 +68,7 @@ def build_llm_annotator(
     from nlpbench.annotators.llm import LLMAnnotator, prompts
     from nlpbench.annotators.llm.cache import AnswerCache
     from nlpbench.annotators.llm.client import ChatClient
+    from nlpbench.cli.annotate import type_labels
     from nlpbench.runner.client import ToolError, checked_url
 
     if model is None:
@@ -82,12 +83,7 @@ def build_llm_annotator(
         chosen = prompts.load(template)
     except LookupError as error:
         raise fail(f"--template: {error.args[0]}") from None
-    labels = None
-    if types is not None:
-        labels = tuple(t.strip() for t in types.split(",") if t.strip())
-        unknown = [label for label in labels if label not in chosen.types]
-        if unknown or not labels:
-            raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(chosen.types)}")
+    labels = type_labels(types, chosen.types)
     client = ChatClient(url, model, concurrency=concurrency, timeout=timeout, structured=structured.value)
     answers = None if cache is None else AnswerCache(cache)
     return LLMAnnotator(client, chosen, answers, labels)
