@@ -84,9 +84,10 @@ class Grounded:
 class Note:
     """A note's text and, computed on first use, its normalised form with the map back to the note's offsets.
 
-    The map is kept as anchors, one per run of two or more white-space characters (a single one keeps its
-    length): the normalised offset where the text after the run starts, and its offset in the note; between anchors the two texts go in step, so offset ``i`` of the
-    normalised text is ``note_anchor + i - normalised_anchor`` of the last anchor at or before ``i``.
+    The map is kept as anchors, one per run of two or more white-space characters (a single one keeps
+    its length): the normalised offset where the text after the run starts, and its offset in the note.
+    Between anchors the two texts go in step, so offset ``i`` of the normalised text is
+    ``note_anchor + i - normalised_anchor`` of the last anchor at or before ``i``.
     """
 
     def __init__(self, text: str):
