@@ -11,11 +11,13 @@ optional adapters import their third-party package only when asked for.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Annotation, Document
 from nlpbench.registry import Registry
+from nlpbench.toolapi.account import Account
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,30 @@ class Annotator(ABC):
     @abstractmethod
     def annotate(self, note: Document) -> list[Annotation]:
         """The annotations of ``note.text``, in text order; each ``doc_id`` is ``note.id``."""
+
+    def annotate_accounted(self, note: Document) -> tuple[list[Annotation], Mapping[str, Account] | None]:
+        """:meth:`annotate`, and an :class:`~nlpbench.toolapi.account.Account` of the note per type, if the
+        annotator keeps one (an LLM endpoint's grounding counts, tokens and latency); None by default."""
+        return self.annotate(note), None
+
+
+class UpstreamError(NlpbenchError):
+    """The service an annotator relies on (an LLM endpoint) failed or answered what cannot be used.
+
+    A tool answers it as a 502 problem (``retry_after`` set: 503 with ``Retry-After``). The message names the
+    model, statuses and sizes only, never a note or what the service answered.
+    """
+
+    kind = Kind.tool
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+        if retry_after is not None:
+            self.kind = Kind.unavailable
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
 
 
 REGISTRY: Registry[Callable[[], Annotator]] = Registry("annotator")

@@ -59,8 +59,11 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
 
 
 def problem_of(error: NlpbenchError) -> ProblemResponse:
-    """The problem an error's kind names: ``kind.status``, ``kind.title`` and the error's one line as ``detail``."""
-    return problem(error.kind.status, str(error), title=error.kind.title)
+    """The problem an error's kind names: ``kind.status``, ``kind.title`` and the error's one line as ``detail``,
+    with the error's :meth:`~nlpbench.errors.NlpbenchError.headers`."""
+    response = problem(error.kind.status, str(error), title=error.kind.title)
+    response.headers.update(error.headers())
+    return response
 
 
 #: The ``responses`` of a route: OpenAPI entries by status code.

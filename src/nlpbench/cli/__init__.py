@@ -33,6 +33,7 @@ COMMANDS = {
     "profiles": "data",
     "synth": "synth",
     "serve": "serve",
+    "llm": "llm",
     "annotate": "annotate",
     "demo": "demo",
     "run": "demo",

@@ -77,6 +77,12 @@ def annotate(
     ),
     scheduler: str = typer.Option(None, "--scheduler", help="The Dask scheduler's address, e.g. tcp://10.0.0.5:8786."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Notes per Dask task."),
+    prices: Path = typer.Option(
+        None,
+        "--prices",
+        help='An LLM tool\'s price table, JSON {"models": {NAME: {"input": $, "output": $}}} per million tokens.',
+    ),
+    model: str = typer.Option(None, "--model", help="With --prices: the model whose price applies."),
 ) -> None:
     """Validate a tool, send it every note, and write its annotations; an interrupted run resumes.
 
@@ -96,12 +102,18 @@ def annotate(
     stores one annotation record per note there (the store is created if
     missing; a record already stored is kept when equal, an error otherwise).
     --timeout and --retries apply to the data node too.
+
+    An LLM tool (`nlpbench serve --llm`) sends an account of each note; the run
+    then ends with one line: mentions placed exactly, after normalising,
+    fuzzily, or not at all (invented), tokens in and out, latency per note
+    (p50, p95, p99) and, with --prices and --model, the cost.
     """
     from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
     from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, checked_url
     from nlpbench.runner.sources import open_notes, open_output
 
-    labels = _labels(types)
+    labels = type_labels(types)
+    price = _price(prices, model)
     if (executor is Executor.dask) != (scheduler is not None):
         raise fail("--executor dask and --scheduler ADDRESS go together")
     if (tool is None) == (command is None):
@@ -163,7 +175,26 @@ def annotate(
         markup=False,
         soft_wrap=True,
     )
+    if stats.usage.latencies_ms:  # an LLM tool sent its accounts (X-Nlpbench-Account)
+        stderr().print(f"LLM: {stats.usage.summary(price)}", markup=False, soft_wrap=True)
     typer.echo(f"{where}: wrote {stats.notes} notes, {stats.annotations} annotations")
+
+
+def _price(prices: Path | None, model: str | None):
+    """The price of ``model`` in the table ``prices``, or None without one; a bad table is one line."""
+    if prices is None:
+        return None
+    from nlpbench.toolapi.cost import PriceError, read_prices
+
+    if model is None:
+        raise fail("--prices needs --model NAME: the model whose price applies")
+    try:
+        table = read_prices(prices)
+    except PriceError as error:
+        raise fail(str(error)) from None
+    if model not in table:
+        raise fail(f"--prices {prices}: no price for model {model!r}")
+    return table[model]
 
 
 @contextmanager
@@ -206,13 +237,14 @@ def _distinct(**paths: Path | None) -> None:
         seen.append((option, path))
 
 
-def _labels(types: str | None) -> tuple[str, ...] | None:
+def type_labels(types: str | None, allowed: tuple[str, ...] = PHI_LABELS) -> tuple[str, ...] | None:
+    """The annotation types of ``--types A,B`` (None when not given); a type not in ``allowed`` is one line."""
     if types is None:
         return None
     labels = tuple(t.strip() for t in types.split(",") if t.strip())
-    unknown = [label for label in labels if label not in PHI_LABELS]
+    unknown = [label for label in labels if label not in allowed]
     if unknown or not labels:
-        raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(PHI_LABELS)}")
+        raise fail(f"--types: {', '.join(unknown) or 'nothing given'}; choose from {', '.join(allowed)}")
     return labels
 
 

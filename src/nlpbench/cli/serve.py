@@ -1,9 +1,11 @@
-"""``nlpbench serve``: run an annotator, or the de-identifier, as an NLP Sandbox tool over HTTP."""
+"""``nlpbench serve``: run an annotator, an LLM endpoint, or the de-identifier, as an NLP Sandbox tool over HTTP."""
 
 from __future__ import annotations
 
 import os
 import socket
+from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,6 +18,14 @@ if TYPE_CHECKING:
     from nlpbench.annotators import Annotator
 
 DEIDENTIFIER = "deidentifier"
+
+
+class Structured(StrEnum):
+    """Whether an LLM endpoint is asked for JSON-schema output (``response_format``)."""
+
+    auto = "auto"
+    on = "on"
+    off = "off"
 
 
 def build_annotator(name: str) -> Annotator:
@@ -39,6 +49,44 @@ def build_app(name: str, phi_annotator: str = "phi", *, max_body_bytes: int, cac
         annotator = build_annotator(phi_annotator)
         return create_deidentifier_app(annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
     return create_app(build_annotator(name), max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+
+
+def build_llm_annotator(
+    url: str,
+    model: str | None,
+    template: str,
+    types: str | None,
+    *,
+    concurrency: int,
+    timeout: float,
+    structured: Structured,
+    cache: Path | None,
+) -> Annotator:
+    """The :class:`~nlpbench.annotators.llm.LLMAnnotator` of ``--llm URL --model NAME``; bad options, one line."""
+    from importlib.util import find_spec
+
+    from nlpbench.annotators.llm import LLMAnnotator, prompts
+    from nlpbench.annotators.llm.cache import AnswerCache
+    from nlpbench.annotators.llm.client import ChatClient
+    from nlpbench.cli.annotate import type_labels
+    from nlpbench.runner.client import ToolError, checked_url
+
+    if model is None:
+        raise fail("--llm URL needs --model NAME: the model the endpoint serves")
+    try:
+        checked_url(url)
+    except ToolError as error:
+        raise fail(f"--llm: {error}") from None
+    if find_spec("rapidfuzz") is None:
+        raise fail("--llm places mentions with rapidfuzz, which is not installed: pip install 'nlpbench[llm]'")
+    try:
+        chosen = prompts.load(template)
+    except LookupError as error:
+        raise fail(f"--template: {error.args[0]}") from None
+    labels = type_labels(types, chosen.types)
+    client = ChatClient(url, model, concurrency=concurrency, timeout=timeout, structured=structured.value)
+    answers = None if cache is None else AnswerCache(cache)
+    return LLMAnnotator(client, chosen, answers, labels)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -70,6 +118,32 @@ def serve(
     cache_bytes: int = typer.Option(
         CACHE_BYTES, "--cache-bytes", min=0, help="Keep recent notes' annotations up to this many bytes in all."
     ),
+    llm: str = typer.Option(
+        None, "--llm", help="Instead of --annotator: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    ),
+    model: str = typer.Option(None, "--model", help="With --llm: the model the endpoint serves, as it names it."),
+    template: str = typer.Option(
+        "phi-entities-v1", "--template", help="With --llm: the prompt template (see `nlpbench llm templates`)."
+    ),
+    types: str = typer.Option(
+        None, "--types", help="With --llm: comma-separated PHI types to serve (default: all the template asks for)."
+    ),
+    llm_concurrency: int = typer.Option(4, "--llm-concurrency", min=1, help="With --llm: requests in flight at once."),
+    llm_timeout: float = typer.Option(
+        120.0, "--llm-timeout", min=0.1, help="With --llm: seconds one request to the endpoint may take."
+    ),
+    structured: Structured = typer.Option(
+        Structured.auto,
+        "--structured",
+        help="With --llm: ask for JSON-schema output (auto: ask, and stop asking if the endpoint refuses).",
+    ),
+    llm_cache: Path = typer.Option(
+        None,
+        "--llm-cache",
+        readable=False,
+        help="With --llm: the answer cache, a SQLite file (default: llm-answers.sqlite in the data directory).",
+    ),
+    no_llm_cache: bool = typer.Option(False, "--no-llm-cache", help="With --llm: ask the model for every note."),
 ) -> None:
     """Serve an annotator as an NLP Sandbox 1.2.0 tool: /api/v1/tool, /healthCheck, /text…Annotations.
 
@@ -77,6 +151,14 @@ def serve(
     the interactive API documentation. [bold]deidentifier[/] serves
     POST /api/v1/deidentifiedNotes on top of --phi-annotator. Bodies over
     --max-body-bytes get 413; errors name fields, offsets and sizes, never note text.
+
+    --llm URL --model NAME serves a model behind an OpenAI-compatible
+    chat-completions endpoint (vLLM, llama.cpp, Ollama) as a PHI annotator:
+    each note is asked about with --template, the mentions the model lists
+    are placed at every occurrence in the note, and each answer carries the
+    X-Nlpbench-Account header (mentions placed exactly, after normalising,
+    fuzzily, or not at all; tokens; latency). Answers are cached on disk by
+    (template hash, model, note hash), so a rerun costs nothing.
     """
     if list_names:
         from nlpbench import annotators
@@ -84,11 +166,29 @@ def serve(
         for name in [*annotators.load_all(), DEIDENTIFIER]:
             typer.echo(name)
         return
-    if annotator is None:
-        raise fail("give --annotator NAME (see `nlpbench serve --list`)")
+    if (annotator is None) == (llm is None):
+        raise fail("give --annotator NAME (see `nlpbench serve --list`) or --llm URL --model NAME, one of the two")
     from nlpbench.api.server import run
 
-    app = build_app(annotator, phi_annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+    if llm is not None:
+        from nlpbench.annotators.llm.cache import default_path as default_cache_path
+        from nlpbench.api.tool import create_app
+        from nlpbench.runner.client import checked_url
+
+        found = build_llm_annotator(
+            llm,
+            model,
+            template,
+            types,
+            concurrency=llm_concurrency,
+            timeout=llm_timeout,
+            structured=structured,
+            cache=None if no_llm_cache else llm_cache or default_cache_path(),
+        )
+        annotator = f"model {model} at {checked_url(llm)}"
+        app = create_app(found, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+    else:
+        app = build_app(annotator, phi_annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     stderr().print(

@@ -41,6 +41,7 @@ from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.runner.wire import RedialTransport
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.account import HEADER, Account, AccountError
 
 BASE_PATH = "/api/v1"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
@@ -55,6 +56,8 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 MAX_ANNOTATIONS = 10_000
 #: The metadata key under which :meth:`ToolClient.deidentify` keeps the tool's annotations of the de-identified text.
 DEIDENTIFIED_ANNOTATIONS = "deidentifiedAnnotations"
+#: The metadata key of an annotated document's accounts per type, when the tool sent them (an LLM tool).
+ACCOUNTS = "accounts"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -288,8 +291,14 @@ class ToolClient:
                 raise
             raise tool_errors.exceptions[0] from None
         result = Document(document.id)
-        for found in replies:
-            result.annotations.extend(found.result())
+        accounts = {}
+        for label, reply in zip(labels, replies, strict=True):
+            found, account = reply.result()
+            result.annotations.extend(found)
+            if account is not None:
+                accounts[label] = account
+        if accounts:  # an LLM tool's grounding counts, tokens and latency (nlpbench.toolapi.account)
+            result.metadata[ACCOUNTS] = accounts
         return result
 
     async def deidentify(self, document: Document, steps: Sequence[dict[str, Any]]) -> Document:
@@ -311,11 +320,17 @@ class ToolClient:
 
     async def _annotate_one(
         self, document: Document, note: dict, label: str, counts: dict[str, int]
-    ) -> list[Annotation]:
+    ) -> tuple[list[Annotation], Account | None]:
         array = PHI_TYPES[label].array
         attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
-        data = await self._request("POST", f"/{array}", what, json={"note": note})
+        data, headers = await self._request_reply("POST", f"/{array}", what, json={"note": note})
+        account = None
+        if HEADER in headers:
+            try:
+                account = Account.parse(headers[HEADER])
+            except AccountError as error:
+                raise ToolError(f"{self.url}: {what}: {error}") from None
         self._count(data, array, label, counts, what)
         reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
@@ -337,7 +352,7 @@ class ToolClient:
             except ToolError as error:
                 raise ToolError(f"{self.url}: {error}") from None
             found.append(annotation)
-        return found
+        return found, account
 
     def _count(self, data: Any, array: str, label: str, counts: dict[str, int], what: str) -> None:
         """Add the length of ``data[array]`` to the note's ``counts``; a :class:`ToolError` past ``max_annotations``.
@@ -371,10 +386,14 @@ class ToolClient:
             return response, b""
 
     async def _request(self, method: str, path: str, what: str, **kwargs) -> Any:
+        return (await self._request_reply(method, path, what, **kwargs))[0]
+
+    async def _request_reply(self, method: str, path: str, what: str, **kwargs) -> tuple[Any, httpx.Headers]:
+        """The JSON body of the answer and its headers, retried as :attr:`retry` says."""
         response, body = await self._retried(what, lambda: self._exchange(method, path, what, **kwargs))
         if response.status_code >= 400:
             raise Unanswered(f"{self.url}: {what}: {self._described(response, body)}")
-        return self._json(response, body, what)
+        return self._json(response, body, what), response.headers
 
     async def _retried(
         self, what: str, exchange: Callable[[], Awaitable[tuple[httpx.Response, bytes]]]

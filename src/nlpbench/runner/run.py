@@ -37,6 +37,7 @@ from pathlib import Path
 from nlpbench.model import Document
 from nlpbench.runner.checkpoint import Checkpoint, Entry, header
 from nlpbench.runner.client import (
+    ACCOUNTS,
     MAX_ANNOTATIONS,
     MAX_RESPONSE_BYTES,
     ClientOptions,
@@ -48,6 +49,7 @@ from nlpbench.runner.client import (
     validate_tool,
 )
 from nlpbench.runner.dask import annotate_batch, connect
+from nlpbench.toolapi.cost import Usage
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,8 @@ class RunStats:
     retries: int = 0
     text_mismatches: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: An LLM tool's accounts of the notes it answered in this run (none for other tools, or resumed notes).
+    usage: Usage = field(default_factory=Usage)
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
@@ -295,6 +299,8 @@ class AnnotationRun:
             document = finished
         self.stats.notes += 1
         self.stats.annotations += len(document.annotations)
+        if ACCOUNTS in document.metadata:
+            self.stats.usage.add(document.metadata[ACCOUNTS])
         return document
 
 

@@ -1,15 +1,20 @@
-"""``POST /text…Annotations``: one router per PHI type, of which a tool mounts those it serves (:data:`ROUTERS`)."""
+"""``POST /text…Annotations``: one router per PHI type, of which a tool mounts those it serves (:data:`ROUTERS`).
+
+An annotator that keeps accounts (an LLM endpoint) has its account of the note for the endpoint's type sent in
+the ``X-Nlpbench-Account`` header (:mod:`nlpbench.toolapi.account`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from nlpbench.api.tool.answers import ERRORS, PHI_LABELS, annotation_set
 from nlpbench.api.tool.notes import Cached
 from nlpbench.model import PHI_TYPES
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.account import HEADER
 
 
 def _router(label: str) -> APIRouter:
@@ -27,8 +32,10 @@ def _router(label: str) -> APIRouter:
         tags=[name[:-1]],
         summary=f"Annotate {label.replace('_', ' ')}s in a clinical note",
     )
-    def annotate(request: schemas.NoteRequest, cache: Cached) -> dict[str, Any]:
-        found = cache.annotations(request.note)
+    def annotate(request: schemas.NoteRequest, cache: Cached, response: Response) -> dict[str, Any]:
+        found, accounts = cache.accounted(request.note)
+        if accounts is not None and label in accounts:  # an LLM tool's grounding counts and cost: see HEADER
+            response.headers[HEADER] = accounts[label].header()
         return {array: annotation_set(found, (label,))[array]}
 
     return router

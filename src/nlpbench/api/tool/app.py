@@ -10,7 +10,8 @@ serves ``POST /api/v1/deidentifiedNotes`` on top of a PHI annotator.
 Requests are validated against the 1.2.0 schemas (:mod:`nlpbench.toolapi.schemas`);
 every error is an RFC 7807 problem object (``title``, ``status``, ``detail``,
 ``type``) sent as ``application/problem+json``, with status 400 for a body
-the schema rejects and 413 for a body over ``max_body_bytes``. Notes are
+the schema rejects, 413 for a body over ``max_body_bytes``, and 502 when the service an annotator relies on
+(an LLM endpoint) fails or answers what cannot be used (503 with ``Retry-After`` when it is rate-limited). Notes are
 protected health information: no problem and no log line quotes a note —
 they name fields, offsets, lengths and sizes. ``/`` redirects to
 ``/api/v1/tool`` and ``/ui`` to the Swagger UI at ``/api/v1/ui``, whose

@@ -6,6 +6,7 @@ import hashlib
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import replace
 
 from nlpbench.annotators import Annotator
@@ -14,6 +15,10 @@ from nlpbench.api.problems import AnnotatorError
 from nlpbench.api.tool.answers import note_document
 from nlpbench.model import Annotation
 from nlpbench.toolapi import schemas
+from nlpbench.toolapi.account import Account
+
+#: An annotator's accounts of a note, per type (:meth:`~nlpbench.annotators.Annotator.annotate_accounted`).
+Accounts = Mapping[str, Account] | None
 
 #: What one cache entry holds besides its annotations: the key, the entry, its lock, the dict's slot.
 ENTRY_BYTES = 256
@@ -42,6 +47,11 @@ class NoteCache:
         return len(self._entries)
 
     def annotations(self, note: schemas.Note) -> list[Annotation]:
+        """The annotator's annotations of ``note``, computed once for recent notes."""
+        return self.accounted(note)[0]
+
+    def accounted(self, note: schemas.Note) -> tuple[list[Annotation], Accounts]:
+        """The annotations of ``note`` and the annotator's accounts of it per type (None if it keeps none)."""
         key = hashlib.sha256(note.text.encode("utf-8", "surrogatepass")).digest()
         with self._lock:
             entry = self._entries.get(key)
@@ -52,29 +62,31 @@ class NoteCache:
         with entry.lock:
             if entry.annotations is None:
                 try:
-                    annotations = self._annotate(note)
+                    annotations, accounts = self._annotate(note)
                 except BaseException:
                     with self._lock:
                         if self._entries.get(key) is entry:
                             del self._entries[key]
                     raise
                 with self._lock:
-                    entry.annotations, entry.size = annotations, ENTRY_BYTES + annotations_bytes(annotations)
+                    entry.annotations, entry.accounts = annotations, accounts
+                    entry.size = ENTRY_BYTES + annotations_bytes(annotations)
                     if self._entries.get(key) is entry:
                         self.bytes += entry.size
                     self._evict()
-            return entry.annotations
+            return entry.annotations, entry.accounts
 
-    def _annotate(self, note: schemas.Note) -> list[Annotation]:
+    def _annotate(self, note: schemas.Note) -> tuple[list[Annotation], Accounts]:
         found = []
-        for a in self._annotator.annotate(note_document(note)):
+        annotations, accounts = self._annotator.annotate_accounted(note_document(note))
+        for a in annotations:
             if a.end > len(note.text):
                 raise AnnotatorError(
                     f"the annotator gave a {a.label} span {a.start}-{a.end} "
                     f"past the end of note {note.identifier} ({len(note.text)} characters)"
                 )
             found.append(a if a.text is not None else replace(a, text=a.span.covered_text(note.text)))
-        return found
+        return found, accounts
 
     def _evict(self) -> None:
         """Drop least recently used finished entries until the total fits (the lock is held)."""
@@ -88,11 +100,12 @@ class NoteCache:
 
 
 class _Entry:
-    __slots__ = ("annotations", "lock", "size")
+    __slots__ = ("accounts", "annotations", "lock", "size")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.annotations: list[Annotation] | None = None
+        self.accounts: Accounts = None
         self.size = 0
 
 
