@@ -213,23 +213,30 @@ def _decoded_counts(path):
     """Each record's note, counted from the records json.loads reads: what ``count_notes`` must give."""
     from collections import Counter
 
-    return Counter(r["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1] for r in json.loads(path.read_text()))
+    return Counter(
+        r["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1] for r in json.loads(path.read_text())
+    )
 
 
 @pytest.mark.parametrize(
     "lines",
     [
         # as nlpbench writes them, with escapes, non-ASCII written both ways, and no record name
-        [json.dumps(record("d/Note/a")), json.dumps(record("d/Note/b", textDateAnnotations=[{**DATE, "text": "é\n\""}]))],
+        [
+            json.dumps(record("d/Note/a")),
+            json.dumps(record("d/Note/b", textDateAnnotations=[{**DATE, "text": 'é\n"'}])),
+        ],
         [json.dumps(record("d/Note/ü"), ensure_ascii=False), json.dumps(record("d/Note/ü"))],
         [json.dumps({"annotationSource": {"resourceSource": {"name": "d/Note/a"}}}), json.dumps(record("d/Note/a"))],
         # two records on one line: the second names its note too
         [json.dumps(record("d/Note/a")) + ", " + json.dumps(record("d/Note/b")), json.dumps(record("d/Note/b"))],
         # the second record's key written with an escape
-        [json.dumps(record("d/Note/a")) + ', {"\\u0061nnotationSource": {"resourceSource": {"name": "b"}}}',
-         json.dumps(record("d/Note/b"))],
+        [
+            json.dumps(record("d/Note/a")) + ', {"\\u0061nnotationSource": {"resourceSource": {"name": "b"}}}',
+            json.dumps(record("d/Note/b")),
+        ],
         # a resource name with an escape, another key in the source, another key order
-        [json.dumps(record("d/Note/\"q\"")), json.dumps(record("d/Note/q"))],
+        [json.dumps(record('d/Note/"q"')), json.dumps(record("d/Note/q"))],
         [json.dumps({"name": "x", "annotationSource": {"resourceSource": {"name": "d/Note/a"}, "k": 1}})],
         [json.dumps({"textDateAnnotations": [], "annotationSource": {"resourceSource": {"name": "d/Note/a"}}})],
     ],
