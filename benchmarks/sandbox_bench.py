@@ -20,6 +20,10 @@ files) against one type alone and the five single-type commands, and checks
 that its rows are those of the single-type runs and (``--reference``) of
 nlpsandbox-client; ``--rounds N`` then runs ``-t all`` and ``-t location`` in
 turn N times and prints the medians and the ratio.
+
+``--checks`` instead reads both files in process as ``score sandbox`` does and
+prints the CPU seconds of the read and of the checks inside it (repeated keys,
+depth, the note-counting pre-pass) and their share.
 """
 
 from __future__ import annotations
@@ -251,6 +255,62 @@ def alternate(gold: Path, pred: Path, rounds: int, one: str = "location") -> Non
     print(f"| ratio all / {one} | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |")
 
 
+def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3) -> None:
+    """In process, both files read as ``score sandbox`` reads them (``-t all`` and ``-t one``): the CPU seconds
+    of the whole read and of the checks inside it, timed in the same run so that their share does not follow
+    the load; medians of ``rounds`` after a warm-up.
+
+    The checks are the repeated-key check (``jsonstream.no_repeated_key``), the depth check
+    (``jsonstream.check``) and the count pre-pass (``sandbox.count_notes``, its own checks included); each
+    is wrapped in a timer (about 1 µs a call, counted in the check), only the outermost when they nest.
+    """
+    import warnings
+
+    from nlpbench.formats import jsonstream, sandbox
+
+    spent = {"keys": 0.0, "depth": 0.0, "count": 0.0}
+    active: list[str] = []
+
+    def timed(name, function):
+        def wrapper(*args, **kwargs):
+            if active:
+                return function(*args, **kwargs)
+            active.append(name)
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[name] += time.process_time() - started
+                active.pop()
+
+        return wrapper
+
+    jsonstream.no_repeated_key = timed("keys", jsonstream.no_repeated_key)
+    jsonstream.check = timed("depth", jsonstream.check)
+    sandbox.count_notes = timed("count", sandbox.count_notes)
+    print("| types | read CPU s | repeated keys s | depth s | count pre-pass s | checks' share | load |")
+    print("|---|---|---|---|---|---|---|")
+    for labels in (set(REFERENCE_CLASSES), {one}):
+
+        def read(labels: set[str] = labels) -> tuple[float, dict[str, float]]:
+            spent.update(dict.fromkeys(spent, 0.0))
+            started = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for path in (gold, pred):
+                    for _ in sandbox.read(path, labels, columns=True):
+                        pass
+            return time.process_time() - started, dict(spent)
+
+        read()
+        runs = [read() for _ in range(rounds)]
+        total = statistics.median(run[0] for run in runs)
+        parts = [statistics.median(run[1][name] for run in runs) for name in spent]
+        name = "all" if len(labels) > 1 else one
+        shown = " | ".join(f"{part:.2f}" for part in parts)
+        print(f"| {name} | {total:.2f} | {shown} | {sum(parts) / total:.0%} | {os.getloadavg()[0]:.1f} |")
+
+
 def reference_values(output: str) -> dict[str, tuple]:
     location, typed = json.loads(output).values()
     names = {
@@ -275,6 +335,7 @@ def main() -> None:
     parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
     parser.add_argument("--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location")
     parser.add_argument("--plain-text", action="store_true", help="ASCII notes without escapes, as before 2026-11-28")
+    parser.add_argument("--checks", action="store_true", help="the checks' share of the read, in process")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
@@ -282,6 +343,9 @@ def main() -> None:
     machine = platform.processor() or platform.machine()
     print(f"machine: {machine}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
+    if args.checks:
+        checks_share(gold, pred)
+        return
     if args.one_pass:
         one_pass(gold, pred, args.reference)
         if args.rounds:
