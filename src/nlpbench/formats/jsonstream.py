@@ -127,7 +127,7 @@ def edges_plain(text: bytes) -> bool:
 def check(data: bytes, path: Path | str | None = None, where: str | None = None) -> None:
     """Refuse ``data`` (one whole JSON text) when it nests deeper than :data:`MAX_DEPTH`.
 
-    No text nests deeper than the brackets it opens, in strings or not (:math:`depth \\le n_{[} + n_{\\{}`),
+    No text nests deeper than the brackets it opens, in strings or not (``depth <= count('[') + count('{')``),
     so a text with few brackets (a record line) is settled by two counts in C; so is one whose quotes are
     all strings' edges (:func:`edges_plain`) and with few brackets outside strings; any other is followed
     byte by byte.
@@ -180,9 +180,9 @@ def no_repeated_key(text: bytes, path: Path | str, where: str | None = None, val
     (:func:`members`, the colons outside strings) exactly when a key is repeated. Unless ``text`` writes
     a colon as an escape (``\\u003a``), every colon inside one of its strings is written again as a
     colon (msgspec escapes none), and the strings of a member decoding dropped only take colons away,
-    so counting all colons on both sides gives the same answer in C: with :math:`m` the members and
-    :math:`s` the colons inside strings, :math:`m_{kept} + s_{kept} < m_{written} + s_{written}` exactly
-    when :math:`m_{kept} < m_{written}`. ``value`` is ``text`` already decoded as plain JSON, when
+    so counting all colons on both sides gives the same answer in C: with ``m`` the members and
+    ``s`` the colons inside strings, ``m_kept + s_kept < m_written + s_written`` exactly when
+    ``m_kept < m_written``. ``value`` is ``text`` already decoded as plain JSON, when
     the caller has it. A difference, or a text msgspec cannot decode as plain JSON (a lone surrogate
     inside a value read as :class:`msgspec.Raw`), is settled by :func:`_first_repeat`, which names
     the key and, when ``where`` does not, the object's path.
