@@ -3,9 +3,12 @@
     python benchmarks/sandbox_bench.py --notes 50000
     python benchmarks/sandbox_bench.py --notes 50000 --one-pass
 
-Generates seeded gold and prediction files (NLP Sandbox annotation records:
-notes of about 20 PHI mentions, predictions mostly right with some boundary
-errors, misses and inventions),
+Generates seeded gold and prediction files (NLP Sandbox annotation records,
+written as nlpbench writes them: notes of about 20 PHI mentions, a few of 60,
+predictions mostly right with some boundary errors, misses and inventions; as in
+real notes, some names are not ASCII, some addresses run over two lines, so that
+their texts hold a newline escape, and a few names hold quotes; ``--plain-text``
+writes the ASCII-only, escape-free notes of the earlier figures),
 then scores every annotation type with both, each in its own process, and
 prints wall time, peak memory (max RSS) and whether the numbers agree. It then
 scores inputs of growing size with nlpbench alone to show how its memory
@@ -17,6 +20,10 @@ files) against one type alone and the five single-type commands, and checks
 that its rows are those of the single-type runs and (``--reference``) of
 nlpsandbox-client; ``--rounds N`` then runs ``-t all`` and ``-t location`` in
 turn N times and prints the medians and the ratio.
+
+``--checks`` instead reads both files in process as ``score sandbox`` does and
+prints the CPU seconds of the read and of the checks inside it (repeated keys,
+depth, the note-counting pre-pass) and their share.
 """
 
 from __future__ import annotations
@@ -35,6 +42,14 @@ from pathlib import Path
 
 FIRST = "Ana Ben Chloe David Elena Farid Grace Hiro Ines Jon Kwame Lena Marcus Nadia Omar Priya Quinn Rosa".split()
 LAST = "Price Smith O'Neil Villegas Tavares Nguyen Okafor Ruiz Kowalski Haddad Lee Brennan Costa Patel".split()
+#: What real notes hold and the plain names above do not: names that are not ASCII, an address over two
+#: lines (a newline escape in its text), a nickname in quotes (an escaped quote).
+REAL_FIRST = [*FIRST, "Zoë", "José", "Łukasz", "Søren", "Ngọc", "Renée"]
+REAL_LAST = [*LAST, "Núñez", "Müller", "Çelik", "Ødegaard", "Nakamura-Sánchez"]
+REAL_PATTERNS = {  # type: (pattern, subtype, how often a mention of the type is written so)
+    "person_name": ('{first} "{nick}" {last}', "patient", 0.01),
+    "location": ("{num} {last} Street\n{city}, {state} {zip}", "street", 0.1),
+}
 PHI = {
     "date": (
         "textDateAnnotations",
@@ -93,24 +108,28 @@ json.dump(result, sys.stdout)
 """
 
 
-def phi_text(rng: random.Random, pattern: str) -> str:
+def phi_text(rng: random.Random, pattern: str, real: bool = True) -> str:
+    first, last = (REAL_FIRST, REAL_LAST) if real else (FIRST, LAST)
     return pattern.format(
-        first=rng.choice(FIRST), last=rng.choice(LAST), city=rng.choice(CITIES), state=rng.choice(STATES),
+        first=rng.choice(first), last=rng.choice(last), nick=rng.choice(first), city=rng.choice(CITIES),
+        state=rng.choice(STATES),
         month=rng.choice(MONTHS), m=rng.randint(1, 12), d=rng.randint(1, 28), y=rng.randint(2060, 2080),
         num=rng.randint(1, 999), zip=rng.randint(10000, 99999), zip4=rng.randint(1000, 9999),
         ssn=f"{rng.randint(100, 899)}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}",
     )  # fmt: skip
 
 
-def note(rng: random.Random) -> tuple[str, dict[str, list[dict]]]:
-    """A note of filler words with about 20 PHI mentions, and the gold annotations."""
+def note(rng: random.Random, real: bool = True) -> tuple[str, dict[str, list[dict]]]:
+    """A note of filler words with about 20 PHI mentions (one note in eight 60 when ``real``), and the gold
+    annotations; ``real`` adds what plain ASCII notes lack (:data:`REAL_PATTERNS`, names not in ASCII)."""
     text, gold = "", {name: [] for name in PHI}
-    for _ in range(20):
-        text += " ".join(rng.choices(FILLER, k=rng.randint(4, 14))) + " "
+    for _ in range(60 if real and rng.random() < 0.125 else 20):
+        text += " ".join(rng.choices(FILLER, k=rng.randint(4, 14))) + ("\n" if real and rng.random() < 0.3 else " ")
         name = rng.choice(list(PHI))
         _array, attribute, patterns = PHI[name]
-        pattern, subtype = rng.choice(patterns)
-        value = phi_text(rng, pattern)
+        odd = REAL_PATTERNS.get(name) if real else None
+        pattern, subtype = odd[:2] if odd and rng.random() < odd[2] else rng.choice(patterns)
+        value = phi_text(rng, pattern, real)
         gold[name].append(
             {"start": len(text), "length": len(value), "text": value, "confidence": 100, attribute: subtype}
         )
@@ -135,14 +154,15 @@ def predict(rng: random.Random, text: str, gold: list[dict]) -> list[dict]:
     return pred
 
 
-def generate(path_gold: Path, path_pred: Path, notes: int, seed: int) -> None:
-    """Write ``notes`` annotation records per side, one record a line, as nlpbench writes them."""
+def generate(path_gold: Path, path_pred: Path, notes: int, seed: int, real: bool = True) -> None:
+    """Write ``notes`` annotation records per side, one record a line, as nlpbench writes them (UTF-8, not
+    ASCII escapes); ``real=False`` writes the plain notes of earlier figures."""
     rng = random.Random(seed)
-    with open(path_gold, "w") as gold_file, open(path_pred, "w") as pred_file:
+    with open(path_gold, "w", encoding="utf-8") as gold_file, open(path_pred, "w", encoding="utf-8") as pred_file:
         gold_file.write("[")
         pred_file.write("[")
         for n in range(notes):
-            text, gold = note(rng)
+            text, gold = note(rng, real)
             source = {"resourceSource": {"name": f"dataset/bench/fhirStores/s/fhir/Note/note-{n}"}}
             gold_record = {"name": f"note-{n}", "annotationSource": source}
             pred_record = dict(gold_record)
@@ -150,8 +170,8 @@ def generate(path_gold: Path, path_pred: Path, notes: int, seed: int) -> None:
                 gold_record[array] = gold[name]
                 pred_record[array] = predict(rng, text, gold[name])
             separator = ",\n" if n else "\n"
-            gold_file.write(separator + json.dumps(gold_record))
-            pred_file.write(separator + json.dumps(pred_record))
+            gold_file.write(separator + json.dumps(gold_record, ensure_ascii=not real))
+            pred_file.write(separator + json.dumps(pred_record, ensure_ascii=not real))
         gold_file.write("\n]\n")
         pred_file.write("\n]\n")
 
@@ -235,6 +255,62 @@ def alternate(gold: Path, pred: Path, rounds: int, one: str = "location") -> Non
     print(f"| ratio all / {one} | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |")
 
 
+def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3) -> None:
+    """In process, both files read as ``score sandbox`` reads them (``-t all`` and ``-t one``): the CPU seconds
+    of the whole read and of the checks inside it, timed in the same run so that their share does not follow
+    the load; medians of ``rounds`` after a warm-up.
+
+    The checks are the repeated-key check (``jsonstream.no_repeated_key``), the depth check
+    (``jsonstream.check``) and the count pre-pass (``sandbox.count_notes``, its own checks included); each
+    is wrapped in a timer (about 1 µs a call, counted in the check), only the outermost when they nest.
+    """
+    import warnings
+
+    from nlpbench.formats import jsonstream, sandbox
+
+    spent = {"keys": 0.0, "depth": 0.0, "count": 0.0}
+    active: list[str] = []
+
+    def timed(name, function):
+        def wrapper(*args, **kwargs):
+            if active:
+                return function(*args, **kwargs)
+            active.append(name)
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[name] += time.process_time() - started
+                active.pop()
+
+        return wrapper
+
+    jsonstream.no_repeated_key = timed("keys", jsonstream.no_repeated_key)
+    jsonstream.check = timed("depth", jsonstream.check)
+    sandbox.count_notes = timed("count", sandbox.count_notes)
+    print("| types | read CPU s | repeated keys s | depth s | count pre-pass s | checks' share | load |")
+    print("|---|---|---|---|---|---|---|")
+    for labels in (set(REFERENCE_CLASSES), {one}):
+
+        def read(labels: set[str] = labels) -> tuple[float, dict[str, float]]:
+            spent.update(dict.fromkeys(spent, 0.0))
+            started = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for path in (gold, pred):
+                    for _ in sandbox.read(path, labels, columns=True):
+                        pass
+            return time.process_time() - started, dict(spent)
+
+        read()
+        runs = [read() for _ in range(rounds)]
+        total = statistics.median(run[0] for run in runs)
+        parts = [statistics.median(run[1][name] for run in runs) for name in spent]
+        name = "all" if len(labels) > 1 else one
+        shown = " | ".join(f"{part:.2f}" for part in parts)
+        print(f"| {name} | {total:.2f} | {shown} | {sum(parts) / total:.0%} | {os.getloadavg()[0]:.1f} |")
+
+
 def reference_values(output: str) -> dict[str, tuple]:
     location, typed = json.loads(output).values()
     names = {
@@ -258,13 +334,18 @@ def main() -> None:
     parser.add_argument("--one-pass", action="store_true", help="time -t all against single types")
     parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
     parser.add_argument("--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location")
+    parser.add_argument("--plain-text", action="store_true", help="ASCII notes without escapes, as before 2026-11-28")
+    parser.add_argument("--checks", action="store_true", help="the checks' share of the read, in process")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
-    generate(gold, pred, args.notes, args.seed)
+    generate(gold, pred, args.notes, args.seed, real=not args.plain_text)
     machine = platform.processor() or platform.machine()
     print(f"machine: {machine}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
+    if args.checks:
+        checks_share(gold, pred)
+        return
     if args.one_pass:
         one_pass(gold, pred, args.reference)
         if args.rounds:
@@ -290,7 +371,7 @@ def main() -> None:
     print("| notes | seconds | peak MiB |")
     print("|---|---|---|")
     for notes in (args.notes // 10, args.notes // 2, args.notes):
-        generate(gold, pred, notes, args.seed)
+        generate(gold, pred, notes, args.seed, real=not args.plain_text)
         command = nlpbench_command(gold, pred, "location")
         command[command.index("json")] = "table"
         seconds, peak, _, _ = measure(command)

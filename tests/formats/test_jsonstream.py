@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -152,11 +153,13 @@ def _has_repeat(text: bytes) -> bool:
 
 
 _strings = st.text(alphabet='k:"\\ {\u00e9', max_size=3).map(lambda s: json.dumps(s, ensure_ascii=False))
+#: keys written plainly and as escapes: "\u0061" is "a", "\u003a" is ":", "a\u0022b" is 'a"b'
+_keys = st.sampled_from(['"a"', '"b"', '":"', r'"\u0061"', r'"\u003a"', r'"a\"b"', r'"a\u0022b"', r'"\\"'])
 repeating_texts = st.recursive(
-    _strings | st.sampled_from(["1", "null", "[]", '":"']),
+    _strings | st.sampled_from(["1", "null", "[]", '":"', r'"\u003a"', r'"x\ny"', r'"\\"', r'"\""']),
     lambda inner: (
         st.lists(inner, max_size=3).map(lambda items: "[" + ", ".join(items) + "]")
-        | st.lists(st.tuples(st.sampled_from(['"a"', '"b"', '":"', '"\\u0061"']), st.sampled_from([":", " : "]), inner),
+        | st.lists(st.tuples(_keys, st.sampled_from([":", " : "]), inner),
                    max_size=4).map(lambda members: "{" + ", ".join(k + c + v for k, c, v in members) + "}")
     ),
     max_leaves=12,
@@ -183,3 +186,55 @@ def test_the_path_of_a_deep_repeat_is_named_by_its_end():
     message = str(caught.value)
     assert message.startswith("f.json: …") and message.endswith(f".{key}.{key}: an object repeats the key 'start'")
     assert len(message) < 250
+
+
+ESCAPED = [
+    # (text, the key an object repeats, or None)
+    (rb'{"a\"b": 1, "c": "x\"y"}', None),
+    (rb'{"a\"b": 1, "a\"b": 2}', 'a"b'),
+    (rb'{"a\\": 1, "a\\\\": 2, "b": "\\"}', None),
+    (rb'{"a\\": 1, "a\u005c": 2}', "a\\"),
+    (rb'{"\u0022": 1, "\"": 2}', '"'),
+    (rb'{"a": 1, "\u0061": 2}', "a"),
+    (rb'{"a": "x:y\nz", "b": "\u003a", "a": 3}', "a"),
+    (rb'{"a": "\u003a\u003A", "b": "line\none\ttab"}', None),
+    (rb'{"t": "she said \"stop\": twice", "t2": "\\\"", "t": 0}', "t"),
+    (rb'[{"k": "\u00e9\n"}, {"k": 1, "k\u00e9": 2, "l": {"m": 1, "m": 2}}]', "m"),
+    ('{"é": 1, "\\u00e9": 2}'.encode(), "é"),
+    ('{"é": "ü\\n", "e": 2}'.encode(), None),
+]
+
+
+@pytest.mark.parametrize(("text", "repeated"), ESCAPED)
+def test_escapes_in_keys_and_strings_are_read_as_json_reads_them(text, repeated, tmp_path):
+    """Quotes, backslashes and colons written as escapes, and a key written two ways (``"a"`` and ``"\\u0061"``),
+    whole text and one record a line."""
+    assert _has_repeat(text) == (repeated is not None)
+    lines = tmp_path / "lines.json"
+    lines.write_bytes(b'[\n{"first": "\\n"},\n' + text + b"\n]\n")
+    if repeated is None:
+        assert jsonstream.decode(text, "f.json") == json.loads(text)
+        with open(lines, "rb") as handle:
+            assert list(jsonstream.items(handle, lines))[1] == json.loads(text)
+        return
+    with pytest.raises(InputError, match=f"an object repeats the key {re.escape(repr(repeated))}"):
+        jsonstream.decode(text, "f.json")
+    with open(lines, "rb") as handle, pytest.raises(InputError, match="record 1: an object repeats the key "):
+        list(jsonstream.items(handle, lines))
+
+
+@pytest.mark.parametrize("text", [rb'"a\nb"', rb'"\u0022"', rb'"a\\"', rb'"\\\"["'])
+def test_a_text_with_escapes_but_no_escaped_quote_or_backslash_has_plain_edges(text):
+    """:func:`edges_plain` agrees with following the text a byte at a time."""
+    expected = b'\\"' not in text and b"\\\\" not in text
+    assert jsonstream.edges_plain(text) is expected
+    depth = 130
+    deep = b"[" * depth + text + b"]" * depth
+    with pytest.raises(InputError, match="nested deeper"):
+        jsonstream.check(deep)
+    shallow = b"[" * 10 + text + b"]" * 10
+    jsonstream.check(shallow)
+    assert (
+        jsonstream.members(b'{"k": ' + shallow + b', "j": "a:b"}')
+        == reference_structure(b'{"k": ' + shallow + b', "j": "a:b"}')[1]
+    )

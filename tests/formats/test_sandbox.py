@@ -207,3 +207,48 @@ def test_reading_for_scoring_refuses_what_the_general_path_refuses(tmp_path, lin
     path = one_per_line(tmp_path, [record("m", textDateAnnotations=[DATE]), line])
     with pytest.raises(InputError, match=message):
         list(SANDBOX.read(path, labels={"date"}, columns=True))
+
+
+def _decoded_counts(path):
+    """Each record's note, counted from the records json.loads reads: what ``count_notes`` must give."""
+    from collections import Counter
+
+    return Counter(
+        r["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1] for r in json.loads(path.read_text())
+    )
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # as nlpbench writes them, with escapes, non-ASCII written both ways, and no record name
+        [
+            json.dumps(record("d/Note/a")),
+            json.dumps(record("d/Note/b", textDateAnnotations=[{**DATE, "text": 'é\n"'}])),
+        ],
+        [json.dumps(record("d/Note/ü"), ensure_ascii=False), json.dumps(record("d/Note/ü"))],
+        [json.dumps({"annotationSource": {"resourceSource": {"name": "d/Note/a"}}}), json.dumps(record("d/Note/a"))],
+        # two records on one line: the second names its note too
+        [json.dumps(record("d/Note/a")) + ", " + json.dumps(record("d/Note/b")), json.dumps(record("d/Note/b"))],
+        # the second record's key written with an escape
+        [
+            json.dumps(record("d/Note/a")) + ', {"\\u0061nnotationSource": {"resourceSource": {"name": "b"}}}',
+            json.dumps(record("d/Note/b")),
+        ],
+        # a resource name with an escape, another key in the source, another key order
+        [json.dumps(record('d/Note/"q"')), json.dumps(record("d/Note/q"))],
+        [json.dumps({"name": "x", "annotationSource": {"resourceSource": {"name": "d/Note/a"}, "k": 1}})],
+        [json.dumps({"textDateAnnotations": [], "annotationSource": {"resourceSource": {"name": "d/Note/a"}}})],
+    ],
+)
+def test_counting_a_notes_records_a_line_at_a_time_agrees_with_decoding_them(tmp_path, lines):
+    """``count_notes`` reads most lines' starts only; a second record on a line, escapes or another layout
+    must not change what it counts."""
+    from nlpbench.formats.sandbox import count_notes
+
+    path = tmp_path / "records.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
+    expected = _decoded_counts(path)
+    assert count_notes(path) == expected
+    path.write_text("\ufeff[\n" + ",\n\n".join(lines) + "\n]\n", encoding="utf-8")  # a byte order mark, blank lines
+    assert count_notes(path) == expected

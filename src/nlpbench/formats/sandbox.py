@@ -38,18 +38,19 @@ a record lacks, which the 1.2.0 schema allows) and ``container`` (``page``,
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from types import GenericAlias
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, BinaryIO, cast
 
 import msgspec
 
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
-from nlpbench.files import opened, written
+from nlpbench.files import LineTooLong, bounded_lines, opened, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns, SpanRow
 from nlpbench.model.columns import LENGTH, SUBTYPE, TEXT
@@ -98,19 +99,76 @@ class _Named(msgspec.Struct):
     annotationSource: dict[str, dict[str, Any]]
 
 
+#: The start of a record line as nlpbench and the platform write it (``json.dumps``): the record's ``name``
+#: (optional), then its ``annotationSource`` holding only ``resourceSource`` holding only ``name``, each a
+#: string without escapes.
+_LEADING_NAME = re.compile(
+    rb'\{(?:"name": ?"[^"\\]*", ?)?"annotationSource": ?\{"resourceSource": ?\{"name": ?"([^"\\]*)"\}\}[,}]'
+)
+_NAMED = msgspec.json.Decoder(_Named)
+
+
 def count_notes(path: Path) -> Counter[str]:
     """How many records of the list in ``path`` name each note; a record that cannot be read is left
-    for the reading itself to report."""
-    counts: Counter[str] = Counter()
+    for the reading itself to report.
+
+    A list written one record a line is counted a line at a time (:func:`_line_counts`); any other is
+    decoded a record at a time, each record's resource name alone.
+    """
     with opened(path) as handle:
+        counts = _line_counts(handle)
+        if counts is not None:
+            return counts
+        handle.seek(0)
+        counts = Counter()
         try:
             for record in jsonstream.items(handle, path, _Named, keys_checked=False):
-                source = record.annotationSource if isinstance(record, _Named) else record.get("annotationSource")
-                name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
-                if isinstance(name, str):
-                    counts[_note_of(name)] += 1
+                _count(counts, record)
         except (InputError, AttributeError, TypeError):  # the reading itself reports the bad record
             pass
+    return counts
+
+
+def _count(counts: Counter[str], record: Any) -> None:
+    source = record.annotationSource if isinstance(record, _Named) else record.get("annotationSource")
+    name = source.get("resourceSource", {}).get("name") if isinstance(source, dict) else None
+    if isinstance(name, str):
+        counts[_note_of(name)] += 1
+
+
+def _line_counts(handle: BinaryIO) -> Counter[str] | None:
+    """The notes a one-record-a-line list names; None as soon as a line is not ``[``, ``]``, blank or one
+    whole record, or is too long to hold.
+
+    A line that starts as :data:`_LEADING_NAME` says, with no other ``"annotationSource"`` and no ``\\u``
+    escape (the only way to spell that key otherwise), holds one record that names its note there: a
+    second record on the line would need its own ``annotationSource``, and a second one in the record is
+    a repeated key, which the reading refuses. So most lines are counted without decoding; any other is
+    decoded, its resource name alone.
+    """
+    counts: Counter[str] = Counter()
+    lines = bounded_lines(handle)
+    try:
+        first = next(lines, b"")
+        if first.startswith(jsonstream.BOM):
+            first = first[len(jsonstream.BOM) :]
+        if first.strip() != b"[":
+            return None
+        for line in lines:
+            found = _LEADING_NAME.match(line)
+            if (
+                found is not None
+                and (b"\\" not in line or b"\\u" not in line)  # the first, one byte, is searched faster
+                and line.find(b'"annotationSource"', found.end()) < 0
+            ):
+                counts[_note_of(found[1].decode())] += 1
+                continue
+            stripped = line.strip()
+            if stripped in (b"", b"]"):
+                continue
+            _count(counts, _NAMED.decode(stripped[:-1] if stripped.endswith(b",") else stripped))
+    except (LineTooLong, UnicodeDecodeError, msgspec.DecodeError, RecursionError):  # left to the reading
+        return None
     return counts
 
 
