@@ -17,8 +17,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from nlpbench.api.dateshift import DateOutOfRange
-from nlpbench.api.deidentify import StepError
+from nlpbench.toolapi.dateshift import DateOutOfRange
+from nlpbench.toolapi.deidentify import StepError
 
 import nlpbench
 from nlpbench.api import datanode, platform, tool

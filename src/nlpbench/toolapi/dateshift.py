@@ -105,7 +105,7 @@ def date_of(text: str, date_format: str | None = None) -> dt.date | None:
         return None
     try:
         return dt.date(year, month, day)
-    except ValueError:
+    except ValueError:  # no such day (30 February): not a date
         return None
 
 
