@@ -17,8 +17,6 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from nlpbench.toolapi.dateshift import DateOutOfRange
-from nlpbench.toolapi.deidentify import StepError
 
 import nlpbench
 from nlpbench.api import datanode, platform, tool
@@ -38,6 +36,8 @@ from nlpbench.runner.isolation import SandboxError, SandboxUnavailable
 from nlpbench.store import open_store
 from nlpbench.store import repository as store_errors
 from nlpbench.store.artifacts import TooLarge
+from nlpbench.toolapi.dateshift import DateOutOfRange
+from nlpbench.toolapi.deidentify import StepError
 from nlpbench.web import app as web
 from tests.cli.errors import PREFIX
 from tests.toolkit import RegexPhi

@@ -112,7 +112,7 @@ class NlpbenchError(Exception):
     #: How the command line and the services tell this error (:class:`Kind`).
     kind: Kind = Kind.input
 
-    def headers(self) -> dict[str, str]:
+    def problem_headers(self) -> dict[str, str]:
         """The HTTP headers a service's problem answer carries besides its status (``Retry-After``): none here."""
         return {}
 

@@ -66,7 +66,7 @@ class UpstreamError(NlpbenchError):
         if retry_after is not None:
             self.kind = Kind.unavailable
 
-    def headers(self) -> dict[str, str]:
+    def problem_headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
 
 

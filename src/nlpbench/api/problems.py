@@ -60,9 +60,9 @@ def problem(status: int, detail: str | None = None, title: str | None = None) ->
 
 def problem_of(error: NlpbenchError) -> ProblemResponse:
     """The problem an error's kind names: ``kind.status``, ``kind.title`` and the error's one line as ``detail``,
-    with the error's :meth:`~nlpbench.errors.NlpbenchError.headers`."""
+    with the error's :meth:`~nlpbench.errors.NlpbenchError.problem_headers`."""
     response = problem(error.kind.status, str(error), title=error.kind.title)
-    response.headers.update(error.headers())
+    response.headers.update(error.problem_headers())
     return response
 
 
