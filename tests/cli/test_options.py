@@ -46,10 +46,14 @@ ENUM_LIKE = {
     "--executor",
     "--format",
     "--from",
+    "--gold-format",
+    "--key-format",
     "--log-level",
     "--mode",
     "--pick",
+    "--pred-format",
     "--profile",
+    "--response-format",
     "--sandbox",
     "--scope",
     "--status",
@@ -70,11 +74,11 @@ def options():
     """(command path, option, its help metavar) of every option of every command."""
 
     def walk(command, path):
-        if hasattr(command, "commands"):
-            for name, sub in command.commands.items():
-                yield from walk(sub, (*path, name))
-            return
         context = Context(command)
+        if hasattr(command, "commands"):  # a group: its commands as it lists them (generated ones too)
+            for name in command.list_commands(context):
+                yield from walk(command.get_command(context, name), (*path, name))
+            return
         for param in command.params:
             if isinstance(param, TyperOption):
                 yield " ".join(path), param, param.display_type_rich(context)
@@ -105,6 +109,21 @@ def test_options_that_take_one_of_a_few_names_list_them():
     for command, option, shown in options():
         if ENUM_LIKE & set(option.opts):
             assert re.fullmatch(r"<(list\[)?[\w.%-]+(\|[\w.%-]+)+\]?>", shown or ""), (command, option.opts, shown)
+
+
+def test_a_score_command_lists_its_task_formats_first_for_each_side():
+    from nlpbench import tasks
+
+    tasks.load_all()
+    seen = set()
+    for command, option, shown in options():
+        task = command.removeprefix("score ")
+        if command.startswith("score ") and option.name.endswith("_format"):  # --gold-format, --key-format…
+            spec = tasks.get(task)
+            listed = tuple(shown.strip("<>").split("|"))
+            assert listed[: len(spec.formats)] == spec.formats, (command, option.opts)
+            seen.add(task)
+    assert {"sandbox", "ner", "linking", "relations", "coref", "deid"} <= seen
 
 
 def test_flags_show_as_flags():

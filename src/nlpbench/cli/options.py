@@ -100,6 +100,17 @@ def file_format_option(default: object, *decls: str, help: str) -> Any:
     return typer.Option(default, *decls, metavar=choices(formats.names()), help=help)
 
 
+def side_format_option(
+    default: object, decl: str, names: tuple[str, ...], help: str, *, any_format: bool = False
+) -> Any:
+    """``--gold-format`` and its kin: one of ``names`` (a task's formats, :attr:`nlpbench.tasks.Task.formats`),
+    and, when the task reads any format of ``nlpbench formats`` (``any_format``), one of those too."""
+    from nlpbench import formats
+
+    shown = list(dict.fromkeys([*names, *(formats.names() if any_format else ())]))
+    return typer.Option(default, decl, metavar=choices(shown), help=help)
+
+
 def any_profile_option(default: object, help: str) -> Any:
     """``--profile`` where the task is not known before it runs: every profile of every task is a choice."""
     from nlpbench import profiles

@@ -35,7 +35,7 @@ from nlpbench.cli.common import (
     progress,
     warn,
 )
-from nlpbench.cli.options import DB_OPTION
+from nlpbench.cli.options import DB_OPTION, side_format_option
 from nlpbench.model import PHI_TYPES
 from nlpbench.model.coding import DEFAULT_K
 from nlpbench.model.timelines import Mode
@@ -181,7 +181,12 @@ def _generated(spec: Task) -> Callable[..., None]:
         given = ... if default is inspect.Parameter.empty else default
         if name in spec.lists and given not in (..., None):
             given = list(given)
-        option = typer.Option(given, f"--{name.replace('_', '-')}", help=f"{spec.name}'s {name}.")
+        flag = f"--{name.replace('_', '-')}"
+        side = name.removesuffix("_format")
+        if side in spec.sides and spec.formats:  # a side's format: one of the task's
+            option = side_format_option(given, flag, spec.formats, f"Format of --{side}.")
+        else:
+            option = typer.Option(given, flag, help=f"{spec.name}'s {name}.")
         parameters.append(inspect.Parameter(name, keyword, annotation=kind, default=option))
     parameters += [
         inspect.Parameter("on_document", keyword, default=None, annotation=Callable[[str], None] | None),
@@ -240,6 +245,14 @@ def add_commands(root: typer.Typer) -> None:
     root.add_typer(app, name="score")
 
 
+#: The formats of the tasks whose commands are written here (their specs' ``formats``: a test checks they agree).
+SANDBOX_FORMATS = ("sandbox", "sandbox-bundles", "brat", "bioc", "i2b2", "jsonl")
+NER_FORMATS = ("conll", "jsonl", "omin")
+LINKING_FORMATS = ("omin", "jsonl")
+RELATIONS_FORMATS = ("brat", "jsonl", "omin-re", "jsonl-triples")
+COREF_FORMATS = ("conll2012", "jsonl", "omin-csv")
+
+
 @app.command("sandbox")
 @scored
 def sandbox(
@@ -262,8 +275,12 @@ def sandbox(
     profile: str = profile_option("spans"),
     relax: int = typer.Option(2, "--relax", min=0, help="Length difference instance_relax accepts."),
     errors: int = typer.Option(0, "--errors", min=0, help="List up to N false positives and N false negatives."),
-    gold_format: str = typer.Option("sandbox", "--gold-format", help="Format of --gold (see `nlpbench formats`)."),
-    pred_format: str = typer.Option("sandbox", "--pred-format", help="Format of --pred."),
+    gold_format: str = side_format_option(
+        "sandbox", "--gold-format", SANDBOX_FORMATS, "Format of --gold.", any_format=True
+    ),
+    pred_format: str = side_format_option(
+        "sandbox", "--pred-format", SANDBOX_FORMATS, "Format of --pred.", any_format=True
+    ),
     example: bool = typer.Option(False, "--example", help="Score the example pair shipped with nlpbench."),
     db: str = DB_OPTION,
     on_document: Callable[[str], None] | None = None,
@@ -304,7 +321,13 @@ def sandbox(
     )
 
 
-PRED_FORMAT_OPTION = typer.Option(None, "--pred-format", help="Format of --pred (default: that of --gold).")
+def pred_format_option(names: tuple[str, ...], *, any_format: bool = False) -> Any:
+    """``--pred-format``, the gold's format unless told."""
+    return side_format_option(
+        None, "--pred-format", names, "Format of --pred (default: that of --gold).", any_format=any_format
+    )
+
+
 GOLD_DOCUMENTS_ONLY_OPTION = typer.Option(
     False, "--gold-documents-only", help="Ignore predictions for documents the gold does not have."
 )
@@ -316,10 +339,10 @@ def ner(
     gold: Path = typer.Option(..., "--gold", "-g", readable=False, help="Gold entities."),
     pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted entities."),
     profile: str = profile_option("ner"),
-    gold_format: str = typer.Option(
-        "conll", "--gold-format", help="conll, jsonl, any format of `nlpbench formats`, or omin (OMIn CSV)."
+    gold_format: str = side_format_option(
+        "conll", "--gold-format", NER_FORMATS, "Format of --gold (omin: OMIn CSV).", any_format=True
     ),
-    pred_format: str = PRED_FORMAT_OPTION,
+    pred_format: str = pred_format_option(NER_FORMATS, any_format=True),
     labels: str = typer.Option(
         None,
         "--labels",
@@ -364,8 +387,10 @@ def linking(
     ),
     pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted (mention, QID) links."),
     profile: str = profile_option("linking"),
-    gold_format: str = typer.Option("omin", "--gold-format", help="omin (nel.csv and tool CSVs) or jsonl."),
-    pred_format: str = PRED_FORMAT_OPTION,
+    gold_format: str = side_format_option(
+        "omin", "--gold-format", LINKING_FORMATS, "Format of --gold (omin: nel.csv and tool CSVs)."
+    ),
+    pred_format: str = pred_format_option(LINKING_FORMATS),
     qid_column: str = typer.Option(
         "qids", "--qid-column", help="QID column of an OMIn tool file (BLINK: bi_qid or cross_qid)."
     ),
@@ -409,12 +434,10 @@ def relations(
     gold: Path = typer.Option(..., "--gold", "-g", readable=False, help="Gold relations."),
     pred: Path = typer.Option(..., "--pred", "-p", readable=False, help="Predicted relations."),
     profile: str = profile_option("relations"),
-    gold_format: str = typer.Option(
-        "brat",
-        "--gold-format",
-        help="brat, jsonl or another format of `nlpbench formats`; omin-re (OMIn re.csv) or jsonl-triples.",
+    gold_format: str = side_format_option(
+        "brat", "--gold-format", RELATIONS_FORMATS, "Format of --gold (omin-re: OMIn re.csv).", any_format=True
     ),
-    pred_format: str = PRED_FORMAT_OPTION,
+    pred_format: str = pred_format_option(RELATIONS_FORMATS, any_format=True),
     by: str = typer.Option(
         None, "--by", help="Compare arguments by span or by text (default: span when both sides have spans)."
     ),
@@ -457,9 +480,9 @@ def coref(
         ..., "--response", "-r", readable=False, help="System clusters (the key's format unless told)."
     ),
     profile: str = profile_option("coref"),
-    key_format: str = typer.Option("conll2012", "--key-format", help="Format of --key: conll2012, jsonl, omin-csv."),
-    response_format: str = typer.Option(
-        None, "--response-format", help="Format of --response (default: --key-format)."
+    key_format: str = side_format_option("conll2012", "--key-format", COREF_FORMATS, "Format of --key."),
+    response_format: str = side_format_option(
+        None, "--response-format", COREF_FORMATS, "Format of --response (default: --key-format)."
     ),
     remove_singletons: bool = typer.Option(
         False, "--remove-singletons", help="Score without clusters of one mention, on both sides."
