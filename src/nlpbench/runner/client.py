@@ -501,16 +501,31 @@ def _checked(model: type[BaseModel], data: Any, what: str):
         raise ToolError(f"{what}: the response does not follow {schema}: {broken}{more}") from None
 
 
+async def health_and_tool(client: ToolClient) -> tuple[str, schemas.Tool]:
+    """The first checks of any tool: ``GET /healthCheck`` (``fail`` refused) and its ``GET /tool``."""
+    health = await client.health()
+    if health == "fail":
+        raise ToolError(f"{client.url}: GET /healthCheck says the tool's status is fail")
+    return health, await client.tool()
+
+
+def checked(tool: schemas.Tool, labels: tuple[str, ...], health: str) -> ToolCheck:
+    """A tool that passed its checks, with the warnings of an older API version and of a ``warn`` health."""
+    warnings = []
+    if tool.apiVersion != schemas.API_VERSION:
+        warnings.append(f"the tool implements API {tool.apiVersion}; nlpbench speaks {schemas.API_VERSION}")
+    if health == "warn":
+        warnings.append("GET /healthCheck says warn")
+    return ToolCheck(tool, labels, health, tuple(warnings))
+
+
 async def validate_tool(client: ToolClient, labels: tuple[str, ...] | None = None) -> ToolCheck:
     """Check a tool before sending it data: health, ``/tool``, and one schema-valid answer per endpoint.
 
     ``labels`` narrows what a PHI annotator is asked for; asking a tool for a
     type it does not annotate is an error.
     """
-    health = await client.health()
-    if health == "fail":
-        raise ToolError(f"{client.url}: GET /healthCheck says the tool's status is fail")
-    tool = await client.tool()
+    health, tool = await health_and_tool(client)
     if tool.type not in TOOL_LABELS:
         raise ToolError(f"{client.url}: the tool is a {tool.type}, not an annotator of PHI (date, person name, …)")
     served = TOOL_LABELS[tool.type]
@@ -519,9 +534,4 @@ async def validate_tool(client: ToolClient, labels: tuple[str, ...] | None = Non
     if missing:
         raise ToolError(f"{client.url}: a {tool.type} does not annotate {', '.join(missing)}")
     await client.annotate(PROBE_NOTE, chosen)
-    warnings = []
-    if tool.apiVersion != schemas.API_VERSION:
-        warnings.append(f"the tool implements API {tool.apiVersion}; nlpbench speaks {schemas.API_VERSION}")
-    if health == "warn":
-        warnings.append("GET /healthCheck says warn")
-    return ToolCheck(tool, chosen, health, tuple(warnings))
+    return checked(tool, chosen, health)

@@ -18,8 +18,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from nlpbench.model import Document
-from nlpbench.runner.client import PROBE_NOTE, ToolCheck, ToolClient, ToolError
-from nlpbench.toolapi import schemas
+from nlpbench.runner.client import PROBE_NOTE, ToolCheck, ToolClient, ToolError, checked, health_and_tool
 
 #: The tool type of a de-identifier.
 DEIDENTIFIER_TYPE = "nlpsandbox:phi-deidentifier"
@@ -28,19 +27,11 @@ DEIDENTIFIER_TYPE = "nlpsandbox:phi-deidentifier"
 async def validate_deidentifier(client: ToolClient, steps: Sequence[dict[str, Any]]) -> ToolCheck:
     """Check a de-identifier before sending it data: health, ``/tool`` of type :data:`DEIDENTIFIER_TYPE`,
     and one schema-valid answer for the example note de-identified by ``steps``."""
-    health = await client.health()
-    if health == "fail":
-        raise ToolError(f"{client.url}: GET /healthCheck says the tool's status is fail")
-    tool = await client.tool()
+    health, tool = await health_and_tool(client)
     if tool.type != DEIDENTIFIER_TYPE:
         raise ToolError(f"{client.url}: the tool is a {tool.type}, not a de-identifier ({DEIDENTIFIER_TYPE})")
     await client.deidentify(PROBE_NOTE, steps)
-    warnings = []
-    if tool.apiVersion != schemas.API_VERSION:
-        warnings.append(f"the tool implements API {tool.apiVersion}; nlpbench speaks {schemas.API_VERSION}")
-    if health == "warn":
-        warnings.append("GET /healthCheck says warn")
-    return ToolCheck(tool, (), health, tuple(warnings))
+    return checked(tool, (), health)
 
 
 async def deidentified(
