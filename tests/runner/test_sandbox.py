@@ -177,7 +177,14 @@ def _alive_pid(pid: int) -> bool:
 
 def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path, started):
     grow = """\
+    answered = threading.Event()  # grows once it has answered its health check: a loaded machine starts slowly
+    answer = Handler.do_GET
+    def do_GET(self):
+        answer(self)
+        answered.set()
+    Handler.do_GET = do_GET
     def grow():
+        answered.wait()
         held = []
         while True:
             held.append(bytearray(b"x" * 8 * 2**20))
@@ -186,7 +193,7 @@ def test_a_tool_exceeding_its_memory_limit_is_killed_with_the_reason(tmp_path, s
     """
     limits = replace(QUICK, memory_bytes=96 * 2**20)
     with started(tool_command(tmp_path, after=grow), limits) as tool:
-        outcome = tool.wait(20)
+        outcome = tool.wait(25)
     assert outcome is not None and outcome.limit == "memory"
     assert outcome.reason == "the tool exceeded its memory limit of 96 MiB"
     assert outcome.peak_memory_bytes >= 96 * 2**20  # the kernel holds a cgroup at its limit; the watch sees past it
