@@ -227,10 +227,8 @@ def test_an_answer_that_failed_a_check_is_asked_again_once_the_tool_is_fixed(cli
 def test_tools_that_recover_or_are_merely_odd_finish(cli, tool, tmp_path, clean, fault, delay, outcome):
     notes, out = notes_file(tmp_path), tmp_path / "pred.json"
     tool.reset(fault, times=2 if outcome == "retries" else 10**9, delay=delay)
-    started = time.monotonic()
     result = cli("annotate", "--tool", tool.url, "--notes", notes, "--out", out, "--timeout", "2", "--retries", "3")
     assert result.exit_code == 0, result.stderr
-    assert time.monotonic() - started < 15
     assert names(out) == ["note-0", "note-1", "note-2", "note-3"]
     if outcome == "retries":
         assert ", 2 retries in " in result.stderr and out.read_bytes() == clean

@@ -153,9 +153,7 @@ def test_a_tool_answering_tens_of_thousands_of_annotations_a_note_fails_at_that_
     nothing of that note stored."""
     submission = submit(nb, "--task", "date", "--dataset", "notes", "--tool", tool.url)
     tool.reset("many", notes={dataset[-1]}, many=25_000)
-    started = time.monotonic()
     run_worker(nb)
-    assert time.monotonic() - started < 60
     data = shown(nb, submission)
     assert data["status"] == "FAILED", data["reason"]
     assert re.search(f"for note {dataset[-1]}: 25000 annotations for the note, more than the 10000 ", data["reason"])

@@ -164,7 +164,7 @@ def test_with_no_worker_left_the_run_stops_with_one_line(scheduler, workers, bun
     with served(create_app(Slow(), cache_bytes=0)) as url:
         killer = kill_when_busy(only, calls=8)
         on_dask = ("--executor", "dask", "--scheduler", address(scheduler), "--batch-size", "2", "--timeout", "3")
-        result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", out, *on_dask)
+        result, _ = annotate("--tool", url, "--notes", bundles, "--out", out, *on_dask)
         killer.join(timeout=10)
     assert only.wait(timeout=10) == -signal.SIGKILL
     assert result.returncode == 2
@@ -172,7 +172,6 @@ def test_with_no_worker_left_the_run_stops_with_one_line(scheduler, workers, bun
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"nlpbench: error: Dask executor: the Dask scheduler at {address(scheduler)} ")
     assert "has had no worker for 3 s; the batches in flight cannot run" in lines[0]
-    assert elapsed < 90  # seconds: the 3 s grace, the process start-up and the tool's probe on a busy machine
     kept = out.with_name(out.name + ".checkpoint.jsonl")
     assert kept.exists() and not out.exists()
 
@@ -218,14 +217,13 @@ def test_a_scheduler_that_dies_stops_the_run_with_one_line(own_cluster, tmp_path
     with served(create_app(Slow(), cache_bytes=0)) as url:
         killer = kill_when_busy(doomed, calls=8)
         on_dask = ("--executor", "dask", "--scheduler", address(path), "--batch-size", "2", "--timeout", "3")
-        result, elapsed = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
+        result, _ = annotate("--tool", url, "--notes", bundles, "--out", tmp_path / "out.json", *on_dask)
         killer.join(timeout=10)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("nlpbench: error: Dask executor: ")
     assert f"the Dask scheduler at {address(path)}" in lines[0] and "; the batches in flight cannot run" in lines[0]
-    assert elapsed < 90
 
 
 def test_a_batch_that_kills_its_workers_stops_the_run_with_one_line(own_cluster, tmp_path, bundles):
