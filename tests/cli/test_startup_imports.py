@@ -93,9 +93,17 @@ def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):
     assert not unwanted
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["score", "--help"], ["score", "sandbox", "--help"]])
+# ``score --help`` is not among them: it lists every task with its summary, so it loads every task
+@pytest.mark.parametrize("argv", [["--help"], ["score", "sandbox", "--help"]])
 def test_help_imports_no_task_and_no_heavy_library(argv):
     """Help lists every command (``synth`` shows its constants, hence its light package) and parses nothing."""
     loaded = imported(*argv)
     unwanted = ((set().union(*OWN.values()) | NEVER | {"numpy"}) - {"nlpbench.synth"}) & loaded
     assert not unwanted
+
+
+def test_score_help_lists_every_task_even_those_no_command_was_written_for(cli):
+    from nlpbench import tasks
+
+    shown = cli("score", "--help").stdout
+    assert all(f" {name} " in shown for name in tasks.load_all()), shown

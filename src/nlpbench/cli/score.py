@@ -54,9 +54,10 @@ class _TaskGroup(TyperGroup):
     (:func:`_generated`), so that a task added as one module is scored by ``nlpbench score NAME`` too."""
 
     def list_commands(self, ctx: Context) -> list[str]:
+        """Every task's command: asked for help and completion only, so loading every task costs no score."""
         from nlpbench import tasks
 
-        return sorted({*super().list_commands(ctx), *tasks.REGISTRY.names()})
+        return sorted({*super().list_commands(ctx), *tasks.load_all()})
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         found = super().get_command(ctx, cmd_name)
