@@ -85,7 +85,9 @@ def test_per_document_rows_sum_to_the_overall_counts():
         ('{"text": "x"}', "needs a noteId"),
         ('{"id": "note-001", "text": 3}', "must be a string"),
         ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}', "de-identified twice"),
-        ("{nope\n", "not JSON"),
+        ("{nope\n", "line 1: malformed JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
+        ('{"noteId": "a", "noteId": "b", "text": "secret"}', "repeats the key 'noteId'"),
     ],
 )
 def test_bad_predictions_are_named_without_their_text(tmp_path, content, problem):
@@ -129,3 +131,17 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path):
     result = cli("score", "deid", "--gold", GOLD, "--pred", pred)
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "secret" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
+        ('{"deidentificationSteps": [], "deidentificationSteps": []}', "repeats the key"),
+    ],
+)
+def test_a_config_is_read_as_every_json_input_is(tmp_path, content, problem):
+    config = tmp_path / "steps.json"
+    config.write_text(content)
+    with pytest.raises(InputError, match=problem):
+        read_config(config)

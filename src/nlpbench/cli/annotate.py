@@ -184,14 +184,11 @@ def _price(prices: Path | None, model: str | None):
     """The price of ``model`` in the table ``prices``, or None without one; a bad table is one line."""
     if prices is None:
         return None
-    from nlpbench.toolapi.cost import PriceError, read_prices
+    from nlpbench.toolapi.cost import read_prices
 
     if model is None:
         raise fail("--prices needs --model NAME: the model whose price applies")
-    try:
-        table = read_prices(prices)
-    except PriceError as error:
-        raise fail(str(error)) from None
+    table = read_prices(prices)  # a bad table is a PriceError: one line, by the command line's one handler
     if model not in table:
         raise fail(f"--prices {prices}: no price for model {model!r}")
     return table[model]

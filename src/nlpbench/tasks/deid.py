@@ -19,7 +19,6 @@ The headline is ``hipaa_token`` recall: the share of gold HIPAA PHI tokens remov
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,8 @@ from pydantic import ValidationError
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings, json_kind
-from nlpbench.files import read_text
+from nlpbench.files import read_bytes
+from nlpbench.formats import jsonstream
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.deidentified import (
     GoldSpan,
@@ -117,23 +117,20 @@ class Deidentified:
 
 
 def read_deidentified(path: Path | str) -> Iterator[Deidentified]:
-    """The de-identified notes of a file (see the module's docstring); messages name the record, never text."""
-    content = read_text(Path(path))
+    """The de-identified notes of a file (see the module's docstring); messages name the record, never text.
+
+    The file is one JSON text (an array or an object) or JSON lines, read as every JSON input is
+    (:mod:`nlpbench.formats.jsonstream`: nesting, repeated keys and encodings checked)."""
     try:
-        data: Any = json.loads(content)
+        data: Any = jsonstream.decode(read_bytes(path), path)
+    except InputError:  # not one JSON text: JSON lines, whose reading names the line at fault
+        records, places = [], []
+        for place, record in jsonstream.json_lines(Path(path)):
+            records.append(record)
+            places.append(place)
+    else:
         records = data if isinstance(data, list) else [data]
         places = [f"record {i}" for i in range(len(records))]
-    except ValueError:
-        records, places = [], []
-        for number, line in enumerate(content.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise InputError("not JSON (expected a JSON array, a JSON object or JSON lines)", path,
-                                 f"line {number}") from None  # fmt: skip
-            places.append(f"line {number}")
     seen: set[str] = set()
     for record, place in zip(records, places, strict=True):
         note = _deidentified(record, path, place)
@@ -173,10 +170,7 @@ def read_config(config: Path | str | None) -> Steps:
     """The de-identification steps of ``config`` (see :func:`score_deid`), or the default ones."""
     raw: Any = list(DEFAULT_STEPS)
     if config is not None:
-        try:
-            raw = json.loads(read_text(Path(config)))
-        except ValueError:
-            raise InputError("not JSON", config) from None
+        raw = jsonstream.decode(read_bytes(config), config)
         if isinstance(raw, dict):
             raw = raw.get("deidentificationSteps")
         if not isinstance(raw, list):

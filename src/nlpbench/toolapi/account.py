@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from nlpbench.errors import Kind, NlpbenchError
+
 #: The response header an LLM tool's account travels in.
 HEADER = "X-Nlpbench-Account"
 #: Each field's name in the header, in order.
@@ -36,8 +38,10 @@ NAMES = ("exact", "normalised", "fuzzy", "unplaced", "tokens-in", "tokens-out", 
 MAX_HEADER_CHARS = 400
 
 
-class AccountError(ValueError):
+class AccountError(NlpbenchError, ValueError):
     """A header that is not an account; the message names the field, never the header's text."""
+
+    kind = Kind.tool
 
 
 @dataclass(frozen=True, slots=True)

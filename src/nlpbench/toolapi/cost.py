@@ -21,13 +21,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.toolapi.account import Account
 
 PERCENTILES = (50, 95, 99)
 
 
-class PriceError(ValueError):
+class PriceError(NlpbenchError, ValueError):
     """A price table that cannot be read; the message names the file and the entry."""
+
+    kind = Kind.input
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,10 @@ class Price:
 def read_prices(path: Path) -> dict[str, Price]:
     """The price table of ``path`` by model; a bad file is a :class:`PriceError` naming it and the entry."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
+        data = json.loads(path.read_bytes())
+    except OSError as error:
+        raise PriceError(f"{path}: cannot be read ({error.strerror or type(error).__name__})") from None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
         raise PriceError(f"{path}: not a JSON price table") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):

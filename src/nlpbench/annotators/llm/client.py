@@ -25,6 +25,7 @@ rate limits excluded, so it measures the model and not the queue before it.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -155,8 +156,8 @@ class ChatClient:
     def _completion(self, data: bytes, latency: int) -> Completion:
         """The first choice's message and the usage of a chat-completions body."""
         try:
-            parsed = httpx.Response(200, content=data).json()
-        except ValueError:
+            parsed = json.loads(data)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
             raise UpstreamError(f"model {self.model}: the endpoint's answer ({len(data)} bytes) is not JSON") from None
         try:
             content = parsed["choices"][0]["message"]["content"]
