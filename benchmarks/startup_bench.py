@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from machine import load
+
 HERE = Path(__file__).resolve().parents[1] / "src"
 EXAMPLES = HERE / "nlpbench" / "data" / "examples"
 
@@ -129,11 +131,6 @@ def main() -> None:
         print(f"\nfloor (python {' '.join(FLOOR)}): {statistics.median(floor):.3f} s of CPU")
         print(f"load average {load()} at the end")
     sys.exit(1 if failed else 0)
-
-
-def load() -> str:
-    """The 1-, 5- and 15-minute load averages: other work on the machine slows both sides."""
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

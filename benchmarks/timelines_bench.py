@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import statistics
@@ -40,6 +39,8 @@ import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+
+from machine import load
 
 CHEMOS = [
     "taxol", "carboplatin", "cisplatin", "paclitaxel", "doxorubicin", "cyclophosphamide", "docetaxel",
@@ -281,11 +282,6 @@ def main() -> None:
             )
         print(f"\nload average {load()} at the end")
     sys.exit(1 if failed else 0)
-
-
-def load() -> str:
-    """The 1-, 5- and 15-minute load averages: other work on the machine slows both sides."""
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":
