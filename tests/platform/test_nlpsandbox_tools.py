@@ -10,11 +10,15 @@ started as its Dockerfile starts it — ``uwsgi --ini uwsgi.ini --lazy --http
 connection after its answer without ``Connection: close`` (unbit/uwsgi#2133):
 the tools are reached directly, with no proxy in front and no retry allowed.
 
-Environments are built once and cached under ``tmp/cache/nlpsandbox-tools/``
-of the checkout, keyed by a hash of what they are built from; a first build
-compiles uWSGI and PyYAML and takes minutes (:data:`INSTALL_SECONDS` at most per
-tool). The date and PHI annotators are submitted and scored on their tasks;
-the de-identifier, its five annotators pointed at a PHI annotator of the
+The tools' copies in the vectors lack the OpenAPI document each loads
+(:data:`SPEC`, generated upstream by openapi-generator and committed): it is
+generated as the generator made it, from the released schema of the tool's API
+type in the vectors (:mod:`tests.platform.sandbox_spec`), into a copy of the
+tool's ``server/``. Copies and environments are made once and cached under
+``tmp/cache/nlpsandbox-tools/`` of the checkout, keyed by a hash of what they
+are made from; a first build compiles uWSGI and PyYAML and takes minutes
+(:data:`INSTALL_SECONDS` at most per tool). The date and PHI annotators are
+submitted and scored on their tasks; the de-identifier, its five annotators pointed at a PHI annotator of the
 tests, is scored on the ``deid`` task and refused, in one line, on an
 annotation task.
 """
@@ -42,6 +46,7 @@ from nlpbench.runner import RetryPolicy, ToolError
 from nlpbench.runner.client import ToolClient, validate_tool
 from nlpbench.toolapi import schemas
 from tests.conftest import ROOT, vectors_dir
+from tests.platform import sandbox_spec
 from tests.platform.test_worker import run_worker, shown, submit
 from tests.toolkit import RegexPhi, served
 
@@ -83,16 +88,53 @@ QUEUE = ("submissions", "queue", "default", "--retries", "0", "--timeout", "30",
 
 
 def tool_folder(name: str) -> Path:
-    """The tool's folder in the vectors; the test is skipped, saying why, when it is missing or incomplete."""
+    """The tool's folder in the vectors; the test is skipped, saying why, when the vectors or the tool are missing."""
     vectors = vectors_dir()
     if vectors is None:
         pytest.skip("public vectors not found: set NLPBENCH_VECTORS or put shared/vectors beside the checkout")
     folder = vectors / "nlpsandbox-tools" / name
     if not folder.is_dir():
         pytest.skip(f"the vectors have no nlpsandbox-tools/{name}")
-    if not (folder / SPEC).is_file():
-        pytest.skip(f"the vectors' nlpsandbox-tools/{name} lacks {SPEC}, the OpenAPI document the tool loads")
     return folder
+
+
+def server(name: str, folder: Path) -> Path:
+    """The tool's ``server/`` folder with its OpenAPI document: the vectors' own when it is there, else a cached
+    copy with the document generated from the released schema (the test is skipped, saying why, when the vectors
+    have no schema of the tool's API type and version)."""
+    if (folder / SPEC).is_file():
+        return folder / "server"
+    try:
+        document = sandbox_spec.generated(folder)
+    except sandbox_spec.SchemaMissing as missing:
+        pytest.skip(f"{name} lacks {SPEC} and {missing} to generate it from")
+    except sandbox_spec.SpecError as error:
+        pytest.fail(f"{name}: {error}")
+    return copied(name, folder, document)
+
+
+def copied(name: str, folder: Path, document: str) -> Path:
+    """A copy of the tool's ``server/`` with ``document`` as its OpenAPI document, made once (under a lock) and
+    reused while the tool and the document are unchanged: the copy's ``server/``."""
+    files = sorted(path for path in (folder / "server").rglob("*") if path.is_file())
+    digest = hashlib.sha256(document.encode())
+    for path in files:
+        digest.update(f"{path.relative_to(folder)}\n".encode() + path.read_bytes())
+    copy = CACHE / f"{name}-server-{digest.hexdigest()[:16]}"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not copy.is_dir():
+            making = copy.with_name(f"{copy.name}.making")
+            shutil.rmtree(making, ignore_errors=True)  # a copy that did not finish
+            for path in files:  # written afresh: the vectors' files are read-only, the copy's must not be
+                target = making / path.relative_to(folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(path.read_bytes())
+            (making / SPEC).parent.mkdir(parents=True, exist_ok=True)
+            (making / SPEC).write_text(document)
+            making.rename(copy)
+    return copy / "server"
 
 
 def requirements(folder: Path) -> str:
@@ -151,6 +193,7 @@ def free_port() -> int:
 def started(name: str, logs: Path, **variables: str) -> Iterator[str]:
     """The tool running as its Dockerfile runs it, on a free port of 127.0.0.1; yields its URL."""
     folder = tool_folder(name)
+    cwd = server(name, folder)
     venv = environment(name, folder)
     port = free_port()
     command = [venv / "bin" / "uwsgi", "--ini", "uwsgi.ini", "--lazy", "--http", f"127.0.0.1:{port}"]
@@ -160,7 +203,7 @@ def started(name: str, logs: Path, **variables: str) -> Iterator[str]:
     log = logs / f"{name}.log"
     env = {"PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(venv), **variables}
     with open(log, "wb") as output:
-        process = subprocess.Popen(command, cwd=folder / "server", stdout=output, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_SECONDS
