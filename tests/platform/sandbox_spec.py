@@ -5,15 +5,19 @@ schema of its API type and committed. The schemas split each API across files (`
 the generator read them bundled into one document and wrote one document back, with what connexion 2 needs to route
 each operation to the tool's code:
 
-- every file a ``$ref`` names becomes ``components.<section>.<file stem>``, referred to as
-  ``#/components/<section>/<file stem>``, the section the one of where it is used (a schema, a response, …),
-  except a path item's file, which is put in place;
+- a path item's file is put in place of its ``$ref``; every other file a ``$ref`` names becomes
+  ``components.<section>.<file stem>``, referred to as ``#/components/<section>/<file stem>``, in the section of
+  the place it is used in (a schema, a response, …);
 - every ``operationId`` is written in snake case (``createTextDateAnnotations`` → ``create_text_date_annotations``),
   the name of the controller function, and every operation gets ``x-openapi-router-controller:
   openapi_server.controllers.<first tag in snake case>_controller``, the module that function is in.
 
 What the generator adds besides (a ``title`` on each schema, an ``_allOf`` schema for each inline ``allOf`` member,
-examples gathered onto schemas) changes nothing connexion routes or validates.
+examples gathered onto schemas) changes nothing connexion routes or validates. The released tool schemas ask for no
+security, so the generator added no ``x-apikeyInfoFunc`` or ``x-tokenInfoFunc`` and the tools' security controller
+is empty: a schema that asks for security is refused. Set beside the documents the three example tools commit
+upstream, those made here have the same paths, servers, operation ids and controllers and, every reference
+resolved, the same schemas but for descriptions, titles, examples and the order of ``required``.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ def references(node: Any) -> list[str]:
 
 
 def write(root: Path, files: dict[str, Any]) -> None:
+    """Each of ``files`` (a path under ``root``: its content) written as YAML."""
     for name, content in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(yaml.safe_dump(content))
@@ -109,6 +110,7 @@ def test_two_files_of_one_name_in_one_section_are_refused(tmp_path):
 
 
 def operations(**operation: Any) -> dict[str, Any]:
+    """A document of one operation, ``GET /tool`` (``getTool``, tagged ``Tool``), with ``operation``'s fields."""
     return {"paths": {"/tool": {"get": {"operationId": "getTool", "tags": ["Tool"], **operation}}}}
 
 
