@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 #: The most characters of an input value a message quotes (never note text: see :func:`excerpt`).
 EXCERPT = 80
@@ -150,11 +150,43 @@ class InputWarning(UserWarning):
     """
 
 
+class TypedWarning(InputWarning):
+    """An :class:`InputWarning` that counts annotations of several types together; :attr:`by_type` holds, for each
+    type it counts any of, the message a reading of that type's annotations alone gives."""
+
+    def __init__(self, message: str, by_type: dict[str, str]):
+        super().__init__(message)
+        #: Per annotation type, the warning as a reading of that type alone words it.
+        self.by_type = by_type
+
+
+@contextmanager
+def caught_warnings() -> Iterator[list[InputWarning]]:
+    """Collect every :class:`InputWarning` raised inside the block, in order, as the warnings themselves."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        found: list[InputWarning] = []
+        yield found
+    found.extend(cast(InputWarning, w.message) for w in caught if issubclass(w.category, InputWarning))
+
+
+def warning_lines(found: Iterable[InputWarning], annotation_type: str | None = None) -> list[str]:
+    """Warnings as one-line strings of bounded length; with ``annotation_type``, as a reading of that type alone
+    gives them: a :class:`TypedWarning` as its message for that type, left out when it counts none of it."""
+    lines = []
+    for warning in found:
+        if annotation_type is not None and isinstance(warning, TypedWarning):
+            if annotation_type in warning.by_type:
+                lines.append(_one_line(warning.by_type[annotation_type]))
+        else:
+            lines.append(_one_line(str(warning)))
+    return lines
+
+
 @contextmanager
 def collected_warnings() -> Iterator[list[str]]:
     """Collect every :class:`InputWarning` raised inside the block, in order, as one-line strings of bounded length."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", InputWarning)
+    with caught_warnings() as found:
         messages: list[str] = []
         yield messages
-    messages.extend(_one_line(str(w.message)) for w in caught if issubclass(w.category, InputWarning))
+    messages.extend(warning_lines(found))

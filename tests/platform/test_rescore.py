@@ -4,7 +4,8 @@ The worker scores a prediction file submitted for task ``phi`` and ``rescore`` s
 profile; the gold and the stored predictions are then exported as NLP Sandbox JSON named as the platform
 names its sides (``gold.json``, ``predictions.json``), and the command line scores them: each stored type's
 score rows and per-document rows are those of ``-t all``, and the stored warnings those of the five
-single-type commands, in order.
+single-type commands, in order (the worker scores the five types in one pass, yet each type's warnings are
+those of scoring it alone).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from tests.platform.test_worker import run_worker, shown, submit
 
 def _predictions(gold: list[dict]) -> list[dict]:
     """The gold without every third annotation, and one character shorter copies of the first date and the first
-    name kept beside them (a start shared: the ``nlpsandbox`` profile keys instances by start and warns)."""
+    name kept beside them (a start shared: the ``nlpsandbox`` profile keys instances by start and warns), and the
+    first id kept with an ``idType`` outside the schema (odd but valid: the reader warns)."""
     records = [dict(record) for record in gold]
     seen = 0
     for record in records:
@@ -37,6 +39,8 @@ def _predictions(gold: list[dict]) -> list[dict]:
         first = next(record[key][0] for record in records if record[key])
         first_copy = {**first, "length": first["length"] - 1, "text": first["text"][:-1]}
         next(record for record in records if first in record[key])[key].append(first_copy)
+    ids = next(record["textIdAnnotations"] for record in records if record["textIdAnnotations"])
+    ids[0] = {**ids[0], "idType": "passport number"}
     return records
 
 
@@ -97,4 +101,5 @@ def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     assert set(scores) == set(types)
     expected = [warning for kind in types for warning in score(kind)["warnings"]]
     assert warnings == expected
+    assert sum("idType values outside the 1.2.0 schema" in warning for warning in warnings) == 1, warnings
     assert profile == "standard" or any("share a start" in warning for warning in warnings), warnings

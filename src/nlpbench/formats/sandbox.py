@@ -49,7 +49,7 @@ from typing import Annotated, Any, BinaryIO, cast
 
 import msgspec
 
-from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
+from nlpbench.errors import InputError, InputWarning, TypedWarning, excerpt, json_kind
 from nlpbench.files import LineTooLong, bounded_lines, opened, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns, SpanRow
@@ -204,17 +204,26 @@ class _Oddities:
         self.path = path
         self.labels = labels
         self.columns = columns
-        self.found: dict[str, list] = {}
+        self.found: dict[tuple[str, str | None], list] = {}
         #: the wanted types, by name, with the subtypes their schema allows (:func:`_row_type`)
         self.wanted = [(PHI_TYPES[label], _row_type(label)[1]) for label in sorted(labels or ()) if label in PHI_TYPES]
 
-    def note(self, kind: str, example: str) -> None:
-        entry = self.found.setdefault(kind, [0, example])
+    def note(self, kind: str, example: str, label: str | None = None) -> None:
+        """Count one odd thing of ``kind`` (in an annotation of type ``label``), keeping the first as example."""
+        entry = self.found.setdefault((kind, label), [0, example])
         entry[0] += 1
 
     def report(self) -> None:
-        for kind, (count, example) in self.found.items():
-            warnings.warn(f"{self.path}: {count} {kind} (first: {example})", InputWarning, stacklevel=2)
+        """One warning per kind, first seen first: its count over every type, its first example; a kind met in
+        annotations is a :class:`~nlpbench.errors.TypedWarning` that also words it per type."""
+        kinds: dict[str, dict[str | None, list]] = {}
+        for (kind, label), entry in self.found.items():
+            kinds.setdefault(kind, {})[label] = entry
+        for kind, by_label in kinds.items():
+            count, example = sum(count for count, _ in by_label.values()), next(iter(by_label.values()))[1]
+            message = f"{self.path}: {count} {kind} (first: {example})"
+            typed = {label: f"{self.path}: {n} {kind} (first: {ex})" for label, (n, ex) in by_label.items() if label}
+            warnings.warn(TypedWarning(message, typed) if typed else InputWarning(message), stacklevel=2)
 
 
 def _first_byte(handle, path: Path) -> bytes:
@@ -405,13 +414,14 @@ def _checked(
             assert row.text is not None  # a decoded row has its text
             if len(row.text) != row.length:
                 at = _where((where, key, index))
-                odd.note(_MISFIT, f"{at}: length {row.length}, text of {len(row.text)} characters")
+                odd.note(_MISFIT, f"{at}: length {row.length}, text of {len(row.text)} characters", phi.name)
     if allowed is not None and not allowed.issuperset(map(SUBTYPE, rows)):
         for index, row in enumerate(rows):
             if row.subtype not in allowed:
                 odd.note(
                     f"{phi.type_attribute} values outside the 1.2.0 schema",
                     f"{_where((where, key, index))}: {excerpt(row.subtype)}",
+                    phi.name,
                 )
     return SpanColumns(rows)
 
@@ -459,11 +469,12 @@ def _annotation(value: Any, phi: PhiType, doc_id: str, odd: _Oddities, at: tuple
     ):
         raise _problem(value, odd.path, at)
     if len(text) != length:
-        odd.note(_MISFIT, f"{_where(at)}: length {length}, text of {len(text)} characters")
+        odd.note(_MISFIT, f"{_where(at)}: length {length}, text of {len(text)} characters", phi.name)
     if phi.subtypes and phi.type_attribute in value and value[phi.type_attribute] not in phi.subtypes:
         odd.note(
             f"{phi.type_attribute} values outside the 1.2.0 schema",
             f"{_where(at)}: {excerpt(value[phi.type_attribute])}",
+            phi.name,
         )
     for key in _CORE_KEYS:
         value.pop(key, None)
@@ -602,6 +613,23 @@ def record_json(document: Document, left_out: Counter[str] | None = None) -> dic
             left_out[annotation.label] += 1
     for label, values in arrays.items():
         record[PHI_TYPES[label].array] = values
+    return record
+
+
+_STORED_ARRAYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_NO_ANNOTATIONS = msgspec.Raw(b"[]")
+
+
+def raw_record(note: str, arrays: str | bytes | None) -> dict[str, Any]:
+    """The record :func:`record_json` writes for a note whose stored record holds ``arrays`` (the JSON text of an
+    object of NLP Sandbox arrays; None: the note has no record), each array left undecoded
+    (:class:`msgspec.Raw`) for a reading for scoring to decode straight into columns. An array of no NLP
+    Sandbox type is left out, as :func:`record_json` leaves out an annotation of no such type."""
+    stored = _STORED_ARRAYS.decode(arrays) if arrays is not None else {}
+    record: dict[str, Any] = {"name": note, "annotationSource": {"resourceSource": {"name": note}}}
+    for label in WRITTEN_ARRAYS:
+        record[PHI_TYPES[label].array] = stored.get(PHI_TYPES[label].array, _NO_ANNOTATIONS)
+    record.update((array, value) for array, value in stored.items() if array in BY_ARRAY and array not in record)
     return record
 
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, delete, insert, select
+from sqlalchemy import Select, Table, delete, select
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
@@ -90,22 +89,20 @@ def score(session: Session, submission: Submission, profile: str) -> Scored:
 @dataclass
 class _StoredSide:
     """An annotation store of a dataset as the ``sandbox`` task reads a file of NLP Sandbox JSON: each note's
-    record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`), named ``name``
-    in messages. Every annotation the store holds came from an NLP Sandbox array, so none is left out.
+    record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`, annotations as
+    columns), named ``name`` in messages. Every annotation the store holds came from an NLP Sandbox array, so
+    none is left out.
 
-    The store is read once: each record is kept, as it was read, in :mod:`marshal`'s bytes (exact for the
-    JSON values a record holds, and a fraction of their objects' memory), with its note's id (the record's
-    resource name), and every later reading — the reader's count of records per note, each annotation
-    type's pass — unpacks those bytes again.
+    The records stream from the store a batch of notes at a time, each as the data node serves it
+    (:func:`nlpbench.formats.sandbox.raw_record`), its arrays left as the JSON text the store keeps, which
+    the reader decodes straight into columns as it does a file's; the reader's count of records per note
+    reads the notes' ids alone.
     """
 
     session: Session
     dataset: str
     store: str
     name: str
-    kept: list[bytes] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
-    complete: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -113,45 +110,32 @@ class _StoredSide:
     def read(self, labels: Collection[str] | None = None) -> Iterator[Document]:
         from nlpbench.formats import sandbox
 
-        yield from sandbox.read_records(self.records, self.name, labels, names=self.names)
+        yield from sandbox.read_records(self.records, self.name, labels, columns=True, names=self.names)
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """The store's records, in the store's order: read (and kept) the first time, unpacked after."""
-        if self.complete:
-            yield from map(marshal.loads, self.kept)
-            return
-        self.kept.clear()
-        self.ids.clear()
-        for document in repository.documents(self.session, self.dataset, self.store):
-            record = sandbox_record(document)
-            self.kept.append(marshal.dumps(record))
-            self.ids.append(document.id)
-            yield record
-        self.complete = True
+        """The store's records, one per note and record, in note id order (:func:`repository.records_json`)."""
+        from nlpbench.formats import sandbox
+
+        for note, arrays in repository.records_json(self.session, self.dataset, self.store):
+            yield sandbox.raw_record(note, arrays)
 
     def names(self) -> Iterator[str]:
-        """Each record's resource name (its note's id), the store read for them if it has not been yet."""
-        if not self.complete:
-            for _ in self.records():
-                pass
-        yield from self.ids
-
-
-def sandbox_record(document: Document) -> dict[str, Any]:
-    """A stored document as the NLP Sandbox record the data node serves for it."""
-    from nlpbench.formats import sandbox
-
-    return sandbox.record_json(document)
+        """Each record's resource name (its note's id), in the order of :meth:`records`."""
+        for note, _ in repository.records_json(self.session, self.dataset, self.store, arrays=False):
+            yield note
 
 
 def _score_phi(session: Session, submission: Submission, profile: str) -> Scored:
+    """Score every type of a PHI task in one pass over the gold and the stored predictions, each type's rows
+    and warnings those of scoring that type alone (:func:`nlpbench.tasks.sandbox.score_types`)."""
+    from nlpbench.tasks.sandbox import score_types
+
     dataset = submission.dataset
     gold = _StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
     pred = _StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
-    score = tasks.spec(submission.task).score
     scored = Scored()
-    for label in tasks.PHI_TASKS[submission.task]:
-        scored.add(label, score(gold, pred, annotation_type=label, profile=profile))
+    for label, report in score_types(gold, pred, tasks.PHI_TASKS[submission.task], profile=profile).items():
+        scored.add(label, report)
     return scored
 
 
@@ -248,8 +232,9 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
         }
         for annotation_type, row in scored.per_document
     ]
+    table = cast(Table, ResultDocument.__table__)  # a Core insert: the ORM's work per row cost more than the rows
     for start in range(0, len(rows), 5000):
-        session.execute(insert(ResultDocument), rows[start : start + 5000])
+        session.execute(table.insert(), rows[start : start + 5000])
     typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
     for annotation_type, row in scored.per_document:
         typed.setdefault(annotation_type, []).append(row)

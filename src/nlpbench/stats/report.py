@@ -110,11 +110,17 @@ def derivations(report: Report) -> list[Derivation]:
     for row in report.per_document:
         key = row["metric"] if row.get("label") is None else f"{row['metric']}:{row['label']}"
         groups.setdefault(group_of(row), {}).setdefault(key, []).append(row)
+    position = {document: i for i, document in enumerate(documents)}
+    # the fields of a metric share the table of the same columns: by identity, each kept alive beside its table
+    tables: dict[tuple[tuple[int, int], ...], tuple[Columns, np.ndarray]] = {}
     found: list[Derivation] = []
     for row in overall_rows(report):
         group = group_of(row)
         for field, statistic, columns in _recipes(row, groups.get(group, {})):
-            table = _table(documents, columns)
+            key = tuple((id(rows), id(getters)) for rows, getters in columns)
+            if key not in tables:
+                tables[key] = columns, _table(position, columns)
+            table = tables[key][1]
             found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field), group))
     return found
 
@@ -129,19 +135,19 @@ def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, S
     if own and _has(row, PRF_COLUMNS) and _has(own[0], PRF_COLUMNS):
         for field in _VALUES:
             if field in row:
-                yield field, STATISTICS.get(field), [(own, [_field(c) for c in PRF_COLUMNS])]
+                yield field, STATISTICS.get(field), [(own, _PRF_GETTERS)]
     elif own and _has(row, COREF_COLUMNS) and _has(own[0], COREF_COLUMNS):
         for field, name in _COREF_VALUES.items():
             if field in row:
-                yield field, STATISTICS.get(name), [(own, [_field(c) for c in COREF_COLUMNS])]
+                yield field, STATISTICS.get(name), [(own, _COREF_GETTERS)]
     elif own and _has(row, SEMEVAL_COLUMNS) and _has(own[0], SEMEVAL_COLUMNS):
         for field in _VALUES:
             if field in row:
-                yield field, STATISTICS.get(f"semeval_{field}"), [(own, [_field(c) for c in SEMEVAL_COLUMNS])]
+                yield field, STATISTICS.get(f"semeval_{field}"), [(own, _SEMEVAL_GETTERS)]
     elif metric == "conll" and all(by_metric.get(part) for part in _CONLL_PARTS):
-        yield "f1", STATISTICS.get("conll"), [(by_metric[p], [_field(c) for c in COREF_COLUMNS]) for p in _CONLL_PARTS]
+        yield "f1", STATISTICS.get("conll"), [(by_metric[p], _COREF_GETTERS) for p in _CONLL_PARTS]
     elif metric == "blanc" and all(by_metric.get(f"blanc:{part}") for part in _BLANC_PARTS):
-        parts: Columns = [(by_metric[f"blanc:{part}"], [_field(c) for c in COREF_COLUMNS]) for part in _BLANC_PARTS]
+        parts: Columns = [(by_metric[f"blanc:{part}"], _COREF_GETTERS) for part in _BLANC_PARTS]
         for field in _VALUES:
             if field in row:
                 yield field, STATISTICS.get(f"blanc_{field}"), parts
@@ -189,14 +195,20 @@ def _weighted(name: str) -> Column:
     return lambda row: row[name] if row["gold"] else 0.0
 
 
-def _table(documents: tuple[str, ...], columns: Columns) -> np.ndarray:
-    """``[documents, k]``: each group's columns of its rows, placed at their documents' positions (0 elsewhere)."""
-    position = {document: i for i, document in enumerate(documents)}
+_PRF_GETTERS = tuple(_field(c) for c in PRF_COLUMNS)
+_COREF_GETTERS = tuple(_field(c) for c in COREF_COLUMNS)
+_SEMEVAL_GETTERS = tuple(_field(c) for c in SEMEVAL_COLUMNS)
+
+
+def _table(position: dict[str, int], columns: Columns) -> np.ndarray:
+    """``[documents, k]``: each group's columns of its rows, added at their documents' ``position`` (0 elsewhere),
+    a document's rows in their order."""
     blocks = []
     for rows, getters in columns:
-        block = np.zeros((len(documents), len(getters)))
-        for row in rows:
-            block[position[row["document"]]] += [getter(row) for getter in getters]
+        block = np.zeros((len(position), len(getters)))
+        at = np.fromiter((position[row["document"]] for row in rows), dtype=np.intp, count=len(rows))
+        values = np.array([[getter(row) for getter in getters] for row in rows], dtype=float)
+        np.add.at(block, at, values.reshape(len(rows), len(getters)))
         blocks.append(block)
     return np.hstack(blocks)
 

@@ -19,14 +19,14 @@ the ``date_format`` metric scores it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import cast
+from typing import Protocol, cast
 
 from nlpbench import profiles
-from nlpbench.errors import InputError, collected_warnings
+from nlpbench.errors import InputError, InputWarning, caught_warnings, warning_lines
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
@@ -80,29 +80,64 @@ def score_sandbox(
     """
     given = [annotation_type] if isinstance(annotation_type, str) else list(annotation_type or ())
     names = list(ALL_TYPES) if "all" in given or not given else list(dict.fromkeys(given))
-    phis = [phi_type(name) for name in names]
+    scored = _score(gold, pred, names, profile, relax, errors, (gold_format, pred_format), per_document, on_document)
+    report = scored.report(scored.runs) if len(names) > 1 else scored.type_report(names[0])
+    return report if given else held_types(report)
+
+
+class DocumentSource(Protocol):
+    """One side given as an object, not a file: its ``read(labels)`` yields its documents, those labels read."""
+
+    def read(self, labels: Collection[str] | None = None) -> Iterator[Document]: ...
+
+
+#: One side of a scoring: a file, a data-node annotation store URL, or a :class:`DocumentSource`.
+Side = Path | str | DocumentSource
+
+
+def score_types(gold: Side, pred: Side, annotation_types: Sequence[str], *, profile: str) -> dict[str, Report]:
+    """Score each of ``annotation_types`` in one pass, both sides read once as ``-t all`` reads them: each type's
+    report, per-document rows and warnings included, is the one ``score_sandbox(gold, pred, that type,
+    profile=profile)`` gives."""
+    names = list(dict.fromkeys(annotation_types))
+    scored = _score(gold, pred, names, profile, 2, 0, ("sandbox", "sandbox"), True, None)
+    return {name: scored.type_report(name) for name in names}
+
+
+def _score(
+    gold: Side,
+    pred: Side,
+    names: list[str],
+    profile: str,
+    relax: int,
+    errors: int,
+    formats: tuple[str, str],
+    per_document: bool,
+    on_document: Callable[[str], None] | None,
+) -> _Pass:
+    """Read both sides once, in ``formats``, and score every type of ``names`` note by note."""
     chosen = cast(SpanProfile, profiles.get("spans", profile))
+    phis = [phi_type(name) for name in names]
     runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document) for phi in phis]
-    labels = {phi.name for phi in phis}
-    only_gold: list[str] = []
-    only_pred: list[str] = []
-    misfits: list[str] = []
-    stretched: list[str] = []
-    failure = _OfficialFailure(chosen)
-    with collected_warnings() as warnings, collector_paused():
-        gold_docs = datanode.documents(gold, gold_format, labels=labels, columns=True)
-        pred_docs = datanode.documents(pred, pred_format, labels=labels, columns=True)
+    failures: dict[str | None, _OfficialFailure] = {None: _OfficialFailure(chosen)}
+    failures.update((phi.name, _OfficialFailure(chosen, phi.array)) for phi in phis)
+    scored = _Pass(gold, pred, chosen, relax, errors, runs, failures)
+    labels = set(names)
+    with caught_warnings() as scored.caught, collector_paused():
+        gold_docs = datanode.documents(gold, formats[0], labels=labels, columns=True)
+        pred_docs = datanode.documents(pred, formats[1], labels=labels, columns=True)
         gold_notes = 0
         for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
             gold_notes += gold_doc is not None
-            failure.check(gold_doc, pred_doc)
-            gold_by, pred_by = _by_label(gold_doc, stretched), _by_label(pred_doc, stretched)
+            for failure in failures.values():
+                failure.check(gold_doc, pred_doc)
+            gold_by, pred_by = _by_label(gold_doc, scored.stretched), _by_label(pred_doc, scored.stretched)
             if gold_doc is None:
-                only_pred.append(doc_id)
+                scored.only_pred.append(doc_id)
             elif pred_doc is None:
-                only_gold.append(doc_id)
+                scored.only_gold.append(doc_id)
             elif gold_doc.text is not None:
-                misfits += _misfits(gold_doc.text, doc_id, pred_by, pred)
+                scored.misfits += _misfits(gold_doc.text, doc_id, pred_by, str(pred))
             for run in runs:
                 run.add(doc_id, gold_by.get(run.phi.name), pred_by.get(run.phi.name))
             if on_document:
@@ -110,33 +145,76 @@ def score_sandbox(
         for run in runs:
             run.flush()
     if not gold_notes:
-        raise no_gold(gold, "notes")
-    messages = _side_warnings(only_gold, only_pred, misfits, stretched) + failure.warnings(gold, pred)
+        raise no_gold(str(gold), "notes")
     for run in runs:
         if run.phi.name in chosen.type_needs_predictions and not run.predicted_typed and "type" in run.metrics:
             run.drop("type")
-            messages.append(
+            scored.dropped[run.phi.name] = [
                 f"no prediction carries {run.phi.type_attribute}: the type metric is not computed "
                 "(nlpsandbox-client reports NaN)"
-            )
-    several = len(runs) > 1
-    for run in runs:
-        messages += run.warnings(several)
-    report = Report(
-        task="sandbox",
-        profile=chosen.name,
-        inputs={
-            "gold": str(gold),
-            "pred": str(pred),
-            "annotation_type": names if several else names[0],
-            "relax": relax,
-        },
-        scores=[row for run in runs for row in run.labelled(run.score_rows(chosen), several)],
-        per_document=[row for run in runs for row in run.labelled(run.per_document, several)],
-        warnings=messages + warnings,
-        errors=[row for run in runs for row in run.labelled(run.errors, several)] if errors else None,
-    )
-    return report if given else held_types(report)
+            ]
+    return scored
+
+
+@dataclass
+class _Pass:
+    """One pass over both sides that scored several types: each type's run, and what the warnings are made of,
+    each thing about annotations tagged with their type so that each type's warnings read as its own pass's."""
+
+    gold: Side
+    pred: Side
+    profile: SpanProfile
+    relax: int
+    errors: int
+    runs: list[_Run]
+    #: the official scorer's failure over every type (key None) and over each type's array alone
+    failures: dict[str | None, _OfficialFailure]
+    only_gold: list[str] = field(default_factory=list)
+    only_pred: list[str] = field(default_factory=list)
+    #: (type, where) of each predicted annotation whose text differs from the gold note's
+    misfits: list[tuple[str, str]] = field(default_factory=list)
+    #: (type, where) of each discontinuous annotation scored as its extent
+    stretched: list[tuple[str, str]] = field(default_factory=list)
+    #: per type, the message saying its type metric was not computed
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    caught: list[InputWarning] = field(default_factory=list)
+
+    def report(self, runs: list[_Run]) -> Report:
+        """The report of every type scored: each row carries its ``annotation_type``, each warning counts all types."""
+        messages = self._side_warnings(None) + self.failures[None].warnings(self.gold, self.pred)
+        messages += [message for run in runs for message in self.dropped.get(run.phi.name, [])]
+        messages += [message for run in runs for message in run.warnings(several=True)]
+        return self._report(runs, messages + warning_lines(self.caught))
+
+    def type_report(self, name: str) -> Report:
+        """The report of type ``name`` alone, as a pass scoring only that type gives it."""
+        run = next(run for run in self.runs if run.phi.name == name)
+        messages = self._side_warnings(name) + self.failures[name].warnings(self.gold, self.pred)
+        messages += self.dropped.get(name, []) + run.warnings(several=False)
+        return self._report([run], messages + warning_lines(self.caught, name))
+
+    def _side_warnings(self, name: str | None) -> list[str]:
+        misfits = [where for kind, where in self.misfits if name in (None, kind)]
+        stretched = [where for kind, where in self.stretched if name in (None, kind)]
+        return _side_warnings(self.only_gold, self.only_pred, misfits, stretched)
+
+    def _report(self, runs: list[_Run], messages: list[str]) -> Report:
+        several = len(runs) > 1
+        names = [run.phi.name for run in runs]
+        return Report(
+            task="sandbox",
+            profile=self.profile.name,
+            inputs={
+                "gold": str(self.gold),
+                "pred": str(self.pred),
+                "annotation_type": names if several else names[0],
+                "relax": self.relax,
+            },
+            scores=[row for run in runs for row in run.labelled(run.score_rows(self.profile), several)],
+            per_document=[row for run in runs for row in run.labelled(run.per_document, several)],
+            warnings=messages,
+            errors=[row for run in runs for row in run.labelled(run.errors, several)] if self.errors else None,
+        )
 
 
 def held_types(report: Report) -> Report:
@@ -159,12 +237,12 @@ def held_types(report: Report) -> Report:
     return report
 
 
-def _by_label(document: Document | None, stretched: list[str]) -> dict[str, SpanColumns]:
+def _by_label(document: Document | None, stretched: list[tuple[str, str]]) -> dict[str, SpanColumns]:
     """A document's annotations as columns per label: those the reader gave as columns, then the objects'.
 
     The NLP Sandbox's annotations are contiguous: a discontinuous span (brat's fragments) is scored as
     its extent, from the start of its first fragment to the end of its last, covering the note's text
-    there; each is named (note, offsets) in ``stretched`` for one warning.
+    there; each is named (its type; note, offsets) in ``stretched`` for one warning.
     """
     if document is None:
         return {}
@@ -173,7 +251,7 @@ def _by_label(document: Document | None, stretched: list[str]) -> dict[str, Span
     for annotation in document.annotations:
         span = annotation.span
         if span.fragments:
-            stretched.append(f"note {document.id}, annotation at {span.start}-{span.end}")
+            stretched.append((annotation.label, f"note {document.id}, annotation at {span.start}-{span.end}"))
             text = document.text[span.start : span.end] if document.text is not None else None
             annotation = dataclasses.replace(annotation, span=Span(span.start, span.end), text=text)
         objects.setdefault(annotation.label, []).append(annotation)
@@ -182,20 +260,21 @@ def _by_label(document: Document | None, stretched: list[str]) -> dict[str, Span
     return grouped
 
 
-def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path | str) -> list[str]:
-    """Refuse a prediction past the end of the gold note's text; name those whose text differs from it.
+def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path | str) -> list[tuple[str, str]]:
+    """Refuse a prediction past the end of the gold note's text; name those whose text differs from it, each
+    with its type.
 
     Messages name the note, offsets and lengths, never the text (it is PHI).
     """
     found = []
-    for columns in pred.values():
+    for label, columns in pred.items():
         for row in columns.rows:
             end = row.start + row.length
             where = f"note {doc_id}, annotation at {row.start}-{end}"
             if end > len(text):
                 raise InputError(f"ends beyond the gold note's text ({len(text)} characters)", source, where)
             if row.text is not None and row.text != text[row.start : end]:
-                found.append(f"{where} ({len(row.text)} characters)")
+                found.append((label, f"{where} ({len(row.text)} characters)"))
     return found
 
 
@@ -224,8 +303,10 @@ class _OfficialFailure:
     a file that is not a list of records, a record without the array of a scored type.
     """
 
-    def __init__(self, profile: SpanProfile):
+    def __init__(self, profile: SpanProfile, array: str | None = None):
         self.profile = profile
+        #: the one array looked at (a pass scoring its type alone), or None for every array read
+        self.array = array
         self.found: dict[str, str] = {}
 
     def check(self, gold: Document | None, pred: Document | None) -> None:
@@ -235,7 +316,7 @@ class _OfficialFailure:
             if document is None or side in self.found:
                 continue
             container = document.metadata.get("container")
-            absent = document.metadata.get("absentArrays")
+            absent = [array for array in document.metadata.get("absentArrays", ()) if self.array in (None, array)]
             if container and self.profile.list_only:
                 self.found[side] = (
                     f"TypeError: string indices must be integers (it reads the file as a list of "
@@ -244,7 +325,7 @@ class _OfficialFailure:
             elif absent and self.profile.array_required:
                 self.found[side] = f"KeyError: {absent[0]!r} (a record of note {document.id} has no {absent[0]} array)"
 
-    def warnings(self, gold: Path | str, pred: Path | str) -> list[str]:
+    def warnings(self, gold: Side, pred: Side) -> list[str]:
         # convert_dict reads the gold file first: its failure is the one the scorer meets
         for side, path in (("gold", gold), ("pred", pred)):
             if side in self.found:

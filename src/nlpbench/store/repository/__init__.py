@@ -64,7 +64,7 @@ from nlpbench.store.repository.datasets import (
     list_datasets,
     store_counts,
 )
-from nlpbench.store.repository.documents import annotations_of, content_hash, documents
+from nlpbench.store.repository.documents import annotations_of, content_hash, documents, records_json
 from nlpbench.store.repository.fhir import (
     NoteRow,
     create_fhir_store,
@@ -130,6 +130,7 @@ __all__ = [
     "list_fhir_stores",
     "list_notes",
     "list_patients",
+    "records_json",
     "store_counts",
     "unstorable",
 ]

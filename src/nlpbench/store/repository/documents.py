@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import Text, cast, null, select
 from sqlalchemy.orm import Session
 
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
@@ -70,6 +70,34 @@ def documents(
             annotations_of(identifier, arrays),
             metadata={"patientId": patient, "noteType": note_type},
         )
+
+
+def records_json(
+    session: Session,
+    dataset: str,
+    annotation_store: str,
+    fhir_store: str = EVALUATION,
+    *,
+    arrays: bool = True,
+    batch: int = 1000,
+) -> Iterator[tuple[str, str | None]]:
+    """Each note of ``fhir_store`` with each record ``annotation_store`` holds for it, as :func:`documents` pairs
+    them (a note without a record once), streamed in note id order: the note's id and the record's ``arrays`` as
+    the JSON text the store keeps (None for a note without a record, or without ``arrays``: the ids alone)."""
+    store = get_fhir_store(session, dataset, fhir_store)
+    annotations = get_annotation_store(session, dataset, annotation_store)
+    kept = cast(AnnotationRecord.arrays, Text) if arrays else null()
+    query = (
+        select(Note.identifier, kept)
+        .outerjoin(
+            AnnotationRecord,
+            (AnnotationRecord.annotation_store_id == annotations.id)
+            & (AnnotationRecord.note_identifier == Note.identifier),
+        )
+        .where(Note.fhir_store_id == store.id)
+        .order_by(Note.identifier, AnnotationRecord.identifier)
+    )
+    yield from session.execute(query.execution_options(yield_per=batch)).tuples()
 
 
 def content_hash(session: Session, dataset: str) -> str:
