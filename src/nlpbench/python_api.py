@@ -47,8 +47,11 @@ def example(name: str) -> Path:
 def score(task: str, gold: Any, pred: Any, *, profile: str = "standard", **options: Any) -> Report:
     """Score ``pred`` against ``gold`` with the task ``task`` under ``profile``.
 
-    ``gold`` and ``pred`` are paths, or, for the tasks that take them
-    (``sandbox``, ``ner``), documents in memory (:class:`nlpbench.model.Document`).
+    ``gold`` and ``pred`` are paths; files or folders given in memory
+    (:class:`nlpbench.files.MemoryPath`: a name and a text, or a name and texts
+    by their paths inside it), which every task reads as it reads a path; or,
+    for the tasks that take them (``sandbox``, ``ner``), documents in memory
+    (:class:`nlpbench.model.Document`).
     ``options`` are the task's own (``nlpbench.tasks.get(task).options()``),
     named as the command line names them with ``_`` for ``-``. Bad input raises
     :class:`nlpbench.errors.InputError`, an unknown task or profile
@@ -62,6 +65,11 @@ def score(task: str, gold: Any, pred: Any, *, profile: str = "standard", **optio
     >>> inputs = json.loads(report.to_json())["inputs"]
     >>> inputs["annotation_type"]
     'date'
+    >>> from nlpbench.files import MemoryPath
+    >>> lines = ["#begin document (d); part 0", "d 0 0 John - - - - - - - - (1)", "d 0 1 he - - - - - - - - (1)"]
+    >>> key = MemoryPath.file("key.conll", "\\n".join([*lines, "", "#end document", ""]))
+    >>> score("coref", key, key).score("conll")["f1"]
+    1.0
     """
     from nlpbench import tasks
 
@@ -132,10 +140,12 @@ def profiles(task: str) -> list[str]:
 
 
 def _side(spec: Task, given: Any) -> Any:
-    """A side as the task takes it: a path as it is, documents in memory wrapped for its readers."""
+    """A side as the task takes it: a path or a file in memory as it is, documents in memory wrapped for its
+    readers."""
+    from nlpbench.files import MemoryPath
     from nlpbench.tasks import InMemory
 
-    if isinstance(given, str | os.PathLike | InMemory) or hasattr(given, "read"):
+    if isinstance(given, str | os.PathLike | MemoryPath | InMemory) or hasattr(given, "read"):
         return given
     if not isinstance(given, Iterable):
         raise TypeError(f"a side of {spec.name} is a path or documents, not {type(given).__name__}")

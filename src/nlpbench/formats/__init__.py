@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, shorten
+from nlpbench.files import Source
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
@@ -81,7 +82,7 @@ def register(
 
 
 def _filtered(read: Reader) -> Reader:
-    def read_labels(path: Path, labels: Collection[str] | None = None) -> Iterator[Document]:
+    def read_labels(path: Source, labels: Collection[str] | None = None) -> Iterator[Document]:
         for document in read(path):
             if labels is not None:
                 document.annotations = [a for a in document.annotations if a.label in labels]
@@ -137,7 +138,7 @@ def checked(documents: Iterable[Document], source: Path | str) -> Iterator[Docum
         yield document
 
 
-def read_text(path: Path, *, bom: bool = True) -> str:
+def read_text(path: Source, *, bom: bool = True) -> str:
     """A note's text file as Python reads it, keeping ``\\r`` so that offsets stay true.
 
     A note's text keeps a byte order mark (it is a character its offsets count);

@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import fmean
 from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
@@ -54,8 +54,8 @@ ALL_TYPES = ("date", "person_name", "location", "id", "contact")
     in_memory=True,
 )
 def score_sandbox(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     annotation_type: str | Sequence[str] | None = None,
     *,
     profile: str = "standard",
@@ -182,7 +182,7 @@ def _by_label(document: Document | None, stretched: list[str]) -> dict[str, Span
     return grouped
 
 
-def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path | str) -> list[str]:
+def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Input) -> list[str]:
     """Refuse a prediction past the end of the gold note's text; name those whose text differs from it.
 
     Messages name the note, offsets and lengths, never the text (it is PHI).
@@ -244,7 +244,7 @@ class _OfficialFailure:
             elif absent and self.profile.array_required:
                 self.found[side] = f"KeyError: {absent[0]!r} (a record of note {document.id} has no {absent[0]} array)"
 
-    def warnings(self, gold: Path | str, pred: Path | str) -> list[str]:
+    def warnings(self, gold: Input, pred: Input) -> list[str]:
         # convert_dict reads the gold file first: its failure is the one the scorer meets
         for side, path in (("gold", gold), ("pred", pred)):
             if side in self.found:
