@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from nlpbench.report.model import Report
 
 if TYPE_CHECKING:
+    from nlpbench.files import Input
     from nlpbench.model import Document
     from nlpbench.tasks import Task
 
@@ -115,16 +116,17 @@ def compare(
     return compare_reports(*reports, metrics=metrics, test=test, trials=trials, confidence=confidence, seed=seed)
 
 
-def read(format: str, path: str | os.PathLike[str]) -> list[Document]:
-    """The documents of the file ``path`` in ``format`` (a name of ``nlpbench formats``).
+def read(format: str, path: Input) -> list[Document]:
+    """The documents of the file ``path`` in ``format`` (a name of ``nlpbench formats``); the file may be given
+    in memory (:class:`nlpbench.files.MemoryPath`).
 
     >>> documents = read("sandbox", example("gold.json"))
     >>> len(documents), sorted({annotation.label for annotation in documents[0].annotations})[:2]
     (3, ['contact', 'date'])
     """
-    from nlpbench import formats
+    from nlpbench import files, formats
 
-    return list(formats.get(format).read(Path(path)))
+    return list(formats.get(format).read(files.source(path)))
 
 
 def profiles(task: str) -> list[str]:
