@@ -196,6 +196,13 @@ def source(given: Input) -> Source:
     return given if isinstance(given, MemoryPath) else Path(given)
 
 
+def is_file(path: Input) -> bool:
+    """Whether ``path`` is a file (links followed)."""
+    if isinstance(path, MemoryPath):
+        return path.path in path.tree.texts
+    return os.path.isfile(path)
+
+
 def exists(path: Input) -> bool:
     """Whether there is a file or folder at ``path`` (a symbolic link counts, even a broken one)."""
     if isinstance(path, MemoryPath):

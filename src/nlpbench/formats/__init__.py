@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, shorten
-from nlpbench.files import Source
+from nlpbench.files import Input, Source
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
@@ -114,12 +114,12 @@ def _load_all() -> None:
         importlib.import_module(f"{__name__}.{module}")
 
 
-def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator[Document]:
+def with_texts(documents: Iterable[Document], text_dir: Input | None) -> Iterator[Document]:
     """Give each document without text the text of ``text_dir/<id>.txt``."""
     for document in documents:
         if document.text is None and text_dir is not None:
-            path = Path(text_dir) / f"{document.id}.txt"
-            if not path.is_file():
+            path = files.source(text_dir) / f"{document.id}.txt"
+            if not files.is_file(path):
                 raise InputError("no text file for this document", path, f"document {document.id}")
             document.text = read_text(path)
         yield document

@@ -20,6 +20,7 @@ bootstrap intervals (:mod:`nlpbench.platform.intervals`) are computed from the
 same rows and stored in the same transaction. Each result records what makes
 it reproducible (:func:`reproducibility`).
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -409,7 +409,8 @@ def _pairs(
 
 def _system_order(pred: Source, by_system: dict[str, dict[str, Note]], profile: I2b2Profile) -> list[str]:
     """The systems (file-name suffixes) in the order they are scored and printed: sorted, or evaluate.py's,
-    the Python 2.7 order of a dict filled in the order ``os.listdir`` gives their files."""
+    the Python 2.7 order of a dict filled in the order ``os.listdir`` gives their files (a folder given in
+    memory: the order its files were given, :func:`nlpbench.files.listed`)."""
     if profile.note_order != "python27-set" or len(by_system) < 2:
         return sorted(by_system)
     listing = [note_id(path)[1] for path in files.listed(pred, "xml", hidden=True, ordered=False)]
