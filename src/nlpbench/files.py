@@ -117,7 +117,8 @@ class MemoryPath:
     (:func:`exists` tells); :func:`opened`, :func:`is_folder` and the readers built on them treat it as
     they treat a path, with the same messages. A folder lists its entries in name order, or, unordered,
     in the order their texts were given (where a folder on disk gives its file system's order).
-    A text is read as its UTF-8 bytes, as a file written with it would be.
+    A text is read as its UTF-8 bytes, as a file written with it would be. ``tree`` holds the texts of
+    the file or folder :meth:`file` or :meth:`folder` made, shared by every MemoryPath into it.
     """
 
     path: PurePosixPath
