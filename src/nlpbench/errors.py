@@ -118,11 +118,12 @@ class NlpbenchError(Exception):
 
 
 class InputError(NlpbenchError):
-    """Bad input: ``FILE: RECORD: PROBLEM``."""
+    """Bad input: ``FILE: RECORD: PROBLEM``; ``path`` is what names the file (a path, or a file given in
+    memory, :class:`nlpbench.files.MemoryPath`), as its ``str`` spells it."""
 
     kind = Kind.input
 
-    def __init__(self, problem: str, path: str | Path | None = None, record: str | None = None):
+    def __init__(self, problem: str, path: object = None, record: str | None = None):
         self.problem = _one_line(problem)
         self.path = str(path) if path is not None else None
         self.record = record
@@ -131,7 +132,7 @@ class InputError(NlpbenchError):
     def __str__(self) -> str:
         return ": ".join(_one_line(part) for part in (self.path, self.record, self.problem) if part)
 
-    def at(self, path: str | Path | None = None, record: str | None = None) -> InputError:
+    def at(self, path: object = None, record: str | None = None) -> InputError:
         """The same problem with the file and record filled in where they were unknown."""
         return InputError(self.problem, self.path or path, self.record or record)
 

@@ -8,6 +8,13 @@ lines as UTF-8 (a byte order mark skipped), each at most :data:`MAX_LINE`
 characters: a longer line, or bytes that are not UTF-8, are an error naming the
 line before any parser sees it.
 
+**In memory.** Wherever this module opens, tests or lists a path, it takes a
+:class:`MemoryPath` too: a file, or a folder of files, given as texts in
+memory and named as messages should name it. A reader that opens its input
+here (and turns what it is given into a path with :func:`source`) reads
+either the same way, with the same checks and messages, so text held in
+memory (a store's rows, a notebook's strings) is scored without writing a file.
+
 **Writing.** :func:`written` writes into a temporary file beside the target
 (same folder, so same file system), flushes it to disk (``fsync``) and renames
 it over the target: a reader, a crash or a full disk leaves the old file or the
@@ -33,8 +40,9 @@ import stat
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
-from typing import IO, AnyStr, BinaryIO
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, AnyStr, BinaryIO, TypeAlias
 
 from nlpbench.errors import InputError, Kind, NlpbenchError, excerpt
 
@@ -64,7 +72,7 @@ def reason(error: OSError) -> str:
     return _REASONS.get(error.errno, (error.strerror or type(error).__name__).lower())
 
 
-def os_error(error: OSError, path: str | Path | None = None) -> InputError:
+def os_error(error: OSError, path: Input | None = None) -> InputError:
     """The one-line :class:`InputError` of an operating-system error on ``path`` (default: the error's own)."""
     return InputError(reason(error), path if path is not None else error.filename)
 
@@ -78,15 +86,145 @@ def identity(path: str | Path) -> Identity | None:
     return found.st_dev, found.st_ino
 
 
+# ------------------------------------------------------------------ in memory
+
+
+class _Texts:
+    """The files of a :class:`MemoryPath` tree: each file's text by its path, each folder's entries by name in
+    the order they were given. Shared by every MemoryPath of the tree, and compared by identity."""
+
+    def __init__(self, texts: Mapping[PurePosixPath, str], root: PurePosixPath, folder: bool):
+        self.texts = dict(texts)
+        self.entries: dict[PurePosixPath, dict[str, None]] = {root: {}} if folder else {}
+        for path in self.texts:
+            inner = path
+            while inner != root:
+                self.entries.setdefault(inner.parent, {})[inner.name] = None
+                inner = inner.parent
+        clash = next((path for path in self.texts if path in self.entries), None)
+        if clash is not None:
+            raise InputError(f"file path {clash.relative_to(root).as_posix()!r} is both a file and a folder")
+
+
+@dataclass(frozen=True)
+class MemoryPath:
+    """A file, or a folder of files, given in memory: what readers read in place of a path on disk.
+
+    ``path`` is the name messages give it (``predictions/notes.jsonl``, ``gold/gold/100-01.xml``): nothing
+    is opened there. :meth:`file` makes one file of a text, :meth:`folder` a folder of texts by their paths
+    inside it. As with a :class:`~pathlib.Path`, its entries (:func:`listed`), its ``parent`` and
+    ``with_suffix`` are MemoryPaths of the same tree, which may name a file that is not there
+    (:func:`exists` tells); :func:`opened`, :func:`is_folder` and the readers built on them treat it as
+    they treat a path, with the same messages. A folder lists its entries in name order, or, unordered,
+    in the order their texts were given (where a folder on disk gives its file system's order).
+    A text is read as its UTF-8 bytes, as a file written with it would be. ``tree`` holds the texts of
+    the file or folder :meth:`file` or :meth:`folder` made, shared by every MemoryPath into it.
+    """
+
+    path: PurePosixPath
+    tree: _Texts = field(repr=False)
+
+    @classmethod
+    def file(cls, name: str, text: str) -> MemoryPath:
+        """The file ``name`` holding ``text``.
+
+        >>> MemoryPath.file("predictions/notes.jsonl", '{"id": "n1"}').suffix
+        '.jsonl'
+        """
+        path = PurePosixPath(name)
+        return cls(path, _Texts({path: text}, path, folder=False))
+
+    @classmethod
+    def folder(cls, name: str, texts: Mapping[str, str]) -> MemoryPath:
+        """The folder ``name`` holding each text of ``texts`` at its path inside it (``notes/100-01.xml``);
+        a path that is not inside it (absolute, empty, with ``..``), or inside one of its files, is an
+        :class:`InputError`.
+
+        >>> notes = MemoryPath.folder("gold", {"b.xml": "<b/>", "a.xml": "<a/>", "more/c.xml": "<c/>"})
+        >>> [str(entry) for entry in listed(notes, ".xml")], is_folder(notes / "more")
+        (['gold/a.xml', 'gold/b.xml'], True)
+        """
+        root = PurePosixPath(name)
+        placed: dict[PurePosixPath, str] = {}
+        for relative, text in texts.items():
+            inside = PurePosixPath(relative)
+            if inside.is_absolute() or ".." in inside.parts or not inside.parts:
+                raise InputError(f"file path {relative!r} is not inside the directory")
+            placed[root.joinpath(*inside.parts)] = text
+        return cls(root, _Texts(placed, root, folder=True))
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, name: str) -> MemoryPath:
+        return MemoryPath(self.path / name, self.tree)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    @property
+    def suffix(self) -> str:
+        return self.path.suffix
+
+    @property
+    def parent(self) -> MemoryPath:
+        return MemoryPath(self.path.parent, self.tree)
+
+    def with_suffix(self, suffix: str) -> MemoryPath:
+        return MemoryPath(self.path.with_suffix(suffix), self.tree)
+
+    def data(self) -> bytes:
+        """The file's bytes; a folder, or no file, is the :class:`InputError` opening it on disk would be."""
+        text = self.tree.texts.get(self.path)
+        if text is None:
+            raise InputError(_REASONS[errno.EISDIR if self.path in self.tree.entries else errno.ENOENT], self)
+        return text.encode("utf-8")
+
+
+#: What a reader is given: a path on disk (a string or a path), or a file or folder in memory.
+Input: TypeAlias = str | os.PathLike[str] | MemoryPath
+#: An input as a reader holds it (:func:`source`).
+Source: TypeAlias = Path | MemoryPath
+
+
+def source(given: Input) -> Source:
+    """``given`` as a reader holds it: a :class:`MemoryPath` as it is, anything else as a :class:`~pathlib.Path`."""
+    return given if isinstance(given, MemoryPath) else Path(given)
+
+
+def is_file(path: Input) -> bool:
+    """Whether ``path`` is a file (links followed)."""
+    if isinstance(path, MemoryPath):
+        return path.path in path.tree.texts
+    return os.path.isfile(path)
+
+
+def exists(path: Input) -> bool:
+    """Whether there is a file or folder at ``path`` (a symbolic link counts, even a broken one)."""
+    if isinstance(path, MemoryPath):
+        return path.path in path.tree.texts or path.path in path.tree.entries
+    return os.path.lexists(path)
+
+
 # ------------------------------------------------------------------ reading
 
 
 @contextmanager
-def opened(path: str | Path) -> Iterator[BinaryIO]:
-    """``path`` opened for reading bytes; an OS error is an :class:`InputError` naming it.
+def opened(path: Input) -> Iterator[BinaryIO]:
+    """``path`` opened for reading bytes; an OS error is an :class:`InputError` naming it. A
+    :class:`MemoryPath` gives its bytes.
 
     Inside :func:`guarded` the file is remembered as an input, so that no output replaces it.
     """
+    if isinstance(path, MemoryPath):
+        with io.BytesIO(path.data()) as held:
+            yield held
+        return
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except OSError as error:
@@ -99,9 +237,11 @@ def opened(path: str | Path) -> Iterator[BinaryIO]:
         yield handle
 
 
-def is_folder(path: str | Path) -> bool:
+def is_folder(path: Input) -> bool:
     """Whether ``path`` is a folder (links followed); an OS error other than "no such file" is an
     :class:`InputError` naming it (a loop of links is not silently "not a folder")."""
+    if isinstance(path, MemoryPath):
+        return path.path in path.tree.entries
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except FileNotFoundError:  # absent is not a folder; any other error is raised
@@ -110,19 +250,29 @@ def is_folder(path: str | Path) -> bool:
         raise os_error(error, path) from None
 
 
-def listed(folder: str | Path, suffix: str = "", *, hidden: bool = False, ordered: bool = True) -> list[Path]:
+def listed(folder: Input, suffix: str = "", *, hidden: bool = False, ordered: bool = True) -> list[Source]:
     """The entries of ``folder`` whose names end in ``suffix``, in name order (in the order the file system
-    gives them unless ``ordered``), those whose names start with ``.`` only with ``hidden`` (as a shell's
-    ``*`` sees them); an OS error is an :class:`InputError`."""
-    try:
-        names = os.listdir(folder)
-    except OSError as error:
-        raise os_error(error, folder) from None
-    found = [Path(folder, name) for name in names if name.endswith(suffix) and (hidden or not name.startswith("."))]
-    return sorted(found) if ordered else found
+    gives them unless ``ordered``; a :class:`MemoryPath`'s, the order its texts were given), those whose
+    names start with ``.`` only with ``hidden`` (as a shell's ``*`` sees them); an OS error is an
+    :class:`InputError`."""
+    if isinstance(folder, MemoryPath):
+        if folder.path not in folder.tree.entries:
+            raise InputError(_REASONS[errno.ENOTDIR if exists(folder) else errno.ENOENT], folder)
+        names: Iterable[str] = folder.tree.entries[folder.path]
+    else:
+        try:
+            names = os.listdir(folder)
+        except OSError as error:
+            raise os_error(error, folder) from None
+    wanted = [name for name in names if name.endswith(suffix) and (hidden or not name.startswith("."))]
+    return [_entry(folder, name) for name in (sorted(wanted) if ordered else wanted)]
 
 
-def read_bytes(path: str | Path) -> bytes:
+def _entry(folder: Input, name: str) -> Source:
+    return folder / name if isinstance(folder, MemoryPath) else Path(folder, name)
+
+
+def read_bytes(path: Input) -> bytes:
     """The whole content of ``path``; an OS error is an :class:`InputError`."""
     with opened(path) as handle:
         try:
@@ -131,7 +281,7 @@ def read_bytes(path: str | Path) -> bytes:
             raise os_error(error, path) from None
 
 
-def decoded(data: bytes, path: str | Path, *, bom: bool = False) -> str:
+def decoded(data: bytes, path: Input, *, bom: bool = False) -> str:
     """``data`` as UTF-8 text; a leading byte order mark is skipped unless ``bom`` (a note's text keeps it:
     its offsets count it). Bytes that are not UTF-8 are an :class:`InputError` naming the byte."""
     try:
@@ -140,12 +290,12 @@ def decoded(data: bytes, path: str | Path, *, bom: bool = False) -> str:
         raise InputError(f"not UTF-8 text ({error.reason} at byte {error.start})", path) from None
 
 
-def read_text(path: str | Path, *, bom: bool = False) -> str:
+def read_text(path: Input, *, bom: bool = False) -> str:
     """A whole text file as Python reads it, ``\\r`` kept (so that offsets stay true); see :func:`decoded`."""
     return decoded(read_bytes(path), path, bom=bom)
 
 
-def text_lines(path: str | Path, *, newline: str | None = None, limit: int = MAX_LINE) -> Generator[str, None, None]:
+def text_lines(path: Input, *, newline: str | None = None, limit: int = MAX_LINE) -> Generator[str, None, None]:
     """The lines of a UTF-8 text file, line endings kept, a byte order mark skipped.
 
     ``newline`` is :func:`open`'s: None reads ``\\r\\n`` and ``\\r`` as ``\\n``; ``""`` keeps every
@@ -170,7 +320,7 @@ def text_lines(path: str | Path, *, newline: str | None = None, limit: int = MAX
             yield line
 
 
-def check_lines(data: AnyStr, path: str | Path, limit: int = MAX_LINE) -> AnyStr:
+def check_lines(data: AnyStr, path: Input, limit: int = MAX_LINE) -> AnyStr:
     """``data`` (a whole file, text or bytes) when none of its lines, ended by ``\\n`` or ``\\r``, is longer
     than ``limit``; else an :class:`InputError`, before a parser sees it.
 

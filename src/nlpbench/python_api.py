@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from nlpbench.report.model import Report
 
 if TYPE_CHECKING:
+    from nlpbench.files import Input
     from nlpbench.model import Document
     from nlpbench.tasks import Task
 
@@ -47,8 +48,11 @@ def example(name: str) -> Path:
 def score(task: str, gold: Any, pred: Any, *, profile: str = "standard", **options: Any) -> Report:
     """Score ``pred`` against ``gold`` with the task ``task`` under ``profile``.
 
-    ``gold`` and ``pred`` are paths, or, for the tasks that take them
-    (``sandbox``, ``ner``), documents in memory (:class:`nlpbench.model.Document`).
+    ``gold`` and ``pred`` are paths; files or folders given in memory
+    (:class:`nlpbench.files.MemoryPath`: a name and a text, or a name and texts
+    by their paths inside it), which every task reads as it reads a path; or,
+    for the tasks that take them (``sandbox``, ``ner``), documents in memory
+    (:class:`nlpbench.model.Document`).
     ``options`` are the task's own (``nlpbench.tasks.get(task).options()``),
     named as the command line names them with ``_`` for ``-``. Bad input raises
     :class:`nlpbench.errors.InputError`, an unknown task or profile
@@ -62,6 +66,11 @@ def score(task: str, gold: Any, pred: Any, *, profile: str = "standard", **optio
     >>> inputs = json.loads(report.to_json())["inputs"]
     >>> inputs["annotation_type"]
     'date'
+    >>> from nlpbench.files import MemoryPath
+    >>> lines = ["#begin document (d); part 0", "d 0 0 John - - - - - - - - (1)", "d 0 1 he - - - - - - - - (1)"]
+    >>> key = MemoryPath.file("key.conll", "\\n".join([*lines, "", "#end document", ""]))
+    >>> score("coref", key, key).score("conll")["f1"]
+    1.0
     """
     from nlpbench import tasks
 
@@ -107,16 +116,17 @@ def compare(
     return compare_reports(*reports, metrics=metrics, test=test, trials=trials, confidence=confidence, seed=seed)
 
 
-def read(format: str, path: str | os.PathLike[str]) -> list[Document]:
-    """The documents of the file ``path`` in ``format`` (a name of ``nlpbench formats``).
+def read(format: str, path: Input) -> list[Document]:
+    """The documents of the file ``path`` in ``format`` (a name of ``nlpbench formats``); the file may be given
+    in memory (:class:`nlpbench.files.MemoryPath`).
 
     >>> documents = read("sandbox", example("gold.json"))
     >>> len(documents), sorted({annotation.label for annotation in documents[0].annotations})[:2]
     (3, ['contact', 'date'])
     """
-    from nlpbench import formats
+    from nlpbench import files, formats
 
-    return list(formats.get(format).read(Path(path)))
+    return list(formats.get(format).read(files.source(path)))
 
 
 def profiles(task: str) -> list[str]:
@@ -132,10 +142,12 @@ def profiles(task: str) -> list[str]:
 
 
 def _side(spec: Task, given: Any) -> Any:
-    """A side as the task takes it: a path as it is, documents in memory wrapped for its readers."""
+    """A side as the task takes it: a path or a file in memory as it is, documents in memory wrapped for its
+    readers."""
+    from nlpbench.files import MemoryPath
     from nlpbench.tasks import InMemory
 
-    if isinstance(given, str | os.PathLike | InMemory) or hasattr(given, "read"):
+    if isinstance(given, str | os.PathLike | MemoryPath | InMemory) or hasattr(given, "read"):
         return given
     if not isinstance(given, Iterable):
         raise TypeError(f"a side of {spec.name} is a path or documents, not {type(given).__name__}")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
+import os
+import tempfile
+from contextlib import contextmanager
 
 import pytest
 
@@ -56,49 +61,6 @@ def test_an_unreadable_prediction_file_is_invalid_with_one_line(nb, tmp_path):
     assert missing.exit_code == 2 and "no gold of task ner for dataset other: register one first" in missing.stderr
 
 
-@pytest.mark.parametrize("task", ["coref", "codiesp", "timelines"])
-def test_other_file_tasks_score_through_the_queue_as_the_score_command_does(cli, nb, tmp_path, task):
-    if task == "coref":
-        gold, pred = tmp_path / "key.conll", tmp_path / "response.conll"
-        gold.write_text(KEY)
-        pred.write_text(RESPONSE)
-        register = ("--file", f"key={gold}")
-        direct = cli("score", "coref", "--key", gold, "--response", pred, "--format", "json")
-    elif task == "timelines":
-        files = case_files(tmp_path, case("type_a_vs_type_b_mixture", "strict"))
-        pred = files.pred
-        register = ("--file", f"gold={files.gold}", "--file", f"all_ids={files.all_ids}", "--option", "mode=strict")
-        direct = cli(
-            "score",
-            "timelines",
-            "--gold",
-            files.gold,
-            "--pred",
-            pred,
-            "--all-ids",
-            files.all_ids,
-            "--mode",
-            "strict",
-            "-f",
-            "json",
-        )
-    else:
-        gold, pred, codes = tmp_path / "gold.tsv", tmp_path / "pred.tsv", tmp_path / "codes.tsv"
-        gold.write_text(GOLD_D)
-        pred.write_text(PRED_D)
-        codes.write_text("N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n")
-        register = ("--file", f"gold={gold}", "--file", f"valid_codes={codes}", "--option", "track=D")
-        direct = cli("score", "codiesp", "--track", "D", "-g", gold, "-p", pred, "-c", codes, "--format", "json")
-    assert nb("submissions", "gold", task, "set-a", *register).exit_code == 0
-    submission = submit(nb, "--task", task, "--dataset", "set-a", "--predictions", pred)
-    run_worker(nb)
-    data = shown(nb, submission)
-    assert data["status"] == "SCORED", data["reason"]
-    expected = json.loads(direct.stdout)
-    assert data["results"][0]["scores"][task] == expected["scores"]
-    assert data["results"][0]["perDocumentRows"] == len(expected["per_document"]) > 0
-
-
 def directory(path, files: dict[str, str]):
     path.mkdir()
     for name, text in files.items():
@@ -111,9 +73,35 @@ def jsonl(path, *records):
     return path
 
 
-@pytest.mark.parametrize("task", ["linking", "relations", "i2b2"])
-def test_linking_relations_and_i2b2_directories_score_as_the_score_command_does(cli, nb, tmp_path, task):
-    """relations (brat) and i2b2 (XML) take directories, as gold and as predictions; linking a JSONL file."""
+def task_files(task: str, tmp_path) -> tuple[tuple, object, tuple]:
+    """A gold and a prediction of ``task`` on disk: the gold's registration arguments, the prediction's path
+    and the arguments of ``nlpbench score TASK`` on the same files. relations (brat) and i2b2 (XML) take
+    directories, as gold and as predictions."""
+    if task == "ner":
+        gold, pred = tmp_path / "gold.conll", tmp_path / "pred.conll"
+        gold.write_text(GOLD)
+        pred.write_text(PRED)
+        return ("--file", f"gold={gold}"), pred, ("-g", gold, "-p", pred)
+    if task == "coref":
+        gold, pred = tmp_path / "key.conll", tmp_path / "response.conll"
+        gold.write_text(KEY)
+        pred.write_text(RESPONSE)
+        return ("--file", f"key={gold}"), pred, ("--key", gold, "--response", pred)
+    if task == "timelines":
+        files = case_files(tmp_path, case("type_a_vs_type_b_mixture", "strict"))
+        register = ("--file", f"gold={files.gold}", "--file", f"all_ids={files.all_ids}", "--option", "mode=strict")
+        return (
+            register,
+            files.pred,
+            ("-g", files.gold, "-p", files.pred, "--all-ids", files.all_ids, "--mode", "strict"),
+        )
+    if task == "codiesp":
+        gold, pred, codes = tmp_path / "gold.tsv", tmp_path / "pred.tsv", tmp_path / "codes.tsv"
+        gold.write_text(GOLD_D)
+        pred.write_text(PRED_D)
+        codes.write_text("N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\nBW40ZZZ\tdesc\n")
+        register = ("--file", f"gold={gold}", "--file", f"valid_codes={codes}", "--option", "track=D")
+        return register, pred, ("--track", "D", "-g", gold, "-p", pred, "-c", codes)
     if task == "linking":
         gold = jsonl(
             tmp_path / "gold.jsonl",
@@ -125,29 +113,104 @@ def test_linking_relations_and_i2b2_directories_score_as_the_score_command_does(
             {"id": "d1", "entities": [{"mention": "my dog", "qid": "rex"}, {"mention": "cat", "qid": "dog"}]},
             {"id": "d2", "entities": [{"mention": "robin", "qid": "robin"}]},
         )
-        register, extra = ("--option", "gold_format=jsonl"), ("--gold-format", "jsonl")
-    elif task == "relations":
+        return (
+            ("--file", f"gold={gold}", "--option", "gold_format=jsonl"),
+            pred,
+            ("-g", gold, "-p", pred, "--gold-format", "jsonl"),
+        )
+    if task == "relations":
         gold = directory(tmp_path / "gold", {"doc1.txt": RELATIONS_TEXT, "doc1.ann": GOLD_ANN})
         pred = directory(tmp_path / "pred", {"doc1.txt": RELATIONS_TEXT, "doc1.ann": PRED_ANN})
-        register, extra = (), ()
-    else:
-        gold = directory(
-            tmp_path / "gold",
-            {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[:9])},
-        )
-        pred = directory(
-            tmp_path / "system",
-            {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD[::2]), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[3:9])},
-        )
-        register, extra = (), ()
-    direct = cli("score", task, "-g", gold, "-p", pred, *extra, "-f", "json")
+        return ("--file", f"gold={gold}"), pred, ("-g", gold, "-p", pred)
+    assert task == "i2b2"
+    gold = directory(
+        tmp_path / "gold", {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[:9])}
+    )
+    pred = directory(
+        tmp_path / "system",
+        {"100-01.xml": xml(I2B2_TEXT, I2B2_GOLD[::2]), "100-02.xml": xml(I2B2_TEXT, I2B2_GOLD[3:9])},
+    )
+    return ("--file", f"gold={gold}"), pred, ("-g", gold, "-p", pred)
+
+
+@contextmanager
+def writing_refused(monkeypatch, tmp_path, db_url: str):
+    """Inside the block, opening any file but the store's own (a SQLite store's file and journals) for writing
+    (``open``, ``os.open``) or making a folder fails and is recorded, and temporary files would go to an empty
+    folder; on leaving, nothing was written there or tried."""
+    store_file = db_url.split("///", 1)[1] if db_url.startswith("sqlite") else None
+    tried: list[str] = []
+    scratch = tmp_path / "tmp"
+    scratch.mkdir(exist_ok=True)
+
+    def refused(what: str):
+        tried.append(what)
+        raise PermissionError(f"a write during scoring: {what}")
+
+    def guarded_open(file, mode="r", *args, **kwargs):
+        if any(flag in mode for flag in "wax+"):
+            refused(f"open({file!r}, {mode!r})")
+        return real_open(file, mode, *args, **kwargs)
+
+    def guarded_os_open(path, flags, *args, **kwargs):
+        own = store_file is not None and str(path).startswith(store_file)
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC) and not own:
+            refused(f"os.open({path!r})")
+        return real_os_open(path, flags, *args, **kwargs)
+
+    real_open, real_os_open = builtins.open, os.open
+    with monkeypatch.context() as patched:
+        patched.setenv("TMPDIR", str(scratch))
+        patched.setattr(tempfile, "tempdir", str(scratch))
+        patched.setattr(builtins, "open", guarded_open)
+        patched.setattr(io, "open", guarded_open)
+        patched.setattr(os, "open", guarded_os_open)
+        patched.setattr(os, "mkdir", lambda path, *args, **kwargs: refused(f"os.mkdir({path!r})"))
+        yield
+    assert tried == []
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("task", ["ner", "coref", "codiesp", "timelines", "linking", "relations", "i2b2"])
+def test_file_tasks_are_scored_from_the_store_writing_no_file_as_the_score_command_scores_them(
+    cli, nb, db_url, tmp_path, monkeypatch, task
+):
+    """The worker's scoring and ``rescore`` hand the stored gold and predictions to the task in memory: no file
+    is opened for writing, none is made in the temporary folder, and the scores are ``nlpbench score TASK``'s."""
+    register, pred, scored = task_files(task, tmp_path)
+    direct = cli("score", task, *scored, "-f", "json")
     assert direct.exit_code == 0, direct.stderr
-    registered = nb("submissions", "gold", task, "set-b", "--file", f"gold={gold}", *register)
+    expected = json.loads(direct.stdout)
+    registered = nb("submissions", "gold", task, "set-a", *register)
     assert registered.exit_code == 0, registered.stderr
-    submission = submit(nb, "--task", task, "--dataset", "set-b", "--predictions", pred)
-    run_worker(nb)
+    submission = submit(nb, "--task", task, "--dataset", "set-a", "--predictions", pred)
+    with writing_refused(monkeypatch, tmp_path, db_url):
+        run_worker(nb)
     data = shown(nb, submission)
     assert data["status"] == "SCORED", data["reason"]
-    expected = json.loads(direct.stdout)
     assert data["results"][0]["scores"][task] == expected["scores"]
     assert data["results"][0]["perDocumentRows"] == len(expected["per_document"]) > 0
+    assert data["results"][0]["warnings"] == expected["warnings"]
+    with writing_refused(monkeypatch, tmp_path, db_url):
+        rescored = nb("rescore", submission, "--profile", "standard")
+    assert rescored.exit_code == 0, rescored.stderr
+    assert shown(nb, submission)["results"][0]["scores"][task] == expected["scores"]
+
+
+@pytest.mark.parametrize("task", ["ner", "i2b2"])
+def test_an_unreadable_prediction_is_named_as_it_was_submitted(nb, tmp_path, task):
+    """The line of a prediction file (or of a file of a submitted directory) the task cannot read names it
+    ``predictions/NAME`` (``predictions/NAME/FILE``), as when scoring wrote it to a folder of that name."""
+    register, _, _ = task_files(task, tmp_path)
+    if task == "ner":
+        pred = tmp_path / "broken.conll"
+        pred.write_text("-DOCSTART- O\n\nJohn\n")
+        reason = "predictions/broken.conll: line 3: a token line needs a token and a tag, got one field (4 characters)"
+    else:
+        pred = directory(tmp_path / "broken", {"100-01.xml": "<deIdi2b2><TEXT>no end"})
+        reason = "predictions/broken/100-01.xml: malformed XML at line 1, column 22"
+    assert nb("submissions", "gold", task, "set-c", *register).exit_code == 0
+    submission = submit(nb, "--task", task, "--dataset", "set-c", "--predictions", pred)
+    run_worker(nb)
+    data = shown(nb, submission)
+    assert (data["status"], data["reason"]) == ("INVALID", reason)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, shorten
+from nlpbench.files import Input, Source
 from nlpbench.model import Document
 from nlpbench.registry import Registry
 
@@ -81,7 +82,7 @@ def register(
 
 
 def _filtered(read: Reader) -> Reader:
-    def read_labels(path: Path, labels: Collection[str] | None = None) -> Iterator[Document]:
+    def read_labels(path: Source, labels: Collection[str] | None = None) -> Iterator[Document]:
         for document in read(path):
             if labels is not None:
                 document.annotations = [a for a in document.annotations if a.label in labels]
@@ -113,12 +114,12 @@ def _load_all() -> None:
         importlib.import_module(f"{__name__}.{module}")
 
 
-def with_texts(documents: Iterable[Document], text_dir: Path | None) -> Iterator[Document]:
+def with_texts(documents: Iterable[Document], text_dir: Input | None) -> Iterator[Document]:
     """Give each document without text the text of ``text_dir/<id>.txt``."""
     for document in documents:
         if document.text is None and text_dir is not None:
-            path = Path(text_dir) / f"{document.id}.txt"
-            if not path.is_file():
+            path = files.source(text_dir) / f"{document.id}.txt"
+            if not files.is_file(path):
                 raise InputError("no text file for this document", path, f"document {document.id}")
             document.text = read_text(path)
         yield document
@@ -137,7 +138,7 @@ def checked(documents: Iterable[Document], source: Path | str) -> Iterator[Docum
         yield document
 
 
-def read_text(path: Path, *, bom: bool = True) -> str:
+def read_text(path: Source, *, bom: bool = True) -> str:
     """A note's text file as Python reads it, keeping ``\\r`` so that offsets stay true.
 
     A note's text keeps a byte order mark (it is a character its offsets count);

@@ -16,16 +16,17 @@ from pathlib import Path
 import bioc
 from bioc import biocjson, biocxml
 
+from nlpbench import files
 from nlpbench.errors import InputError, shorten
-from nlpbench.files import opened, read_bytes, written
+from nlpbench.files import Source, opened, read_bytes, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
 _LINK = "link:"
 
 
-def read(path: Path) -> Iterator[Document]:
-    path = Path(path)
+def read(path: Source) -> Iterator[Document]:
+    path = files.source(path)
     try:
         if path.suffix.lower() == ".json":
             data = read_bytes(path)
@@ -42,7 +43,7 @@ def read(path: Path) -> Iterator[Document]:
         yield _document(bioc_document, path, f"document {index} ({bioc_document.id})")
 
 
-def _document(bioc_document, path: Path, where: str) -> Document:
+def _document(bioc_document, path: Source, where: str) -> Document:
     document = Document(bioc_document.id, _text(bioc_document, path, where))
     holders = [bioc_document, *bioc_document.passages]
     for holder in holders:
@@ -73,7 +74,7 @@ def _reference_problem(document: Document) -> str | None:
     return None
 
 
-def _text(bioc_document, path: Path, where: str) -> str:
+def _text(bioc_document, path: Source, where: str) -> str:
     text = ""
     for passage in sorted(bioc_document.passages, key=lambda p: p.offset):
         if passage.offset < len(text):
@@ -82,7 +83,7 @@ def _text(bioc_document, path: Path, where: str) -> str:
     return text
 
 
-def _annotation(bioc_annotation, doc_id: str, path: Path, where: str) -> tuple[Annotation, list[Link]]:
+def _annotation(bioc_annotation, doc_id: str, path: Source, where: str) -> tuple[Annotation, list[Link]]:
     infons = dict(bioc_annotation.infons)
     where = f"{where}, annotation {bioc_annotation.id}"
     label = infons.pop("type", None)
@@ -107,7 +108,7 @@ def _annotation(bioc_annotation, doc_id: str, path: Path, where: str) -> tuple[A
     return annotation, links
 
 
-def _relation(relation, path: Path, where: str) -> Relation:
+def _relation(relation, path: Source, where: str) -> Relation:
     roles = {node.role: node.refid for node in relation.nodes}
     if "head" in roles and "tail" in roles:
         head, tail = roles["head"], roles["tail"]

@@ -11,7 +11,6 @@ reported, not kept.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator
@@ -19,16 +18,16 @@ from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
-from nlpbench.files import in_folder, text_lines, written
+from nlpbench.files import Source, in_folder, text_lines, written
 from nlpbench.formats import read_text, register
 from nlpbench.model import Annotation, Document, Link, Relation, Span
 
 _FRAGMENT = re.compile(r"^(\d+) (\d+)$")
 
 
-def read(path: Path) -> Iterator[Document]:
+def read(path: Source) -> Iterator[Document]:
     """Read one ``.ann`` file (with its ``.txt``), or every ``.ann`` of a directory in name order."""
-    path = Path(path)
+    path = files.source(path)
     if not files.is_folder(path):
         yield read_file(path.with_suffix(".ann"))
         return
@@ -39,11 +38,11 @@ def read(path: Path) -> Iterator[Document]:
         yield read_file(name)
 
 
-def read_file(ann_path: Path) -> Document:
+def read_file(ann_path: Source) -> Document:
     txt_path = ann_path.with_suffix(".txt")
-    if not os.path.lexists(txt_path):
+    if not files.exists(txt_path):
         raise InputError("no .txt file beside the .ann file", txt_path)
-    if not os.path.lexists(ann_path):
+    if not files.exists(ann_path):
         raise InputError("no such .ann file", ann_path)
     document = Document(ann_path.stem, read_text(txt_path))
     attributes: list[tuple[str, str, str | bool, str]] = []
@@ -87,7 +86,7 @@ def read_file(ann_path: Path) -> Document:
     return document
 
 
-def _text_bound(fields: list[str], document: Document, path: Path, where: str) -> Annotation:
+def _text_bound(fields: list[str], document: Document, path: Source, where: str) -> Annotation:
     if len(fields) != 3 or " " not in fields[1]:
         raise InputError("a T line needs ID<TAB>Label offsets<TAB>text", path, where)
     label, offsets = fields[1].split(" ", 1)
@@ -113,14 +112,14 @@ def _arguments(relation: Relation) -> list[tuple[str, str]]:
     return [("Arg1", relation.head), ("Arg2", relation.tail)]
 
 
-def _attribute(fields: list[str], path: Path, where: str) -> tuple[str, str, str | bool]:
+def _attribute(fields: list[str], path: Source, where: str) -> tuple[str, str, str | bool]:
     parts = fields[1].split() if len(fields) >= 2 else []
     if len(parts) not in (2, 3):
         raise InputError("an attribute line needs ID<TAB>Name Target [Value]", path, where)
     return parts[1], parts[0], parts[2] if len(parts) == 3 else True
 
 
-def _attach(document: Document, attributes: list, path: Path) -> None:
+def _attach(document: Document, attributes: list, path: Source) -> None:
     by_id = {a.id: i for i, a in enumerate(document.annotations)}
     for target, name, value, where in attributes:
         if target not in by_id:
@@ -130,7 +129,7 @@ def _attach(document: Document, attributes: list, path: Path) -> None:
         document.annotations[index] = dataclasses.replace(annotation, attributes={**annotation.attributes, name: value})
 
 
-def _normalization(fields: list[str], path: Path, where: str) -> Link:
+def _normalization(fields: list[str], path: Source, where: str) -> Link:
     parts = fields[1].split() if len(fields) >= 2 else []
     if len(parts) != 3 or ":" not in parts[2]:
         raise InputError("an N line needs ID<TAB>Reference Target Resource:Id[<TAB>text]", path, where)
@@ -139,7 +138,7 @@ def _normalization(fields: list[str], path: Path, where: str) -> Link:
     return Link(parts[1], resource, identifier, text, id=fields[0])
 
 
-def _relation(fields: list[str], path: Path, where: str) -> Relation:
+def _relation(fields: list[str], path: Source, where: str) -> Relation:
     parts = fields[1].split() if len(fields) >= 2 else []
     if len(parts) != 3 or not all(":" in p for p in parts[1:]):
         raise InputError("an R line needs ID<TAB>Label Arg1:T1 Arg2:T2", path, where)

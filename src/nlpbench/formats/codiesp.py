@@ -48,7 +48,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from nlpbench import files
 from nlpbench.errors import InputError, excerpt
-from nlpbench.files import written
+from nlpbench.files import Input, written
 from nlpbench.model import CodeReference, RankedCodes
 
 _TOKEN = re.compile(r"\S+")
@@ -131,7 +131,7 @@ PREDICTED_REFERENCES = Layout(
 LAYOUTS = (CODES, PREDICTED_REFERENCES, GOLD_REFERENCES)
 
 
-def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
+def read_ranked_codes(path: Input) -> list[RankedCodes]:
     """Each document's codes in file order, documents in order of first appearance."""
     codes: dict[str, list[str]] = {}
     for case, run in groupby(_records(path, CODES), key=itemgetter(0)):  # runs of lines of one document
@@ -139,7 +139,7 @@ def read_ranked_codes(path: Path | str) -> list[RankedCodes]:
     return [RankedCodes(case, tuple(listed)) for case, listed in codes.items()]
 
 
-def read_references(path: Path | str) -> list[CodeReference]:
+def read_references(path: Input) -> list[CodeReference]:
     """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
     records, starts, ends, first = _gold_records(path)
     starts, ends, first = starts.tolist(), ends.tolist(), first.tolist()
@@ -149,7 +149,7 @@ def read_references(path: Path | str) -> list[CodeReference]:
     ]
 
 
-def read_reference_columns(path: Path | str, *, listed: bool = False) -> ReferenceColumns:
+def read_reference_columns(path: Input, *, listed: bool = False) -> ReferenceColumns:
     """CodiEsp-X gold as columns, each reference from its smallest start to its largest end, or (``listed``)
     from the start of its first listed fragment to the end of its last (which may be inverted)."""
     records, starts, ends, first = _gold_records(path)
@@ -166,7 +166,7 @@ def read_reference_columns(path: Path | str, *, listed: bool = False) -> Referen
     return ReferenceColumns(list(documents), list(codes), document, code, start, end)
 
 
-def _gold_records(path: Path | str) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray, np.ndarray]:
+def _gold_records(path: Input) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray, np.ndarray]:
     """The fields of each gold line; the starts and ends of all their fragments, line after line; and where each
     line's fragments begin among them (one more entry: where they end)."""
     records = _records(path, GOLD_REFERENCES)
@@ -180,7 +180,7 @@ def _gold_records(path: Path | str) -> tuple[list[tuple[str, ...]], np.ndarray, 
     return records, offsets[:, 0], offsets[:, 1], first
 
 
-def read_predicted_references(path: Path | str) -> list[CodeReference]:
+def read_predicted_references(path: Input) -> list[CodeReference]:
     """CodiEsp-X predictions: one ``start end`` span per line.
 
     A span that ends before it starts or has a negative offset is kept as
@@ -217,7 +217,7 @@ class ReferenceColumns:
         return cls(list(documents), list(codes), document, code, start, end)
 
 
-def read_predicted_columns(path: Path | str) -> ReferenceColumns:
+def read_predicted_columns(path: Input) -> ReferenceColumns:
     """CodiEsp-X predictions as columns, the same lines :func:`read_predicted_references` accepts."""
     columns = _bulk_predicted_columns(_bytes(path))
     if columns is not None:
@@ -237,7 +237,7 @@ def read_predicted_columns(path: Path | str) -> ReferenceColumns:
         raise InputError("predicted span has an offset beyond 64-bit integers", path, f"line {line}") from None
 
 
-def read_valid_codes(path: Path | str) -> frozenset[str]:
+def read_valid_codes(path: Input) -> frozenset[str]:
     """The lower-cased codes of the first column of a valid-code list."""
     codes = set()
     for number, line in enumerate(_text(path).split("\n"), start=1):
@@ -252,7 +252,7 @@ def read_valid_codes(path: Path | str) -> frozenset[str]:
     return frozenset(codes)
 
 
-def read_assigned_codes(path: Path | str) -> set[str]:
+def read_assigned_codes(path: Input) -> set[str]:
     """The lower-cased codes a CodiEsp file assigns, in any of the three layouts (told by its first line)."""
     first = next((line for line in _text(path).split("\n") if line), "")
     layout = next((layout for layout in LAYOUTS if len(layout.fields) == first.count("\t") + 1), CODES)
@@ -288,14 +288,14 @@ def _write(path: Path | str, lines: Iterable[str]) -> None:
         handle.writelines(lines)
 
 
-def _text(path: Path | str) -> str:
+def _text(path: Input) -> str:
     """The file as text, a byte-order mark skipped, lines ended by ``\\n``; lines longer than
     :data:`~nlpbench.files.MAX_LINE` and bytes that are not UTF-8 are an :class:`InputError`."""
     text = files.check_lines(files.read_text(path), path)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def _bytes(path: Path | str) -> bytes:
+def _bytes(path: Input) -> bytes:
     """The file's bytes without a byte-order mark, lines ended by ``\\n``; checked as :func:`_text` checks."""
     data = files.check_lines(files.read_bytes(path), path)
     if not data.isascii():
@@ -449,7 +449,7 @@ def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> n
     return sliding_window_view(buf, 8 * count)[start].view("<u8") & (masks[lengths[0]] if uniform else masks[lengths])
 
 
-def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
+def _records(path: Input, layout: Layout) -> list[tuple[str, ...]]:
     """The values of every non-empty line (none for an empty file); the first bad line raises."""
     text = _text(path)
     matches = layout.line.findall(text)
@@ -458,7 +458,7 @@ def _records(path: Path | str, layout: Layout) -> list[tuple[str, ...]]:
     return [values for values in matches if values[0]]
 
 
-def _raise_first_problem(text: str, path: Path | str, layout: Layout) -> NoReturn:
+def _raise_first_problem(text: str, path: Input, layout: Layout) -> NoReturn:
     """Read line by line to name the first bad line and what is wrong with it."""
     for number, line in enumerate(text.split("\n"), start=1):
         problem = line and layout.problem(line.split("\t"))

@@ -22,8 +22,9 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt
-from nlpbench.files import text_lines, written
+from nlpbench.files import Source, text_lines, written
 from nlpbench.formats import register
 from nlpbench.model import Annotation, Document, Span
 
@@ -31,9 +32,9 @@ SCHEMES = ("iob1", "iob2", "bioes")
 _TAG = re.compile(r"^([BIES])-(.+)$")
 
 
-def read(path: Path) -> Iterator[Document]:
+def read(path: Source) -> Iterator[Document]:
     """The documents of a CoNLL BIO file, in order; a byte order mark is skipped, lines are bounded."""
-    path = Path(path)
+    path = files.source(path)
     builder = _Builder(path)
     for number, line in enumerate(text_lines(path, newline="\n"), start=1):
         columns = line.split()
@@ -55,7 +56,7 @@ def read(path: Path) -> Iterator[Document]:
 class _Builder:
     """Collects tokens and decodes tags into annotations, one document at a time."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Source):
         self.path = path
         self.count = 0
         self._reset()

@@ -59,6 +59,7 @@ from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.files import Input, Source
 from nlpbench.formats import jsonstream
 from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
 
@@ -76,9 +77,9 @@ _NO_WORD = "_"
 # ---------------------------------------------------------------- CoNLL-2012
 
 
-def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
+def read_conll2012(path: Input) -> Iterator[CorefDocument]:
     """The documents of a CoNLL-2012 file, one at a time, in file order."""
-    path = Path(path)
+    path = files.source(path)
     seen: dict[str, int] = {}
     document: _ConllDocument | None = None
     outside = number = 0
@@ -140,7 +141,7 @@ def read_conll2012(path: Path | str) -> Iterator[CorefDocument]:
 class _ConllDocument:
     """One CoNLL-2012 document being read: its tokens, its chains and the mentions still open."""
 
-    path: Path
+    path: Source
     key: str
     begun: int
     sentences: list[list[str]] = field(default_factory=list)
@@ -339,9 +340,9 @@ def _name_and_part(key: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- e2e jsonlines
 
 
-def read_jsonl(path: Path | str, *, predicted: bool = False) -> Iterator[CorefDocument]:
+def read_jsonl(path: Input, *, predicted: bool = False) -> Iterator[CorefDocument]:
     """The documents of an e2e jsonlines file; ``predicted`` reads ``predicted_clusters`` where a line has it."""
-    path = Path(path)
+    path = files.source(path)
     seen: dict[str, str] = {}
     for where, record in jsonstream.json_lines(path):
         document = _jsonl_document(record, predicted, path, where)
@@ -351,7 +352,7 @@ def read_jsonl(path: Path | str, *, predicted: bool = False) -> Iterator[CorefDo
         yield document
 
 
-def _jsonl_document(record: object, predicted: bool, path: Path, where: str) -> CorefDocument:
+def _jsonl_document(record: object, predicted: bool, path: Source, where: str) -> CorefDocument:
     if not isinstance(record, dict):
         raise InputError("a line must be a JSON object", path, where)
     doc_key = record.get("doc_key")
@@ -375,7 +376,7 @@ def _jsonl_document(record: object, predicted: bool, path: Path, where: str) -> 
     return document
 
 
-def _check_within(document: CorefDocument, path: Path, where: str) -> None:
+def _check_within(document: CorefDocument, path: Source, where: str) -> None:
     if not document.sentences:
         return
     tokens = document.token_count
@@ -406,7 +407,7 @@ UNPLACED: CorefMention = (-1, -1)
 
 
 def read_omin_csv(
-    path: Path | str, *, id_column: str | None = None, clusters_column: str | None = None
+    path: Input, *, id_column: str | None = None, clusters_column: str | None = None
 ) -> Iterator[CorefDocument]:
     """The documents of a CSV with an id column and a column of Python-literal cluster lists.
 
@@ -414,7 +415,7 @@ def read_omin_csv(
     written) and ``[-1, -1]`` (a mention the tool could not place; it matches
     nothing but another ``[-1, -1]``).
     """
-    path = Path(path)
+    path = files.source(path)
     seen: set[str] = set()
     repeated = 0
     odd: dict[str, list[str]] = {"one_index": [], "unplaced": []}
@@ -460,7 +461,7 @@ def read_omin_csv(
         )
 
 
-def _column(header: Sequence[str], named: str | None, candidates: tuple[str, ...], what: str, path: Path) -> str:
+def _column(header: Sequence[str], named: str | None, candidates: tuple[str, ...], what: str, path: Source) -> str:
     if named is not None:
         if named not in header:
             raise InputError(
@@ -475,7 +476,7 @@ def _column(header: Sequence[str], named: str | None, candidates: tuple[str, ...
     )
 
 
-def _literal(cell: str, column: str, path: Path, where: str) -> object:
+def _literal(cell: str, column: str, path: Source, where: str) -> object:
     try:
         return ast.literal_eval(cell)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -496,7 +497,9 @@ def write_omin_csv(documents: Iterable[CorefDocument], path: Path | str) -> None
 # ---------------------------------------------------------------- shared
 
 
-def _clusters(value: object, name: str, path: Path, where: str, *, allow_unplaced: bool = False) -> tuple[Cluster, ...]:
+def _clusters(
+    value: object, name: str, path: Source, where: str, *, allow_unplaced: bool = False
+) -> tuple[Cluster, ...]:
     """Clusters from nested lists; an empty cluster is dropped with a warning.
 
     ``allow_unplaced`` accepts the mention ``[-1, -1]`` (see :data:`UNPLACED`).
@@ -521,7 +524,7 @@ def _clusters(value: object, name: str, path: Path, where: str, *, allow_unplace
 
 
 @contextmanager
-def _open_text(path: Path) -> Iterator[Iterator[str]]:
+def _open_text(path: Source) -> Iterator[Iterator[str]]:
     """The lines of a UTF-8 text file (a byte order mark skipped, each bounded: :func:`~nlpbench.files.text_lines`);
     a CSV error becomes an :class:`InputError`."""
     lines = files.text_lines(path, newline="")
@@ -564,7 +567,7 @@ def coref_format(name: str) -> CorefFormat:
 
 def read(
     name: str,
-    path: Path | str,
+    path: Input,
     *,
     predicted: bool = False,
     id_column: str | None = None,

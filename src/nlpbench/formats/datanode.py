@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from nlpbench import formats
+from nlpbench import files, formats
 from nlpbench.errors import InputError
 from nlpbench.formats import jsonstream, sandbox
 from nlpbench.model import Annotation, Document
@@ -377,16 +377,18 @@ def _key(annotation: Annotation) -> tuple:
 def documents(
     source: Any, fmt: str, labels: Collection[str] | None = None, *, timeout: float = 30.0, columns: bool = False
 ) -> Iterator[Document]:
-    """Annotated documents to score: a file of ``fmt``, an annotation store of a data node, or an object whose
-    ``read(labels)`` yields them (an annotation store of nlpbench's store, as the command line opens it).
+    """Annotated documents to score: a file of ``fmt`` (on disk or in memory, :class:`~nlpbench.files.MemoryPath`),
+    an annotation store of a data node, or an object whose ``read(labels)`` yields them (an annotation store
+    of nlpbench's store, as the command line opens it).
 
     ``columns`` asks the readers that can for annotations as columns (``Document.columns``)."""
-    if not isinstance(source, (str, Path)):
+    if not isinstance(source, (str, Path, files.MemoryPath)):
         yield from source.read(labels)
         return
-    if not is_data_node(source):
+    if isinstance(source, files.MemoryPath) or not is_data_node(source):
         chosen = formats.get(fmt)
-        yield from chosen.read(Path(source), labels=labels, **({"columns": True} if columns and chosen.columns else {}))
+        taken = {"columns": True} if columns and chosen.columns else {}
+        yield from chosen.read(files.source(source), labels=labels, **taken)
         return
     url = StoreURL.parse(source, ANNOTATIONS)
     with DataNodeClient(url.api, timeout=timeout) as node:

@@ -23,7 +23,7 @@ from xml.sax.saxutils import quoteattr
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt
-from nlpbench.files import in_folder, opened, written
+from nlpbench.files import Source, in_folder, opened, written
 from nlpbench.formats import register
 from nlpbench.model import Annotation, Document, Span
 
@@ -74,9 +74,9 @@ CATEGORIES: dict[str, tuple[str, str | None, dict[str, str]]] = {
 _BY_LABEL = {label: (category, attribute, types) for category, (label, attribute, types) in CATEGORIES.items()}
 
 
-def read(path: Path) -> Iterator[Document]:
+def read(path: Source) -> Iterator[Document]:
     """Read one XML file, or every ``*.xml`` file of a directory in name order."""
-    path = Path(path)
+    path = files.source(path)
     if not files.is_folder(path):
         yield read_file(path)
         return
@@ -87,7 +87,7 @@ def read(path: Path) -> Iterator[Document]:
         yield read_file(name)
 
 
-def _parse(path: Path) -> tuple[ET.Element, str]:
+def _parse(path: Source) -> tuple[ET.Element, str]:
     """The root element of an i2b2 file and its note text (line breaks normalised to LF, as XML parsers do)."""
     try:
         with opened(path) as handle:
@@ -101,7 +101,7 @@ def _parse(path: Path) -> tuple[ET.Element, str]:
     return root, text_element.text or ""
 
 
-def read_file(path: Path) -> Document:
+def read_file(path: Source) -> Document:
     root, text = _parse(path)
     document = Document(path.stem, text)
     tags = root.find("TAGS")
@@ -125,7 +125,7 @@ class RawTag:
     id: str | None = None
 
 
-def read_raw(path: Path) -> tuple[str, list[RawTag] | None]:
+def read_raw(path: Source) -> tuple[str, list[RawTag] | None]:
     """The note text of one i2b2 file and every element under its ``<TAGS>``, in file order (None: no ``<TAGS>``)."""
     root, text = _parse(path)
     tags = root.find("TAGS")
@@ -138,7 +138,7 @@ def read_raw(path: Path) -> tuple[str, list[RawTag] | None]:
     ]
 
 
-def _annotation(tag: ET.Element, document: Document, path: Path, where: str) -> Annotation:
+def _annotation(tag: ET.Element, document: Document, path: Source, where: str) -> Annotation:
     if tag.tag not in CATEGORIES:
         raise InputError(f"unknown category {excerpt(tag.tag)}", path, where)
     label, attribute, types = CATEGORIES[tag.tag]

@@ -39,18 +39,19 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
-from nlpbench.files import written
+from nlpbench.files import Source, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
 
 
-def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def records(path: Source) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file.
 
     Keys not read are ignored; a key written twice in a line is an error.
     """
-    path = Path(path)
+    path = files.source(path)
     seen: set[str] = set()
     for where, record in jsonstream.json_lines(path):
         if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
@@ -61,7 +62,7 @@ def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield where, record
 
 
-def _list(record: dict[str, Any], key: str, path: Path, where: str, *, required: bool = True) -> list[Any]:
+def _list(record: dict[str, Any], key: str, path: Source, where: str, *, required: bool = True) -> list[Any]:
     """The list ``record[key]``; a missing required key is an error (a document without any is ``[]``)."""
     if key not in record and required:
         raise InputError(f"no {key!r} (write {key!r}: [] for a document without any)", path, where)
@@ -84,7 +85,7 @@ def tokens_document(doc_id: str, tokens: list[str]) -> Document:
     return Document(doc_id, " ".join(tokens), metadata={"tokens": offsets})
 
 
-def _document(record: dict[str, Any], path: Path, where: str) -> Document:
+def _document(record: dict[str, Any], path: Source, where: str) -> Document:
     has_text, has_tokens = "text" in record, "tokens" in record
     if has_text == has_tokens:
         raise InputError("give either text or tokens", path, where)
@@ -98,7 +99,7 @@ def _document(record: dict[str, Any], path: Path, where: str) -> Document:
     return tokens_document(record["id"], tokens)
 
 
-def _entity(entity: object, index: int, document: Document, path: Path, where: str) -> Annotation:
+def _entity(entity: object, index: int, document: Document, path: Source, where: str) -> Annotation:
     name = f"entity {index}"
     if not isinstance(entity, dict):
         raise InputError(f"{name} must be an object", path, where)
@@ -124,7 +125,7 @@ def _entity(entity: object, index: int, document: Document, path: Path, where: s
     return Annotation(document.id, Span(start, end), label, text, attributes, id=identifier)
 
 
-def _relation(relation: object, index: int, ids: list[str], path: Path, where: str) -> Relation:
+def _relation(relation: object, index: int, ids: list[str], path: Source, where: str) -> Relation:
     name = f"relation {index}"
     if not isinstance(relation, dict) or not isinstance(relation.get("label"), str) or not relation["label"]:
         raise InputError(f"{name} must be an object with head, tail and label", path, where)
@@ -140,9 +141,9 @@ def _relation(relation: object, index: int, ids: list[str], path: Path, where: s
     return Relation(relation["label"], ends[0], ends[1], id=relation.get("id"))
 
 
-def read(path: Path) -> Iterator[Document]:
+def read(path: Source) -> Iterator[Document]:
     """Documents with their entities and relations, checked against their text."""
-    path = Path(path)
+    path = files.source(path)
     for where, record in records(path):
         document = _document(record, path, where)
         entities = _list(record, "entities", path, where)
@@ -210,9 +211,9 @@ def _string(value: object, allow_none: bool = False) -> bool:
     return (allow_none and value is None) or (isinstance(value, str) and bool(value.strip()))
 
 
-def read_triples(path: Path) -> Iterator[Triple]:
+def read_triples(path: Source) -> Iterator[Triple]:
     """Surface triples (``head``, ``label``, ``tail`` and optional ``head_type``, ``tail_type``) in file order."""
-    path = Path(path)
+    path = files.source(path)
     for where, record in records(path):
         for index, triple in enumerate(_list(record, "triples", path, where)):
             if not isinstance(triple, dict) or not all(_string(triple.get(k)) for k in ("head", "label", "tail")):
@@ -227,16 +228,16 @@ def read_triples(path: Path) -> Iterator[Triple]:
             )
 
 
-def _link(value: object, name: str, path: Path, where: str, *, gold: bool) -> tuple[str, str | None]:
+def _link(value: object, name: str, path: Source, where: str, *, gold: bool) -> tuple[str, str | None]:
     if not isinstance(value, dict) or not _string(value.get("mention")) or not _string(value.get("qid"), gold):
         wanted = "a mention and a qid (or null)" if gold else "a mention and a qid"
         raise InputError(f"{name} needs {wanted}", path, where)
     return value["mention"], value.get("qid")
 
 
-def read_gold_links(path: Path) -> Iterator[GoldEntity]:
+def read_gold_links(path: Source) -> Iterator[GoldEntity]:
     """Gold entities: each its primary (mention, qid) and its alternatives, in file order."""
-    path = Path(path)
+    path = files.source(path)
     for where, record in records(path):
         for index, entity in enumerate(_list(record, "entities", path, where)):
             name = f"entity {index}"
@@ -248,9 +249,9 @@ def read_gold_links(path: Path) -> Iterator[GoldEntity]:
             yield GoldEntity(record["id"], tuple(choices))
 
 
-def read_predicted_links(path: Path) -> Iterator[LinkedMention]:
+def read_predicted_links(path: Source) -> Iterator[LinkedMention]:
     """A system's links: one (mention, qid) per entity, in file order."""
-    path = Path(path)
+    path = files.source(path)
     ignored = 0
     for where, record in records(path):
         for index, entity in enumerate(_list(record, "entities", path, where)):

@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
@@ -35,7 +34,7 @@ import msgspec
 import numpy as np
 
 from nlpbench.errors import EXCERPT, InputError, excerpt
-from nlpbench.files import MAX_LINE, LineTooLong, bounded_lines, opened
+from nlpbench.files import MAX_LINE, Input, LineTooLong, Source, bounded_lines, opened
 
 #: The deepest nesting any reader accepts; real files nest a handful of levels.
 MAX_DEPTH = 128
@@ -124,7 +123,7 @@ def edges_plain(text: bytes) -> bool:
     return b"\\" not in text or (b'\\"' not in text and b"\\\\" not in text)  # one byte is searched fastest
 
 
-def check(data: bytes, path: Path | str | None = None, where: str | None = None) -> None:
+def check(data: bytes, path: Input | None = None, where: str | None = None) -> None:
     """Refuse ``data`` (one whole JSON text) when it nests deeper than :data:`MAX_DEPTH`.
 
     No text nests deeper than the brackets it opens, in strings or not (``depth <= count('[') + count('{')``),
@@ -144,7 +143,7 @@ def check(data: bytes, path: Path | str | None = None, where: str | None = None)
         raise InputError(str(error), path, where) from None
 
 
-def decode(data: bytes, path: Path | str, where: str | None = None, type: Any = Any) -> Any:
+def decode(data: bytes, path: Input, where: str | None = None, type: Any = Any) -> Any:
     """One JSON text decoded by msgspec into ``type``, bounded and checked.
 
     A byte order mark is skipped; nesting deeper than :data:`MAX_DEPTH`,
@@ -173,7 +172,7 @@ _PLAIN = msgspec.json.Decoder()
 _ENCODER = msgspec.json.Encoder()
 
 
-def no_repeated_key(text: bytes, path: Path | str, where: str | None = None, value: Any = _UNDECODED) -> None:
+def no_repeated_key(text: bytes, path: Input, where: str | None = None, value: Any = _UNDECODED) -> None:
     """Refuse ``text`` (one JSON text within :data:`MAX_DEPTH`) when an object in it, at any depth, repeats a key.
 
     Decoding keeps one member per key, so the text encoded again from its value has fewer members
@@ -277,7 +276,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def items(
-    handle: BinaryIO, path: Path, line_type: Any = Any, *, keys_checked: bool = True, fallback_type: Any = None
+    handle: BinaryIO, path: Input, line_type: Any = Any, *, keys_checked: bool = True, fallback_type: Any = None
 ) -> Iterator[Any]:
     """Yield each item of the JSON array in ``handle`` (positioned at the start of the file).
 
@@ -345,7 +344,7 @@ def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallback: msgspec.json.
         return fallback.decode(text)
 
 
-def _ijson_items(handle: BinaryIO | _Prefixed, path: Path, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
+def _ijson_items(handle: BinaryIO | _Prefixed, path: Input, before: int = 0, skip_first: bool = False) -> Iterator[Any]:
     index = before
     repeated: dict[int, str] = {}  # id of an object that repeats a key: the key
 
@@ -430,7 +429,7 @@ class _Prefixed:
         return head + self.handle.read(max(size - len(head), 0) if size >= 0 else -1)
 
 
-def json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+def json_lines(path: Source) -> Iterator[tuple[str, Any]]:
     """``("line N", value)`` for each non-blank line of a JSON Lines file, in order.
 
     A line that is not JSON, bytes that are not UTF-8, or a line longer than

@@ -40,10 +40,10 @@ import ast
 import csv
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.files import Source
 from nlpbench.formats import jsonstream
 from nlpbench.formats.jsonl import tokens_document
 from nlpbench.model import Argument, Document, GoldEntity, LinkedMention, Mention, Triple
@@ -51,9 +51,9 @@ from nlpbench.model import Argument, Document, GoldEntity, LinkedMention, Mentio
 ID_COLUMNS = ("id", "c5_id", "c5_unique_id", "c5")
 
 
-def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
+def _rows(path: Source, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
     """``(where, row)`` for each data row; ``where`` names the row and its first line."""
-    path = Path(path)
+    path = files.source(path)
     try:
         reader = csv.DictReader(files.text_lines(path, newline=""))
         columns = reader.fieldnames or []
@@ -70,7 +70,7 @@ def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str
         raise InputError(f"bad CSV: {error}", path) from None
 
 
-def id_column(path: Path) -> str:
+def id_column(path: Source) -> str:
     """The document-id column of an OMIn CSV: ``id``, ``c5_id``, ``c5_unique_id`` or ``c5``."""
     lines = files.text_lines(path, newline="")
     try:
@@ -85,9 +85,9 @@ def id_column(path: Path) -> str:
     raise InputError(f"no document-id column ({', '.join(ID_COLUMNS)})", path, "header")
 
 
-def read_ner(path: Path) -> Iterator[Document]:
+def read_ner(path: Source) -> Iterator[Document]:
     """Documents of an OMIn NER file, each with its mentions in ``metadata["mentions"]``, in order of first row."""
-    path = Path(path)
+    path = files.source(path)
     doc_column = id_column(path)
     documents: dict[str, Document] = {}
     for where, row in _rows(path, (doc_column, "entities")):
@@ -108,20 +108,20 @@ def read_ner(path: Path) -> Iterator[Document]:
     yield from documents.values()
 
 
-def _doc_key_id(doc_key: object, path: Path, where: str) -> str:
+def _doc_key_id(doc_key: object, path: Source, where: str) -> str:
     if not isinstance(doc_key, str) or "_" not in doc_key or len(doc_key.split("_", 1)[1]) < 15:
         raise InputError(f"doc_key {excerpt(doc_key)} is not faa/<row>_<FAA id>_<part>", path, where)
     return doc_key.split("_", 1)[1][:15]
 
 
-def read_token_source(path: Path) -> Iterator[Document]:
+def read_token_source(path: Source) -> Iterator[Document]:
     """The documents of an OMIn jsonlines token source: text = tokens joined by blanks, tokens in metadata."""
-    path = Path(path)
+    path = files.source(path)
     for where, record in jsonstream.json_lines(path):
         yield _token_line(record, path, where)
 
 
-def _token_line(record: object, path: Path, where: str) -> Document:
+def _token_line(record: object, path: Source, where: str) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get("sentences"), list):
         raise InputError("a line needs doc_key and sentences (lists of tokens)", path, where)
     sentences = record["sentences"]
@@ -133,7 +133,7 @@ def _token_line(record: object, path: Path, where: str) -> Document:
     return tokens_document(_doc_key_id(record.get("doc_key"), path, where), tokens)
 
 
-def _literal_list(cell: str, column: str, path: Path, where: str) -> list[str | None]:
+def _literal_list(cell: str, column: str, path: Source, where: str) -> list[str | None]:
     try:
         value = ast.literal_eval(cell)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -143,9 +143,9 @@ def _literal_list(cell: str, column: str, path: Path, where: str) -> list[str | 
     return list(value)
 
 
-def read_gold_links(path: Path) -> Iterator[GoldEntity]:
+def read_gold_links(path: Source) -> Iterator[GoldEntity]:
     """The gold entities of ``nel.csv``, one per row, in file order."""
-    path = Path(path)
+    path = files.source(path)
     for where, row in _rows(path, ("id", "entity", "qid")):
         entities = _literal_list(row["entity"], "entity", path, where)
         qids = _literal_list(row["qid"], "qid", path, where)
@@ -154,9 +154,9 @@ def read_gold_links(path: Path) -> Iterator[GoldEntity]:
         yield GoldEntity(row["id"].strip(), tuple(zip(entities, qids, strict=True)))
 
 
-def read_predicted_links(path: Path, qid_column: str = "qids") -> Iterator[LinkedMention]:
+def read_predicted_links(path: Source, qid_column: str = "qids") -> Iterator[LinkedMention]:
     """A tool's links (``c5_id``, ``mentions``, ``qid_column``) in file order; unlinked rows are reported."""
-    path = Path(path)
+    path = files.source(path)
     doc_column = id_column(path)
     unlinked = 0
     for where, row in _rows(path, (doc_column, "mentions", qid_column)):
@@ -177,9 +177,9 @@ def read_predicted_links(path: Path, qid_column: str = "qids") -> Iterator[Linke
 TRIPLE_COLUMNS = ("id", "subject", "subject_type", "relation", "relation_type", "object", "object_type")
 
 
-def read_triples(path: Path) -> Iterator[Triple]:
+def read_triples(path: Source) -> Iterator[Triple]:
     """The free-text triples of an OMIn ``re.csv`` file, in file order."""
-    path = Path(path)
+    path = files.source(path)
     empty = 0
     for where, row in _rows(path, TRIPLE_COLUMNS):
         if not any(row[c].strip() for c in TRIPLE_COLUMNS[1:]):

@@ -21,10 +21,9 @@ edge file with P31/P279 edges and KGTK's class-count file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from nlpbench import files
 from nlpbench.errors import InputError, excerpt
+from nlpbench.files import Source
 from nlpbench.formats import jsonstream
 from nlpbench.model import Ontology, OntologyNode
 
@@ -33,8 +32,8 @@ def _positive(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def read(path: Path) -> Ontology:
-    path = Path(path)
+def read(path: Source) -> Ontology:
+    path = files.source(path)
     data = jsonstream.decode(files.read_bytes(path), path)
     if not isinstance(data, dict) or not _positive(data.get("total")) or not isinstance(data.get("nodes"), dict):
         raise InputError("an ontology is an object with a positive integer total and an object of nodes", path)

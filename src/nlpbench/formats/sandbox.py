@@ -49,8 +49,9 @@ from typing import Annotated, Any, BinaryIO, cast
 
 import msgspec
 
+from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, TypedWarning, excerpt, json_kind
-from nlpbench.files import LineTooLong, bounded_lines, opened, written
+from nlpbench.files import Input, LineTooLong, Source, bounded_lines, opened, written
 from nlpbench.formats import jsonstream, register
 from nlpbench.model import MISSING, PHI_TYPES, Annotation, Document, PhiType, Span, SpanColumns, SpanRow
 from nlpbench.model.columns import LENGTH, SUBTYPE, TEXT
@@ -63,7 +64,7 @@ _MISFIT = "annotations whose length is not that of their text"
 _CORE_KEYS = ("start", "length", "text", "confidence", "noteId")
 
 
-def read(path: Path, labels: Collection[str] | None = None, *, columns: bool = False) -> Iterator[Document]:
+def read(path: Source, labels: Collection[str] | None = None, *, columns: bool = False) -> Iterator[Document]:
     """Read any of the three shapes, checking every record.
 
     ``labels`` reads for scoring: the arrays of other types are skipped
@@ -74,7 +75,7 @@ def read(path: Path, labels: Collection[str] | None = None, *, columns: bool = F
     ``text``, a subtype outside the schema's list) are read as they are and
     reported once per file, with a count and the first example.
     """
-    path = Path(path)
+    path = files.source(path)
     oddities = _Oddities(path, labels, columns)
     with opened(path) as handle:
         first = _first_byte(handle, path)
@@ -108,7 +109,7 @@ _LEADING_NAME = re.compile(
 _NAMED = msgspec.json.Decoder(_Named)
 
 
-def count_notes(path: Path) -> Counter[str]:
+def count_notes(path: Source) -> Counter[str]:
     """How many records of the list in ``path`` name each note; a record that cannot be read is left
     for the reading itself to report.
 
@@ -200,7 +201,7 @@ class _Oddities:
     """The reading context: which labels are wanted, whether as columns; odd annotations counted per kind
     with a first example."""
 
-    def __init__(self, path: Path | str, labels: Collection[str] | None = None, columns: bool = False):
+    def __init__(self, path: Input, labels: Collection[str] | None = None, columns: bool = False):
         self.path = path
         self.labels = labels
         self.columns = columns
@@ -226,7 +227,7 @@ class _Oddities:
             warnings.warn(TypedWarning(message, typed) if typed else InputWarning(message), stacklevel=2)
 
 
-def _first_byte(handle, path: Path) -> bytes:
+def _first_byte(handle, path: Source) -> bytes:
     """The first byte after a byte order mark and blanks, read a block at a time."""
     if handle.read(len(jsonstream.BOM)) != jsonstream.BOM:
         handle.seek(0)
@@ -241,7 +242,7 @@ def _first_byte(handle, path: Path) -> bytes:
             return content[:1]
 
 
-def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Document]:
+def _object(data: dict[str, Any], path: Source, odd: _Oddities) -> Iterator[Document]:
     if "patient_bundles" in data:
         yield from _contained(_unique(_bundles(data["patient_bundles"], path, odd), path), "bundles")
     elif "annotations" in data:
@@ -259,7 +260,7 @@ def _object(data: dict[str, Any], path: Path, odd: _Oddities) -> Iterator[Docume
         )
 
 
-def _records(records: Iterable[Any], path: Path | str, odd: _Oddities) -> Iterator[Document]:
+def _records(records: Iterable[Any], path: Input, odd: _Oddities) -> Iterator[Document]:
     for index, record in enumerate(records):
         where = f"record {index}"
         if isinstance(record, msgspec.Struct):
@@ -325,7 +326,7 @@ def _contained(documents: Iterable[Document], container: str) -> Iterator[Docume
         yield document
 
 
-def _bundles(bundles: Any, path: Path, odd: _Oddities) -> Iterator[Document]:
+def _bundles(bundles: Any, path: Source, odd: _Oddities) -> Iterator[Document]:
     if not isinstance(bundles, list):
         raise InputError("patient_bundles must be a list", path)
     for p, bundle in enumerate(bundles):
@@ -345,7 +346,7 @@ def _bundles(bundles: Any, path: Path, odd: _Oddities) -> Iterator[Document]:
             yield document
 
 
-def _note_id(note: dict, record: dict, path: Path | str, where: str) -> str:
+def _note_id(note: dict, record: dict, path: Input, where: str) -> str:
     """A bundle's note id: ``note.identifier``, else the one ``noteId`` its annotations share."""
     if isinstance(note.get("identifier"), str):
         return note["identifier"]
@@ -363,7 +364,7 @@ def _note_id(note: dict, record: dict, path: Path | str, where: str) -> str:
 
 
 def _document(
-    doc_id: str, record: dict[str, Any], path: Path | str, where: str, odd: _Oddities, columns: bool = False
+    doc_id: str, record: dict[str, Any], path: Input, where: str, odd: _Oddities, columns: bool = False
 ) -> Document:
     """A record's document; with ``columns``, its annotations as columns."""
     document = Document(doc_id)
@@ -488,7 +489,7 @@ def _where(at: tuple[str, str, int]) -> str:
     return f"{record}, {key}[{index}]"
 
 
-def _problem(value: Any, path: Path | str, at: tuple[str, str, int]) -> InputError:
+def _problem(value: Any, path: Input, at: tuple[str, str, int]) -> InputError:
     """The first thing wrong with an annotation object that the fast checks refused."""
     if not isinstance(value, dict):
         return InputError("an annotation must be an object", path, _where(at))
@@ -506,7 +507,7 @@ def _problem(value: Any, path: Path | str, at: tuple[str, str, int]) -> InputErr
     return InputError(f"confidence {excerpt(confidence)} is not a number from 0 to 100", path, _where(at))
 
 
-def _decoded(value: Any, path: Path | str, where: str) -> Any:
+def _decoded(value: Any, path: Input, where: str) -> Any:
     """A value as Python objects: records streamed a line at a time leave values undecoded until needed."""
     if not isinstance(value, msgspec.Raw):
         return value
@@ -516,7 +517,7 @@ def _decoded(value: Any, path: Path | str, where: str) -> Any:
         raise InputError(f"malformed JSON: {error}", path, where) from None
 
 
-def _dig(obj: Any, keys: tuple[str, ...], path: Path | str, where: str) -> str:
+def _dig(obj: Any, keys: tuple[str, ...], path: Input, where: str) -> str:
     for key in keys:
         if not isinstance(obj, dict) or key not in obj:
             raise InputError(f"missing required field {'.'.join(keys)!r}", path, where)
@@ -526,7 +527,7 @@ def _dig(obj: Any, keys: tuple[str, ...], path: Path | str, where: str) -> str:
     return obj
 
 
-def _list(obj: Any, key: str, path: Path | str, where: str) -> list:
+def _list(obj: Any, key: str, path: Input, where: str) -> list:
     value = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(value, list):
         raise InputError(f"{key} must be a list", path, where)
@@ -565,7 +566,7 @@ def _merged(documents: Iterable[Document], counts: Counter[str], odd: _Oddities)
         yield merged
 
 
-def _unique(documents: Iterable[Document], path: Path) -> Iterator[Document]:
+def _unique(documents: Iterable[Document], path: Source) -> Iterator[Document]:
     """Refuse a second bundle for a note: a bundle carries the note's text, which two bundles could disagree on."""
     seen: set[str] = set()
     for document in documents:
@@ -633,7 +634,7 @@ def raw_record(note: str, arrays: str | bytes | None) -> dict[str, Any]:
     return record
 
 
-def _warn_left_out(path: Path, left_out: Counter[str]) -> None:
+def _warn_left_out(path: Source, left_out: Counter[str]) -> None:
     if left_out:
         listed = ", ".join(f"{n} {label}" for label, n in sorted(left_out.items()))
         warnings.warn(f"{path}: no NLP Sandbox array for {listed} annotations: left out", InputWarning, stacklevel=3)

@@ -31,18 +31,19 @@ import msgspec
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
+from nlpbench.files import Source
 from nlpbench.formats import jsonstream
 from nlpbench.model import TIMELINE_LABELS, Timeline, TimelineTuple
 from nlpbench.registry import Registry
 
 
-def read(path: Path) -> Iterator[Timeline]:
+def read(path: Source) -> Iterator[Timeline]:
     """The timelines of a timeline JSON file, in file order."""
     for patient, tuples in read_patients(path).items():
         yield Timeline(patient, tuples)
 
 
-def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
+def read_patients(path: Source) -> dict[str, tuple[TimelineTuple, ...]]:
     """The tuples of each patient of a timeline JSON file, in file order.
 
     Tuples whose label is not a ChemoTimelines label are kept, and counted in a warning.
@@ -62,7 +63,7 @@ def read_patients(path: Path) -> dict[str, tuple[TimelineTuple, ...]]:
 class _Labels:
     """Counts tuples whose label is none of :data:`~nlpbench.model.TIMELINE_LABELS` (in any case)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Source):
         self.path, self.count, self.first = path, 0, ""
 
     def check(self, patient: str, tuples: tuple[TimelineTuple, ...]) -> None:
@@ -95,7 +96,7 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
     Iterating, ``len`` and ``in`` look at the patient ids only.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Source):
         self.path = path
         self.labels = _Labels(path)
         data = files.read_bytes(path)
@@ -137,7 +138,7 @@ class PatientTimelines(Mapping[str, tuple[TimelineTuple, ...]]):
 _TUPLES = msgspec.json.Decoder(tuple[TimelineTuple, ...])
 
 
-def _first_problem(data: bytes, path: Path) -> InputError:
+def _first_problem(data: bytes, path: Source) -> InputError:
     """What is wrong with a JSON file that is not {patient: [[chemo, label, date], …]}, and where."""
     timelines = jsonstream.decode(data, path)
     if not isinstance(timelines, dict):
@@ -149,7 +150,7 @@ def _first_problem(data: bytes, path: Path) -> InputError:
     return InputError("not a timeline file", path)
 
 
-def _patient_problem(patient: str, tuples: object, path: Path) -> InputError | None:
+def _patient_problem(patient: str, tuples: object, path: Source) -> InputError | None:
     """What is wrong with one patient's timeline, if it is not [[chemo, label, date], …]."""
     if not isinstance(tuples, list):
         return InputError("a timeline is a list of [chemo, label, date]", path, f"patient {shorten(patient)}")
@@ -169,7 +170,7 @@ def write(timelines: Iterable[Timeline], path: Path) -> None:
     files.write_text(path, "{\n  " + ",\n  ".join(lines) + "\n}\n" if lines else "{}\n")
 
 
-def read_ids(path: Path) -> list[str]:
+def read_ids(path: Source) -> list[str]:
     """The ids of an id file, one per line, as eval_timeline.py reads them (a blank line is ``""``)."""
     return [line.splitlines()[0] for line in files.text_lines(path)]
 
@@ -208,7 +209,7 @@ class _Summary:
     dropped: dict[str, int]
 
 
-def read_system_tsv(path: Path) -> Iterator[Timeline]:
+def read_system_tsv(path: Source) -> Iterator[Timeline]:
     """Timelines summarised from system TSV output, as ``docker_output_to_timeline.py`` does.
 
     1. Rows whose ``tlink`` or ``normed_timex`` is ``none`` are dropped, and
@@ -243,7 +244,7 @@ def read_system_tsv(path: Path) -> Iterator[Timeline]:
         yield Timeline(patient, tuples)
 
 
-def _summarise_rows(path: Path) -> _Summary:
+def _summarise_rows(path: Source) -> _Summary:
     reasons = (_NO_RELATION, _NOT_CALENDAR, _REPEATED, _GENERIC, _CONFLICT)
     summary = _Summary({}, set(), {}, {}, dict.fromkeys(reasons, 0))
     try:
@@ -264,7 +265,7 @@ def _summarise_rows(path: Path) -> _Summary:
 
 
 def _summarise_row(
-    row: list[str], width: int, column: dict[str, int], summary: _Summary, path: Path, where: str
+    row: list[str], width: int, column: dict[str, int], summary: _Summary, path: Source, where: str
 ) -> None:
     if len(row) != width:
         raise InputError(f"{len(row)} fields, the header has {width}", path, where)
@@ -299,7 +300,7 @@ def _summarise_row(
     summary.same_date.setdefault(patient, {}).setdefault((date, label), []).append(chemo)
 
 
-def _resolved(patient: str, dated: dict[tuple[str, str], dict[str, None]], summary: _Summary, path: Path):
+def _resolved(patient: str, dated: dict[tuple[str, str], dict[str, None]], summary: _Summary, path: Source):
     """Steps 3 and 4 of :func:`read_system_tsv` for one patient."""
     labels: dict[tuple[str, str], list[str]] = {}
     same_date = summary.same_date[patient]

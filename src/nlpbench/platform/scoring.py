@@ -1,40 +1,44 @@
 """Score a submission's stored predictions into a stored result: score rows and per-document counts.
 
-A PHI task hands the dataset's gold standard and the submission's
+Scoring reads the store and hands the task what it read, in memory: no file
+is written. A PHI task hands the dataset's gold standard and the submission's
 annotation store ``submission-<id>`` to the registered ``sandbox`` task as
 documents read from the store (checked and merged as the NLP Sandbox JSON
-reader does, no file written) and scores each of its annotation types; the ``deid`` task hands its registered task the
-dataset's notes and gold standard, and the submission's stored de-identified notes; a
-file-scored task writes its registered gold files and the submitted file and
-calls its registered task's ``score(gold, pred, *, profile, **options)``. Either way the Report's ``per_document``
-rows — the counts of each document under each metric — are stored, one row
-per document, metric and annotation type, so that leaderboards, intervals
-and re-scoring derive from them; the result's bootstrap intervals
-(:mod:`nlpbench.platform.intervals`) are computed from the same rows and
-stored in the same transaction. Each result records what makes it
-reproducible (:func:`reproducibility`).
+reader does, :class:`StoredSide`) and scores each of its annotation types; the
+``deid`` task hands its registered task the dataset's notes and gold standard
+as documents, and the submission's stored de-identified notes as the JSON lines
+file ``deidentified.jsonl`` it reads, in memory; a file-scored task hands its
+registered task's ``score(gold, pred, *, profile, **options)`` its registered
+gold files and the submitted file as the files they were, in memory
+(:func:`nlpbench.platform.submitted.in_memory`, read by the same readers as a
+path on disk: :class:`nlpbench.files.MemoryPath`), named in messages
+``gold/ARGUMENT/NAME`` and ``predictions/NAME``. Either way the Report's
+``per_document`` rows — the counts of each document under each metric — are
+stored, one row per document, metric and annotation type, so that
+leaderboards, intervals and re-scoring derive from them; the result's
+bootstrap intervals (:mod:`nlpbench.platform.intervals`) are computed from the
+same rows and stored in the same transaction. Each result records what makes
+it reproducible (:func:`reproducibility`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Select, Table, delete, select
 from sqlalchemy.orm import Session
 
-from nlpbench.errors import InputError
+from nlpbench.files import MemoryPath
 from nlpbench.model import Document
 from nlpbench.platform import intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.queue import get
-from nlpbench.platform.submitted import write_submitted
+from nlpbench.platform.submitted import in_memory
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
@@ -44,9 +48,9 @@ from nlpbench.version import __version__
 
 #: The per-document fields that name the row rather than count.
 _NAMING = ("document", "metric")
-#: The folder, inside a scoring's scratch directory, of a file-scored task's submitted predictions.
+#: The folder a file-scored task's submitted predictions are named in (``predictions/NAME``).
 PREDICTIONS_FOLDER = "predictions"
-#: The file, inside a scoring's scratch directory, of a ``deid`` submission's stored de-identified notes.
+#: The name of a ``deid`` submission's stored de-identified notes, as the JSON lines its task reads.
 DEIDENTIFIED_NOTES = "deidentified.jsonl"
 
 
@@ -58,11 +62,11 @@ class Scored:
     per_document: list[tuple[str, Row]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def add(self, annotation_type: str, report: Report, scratch: Path | None = None) -> None:
-        """Add a report's rows under ``annotation_type``; its warnings name files inside ``scratch`` relatively."""
+    def add(self, annotation_type: str, report: Report) -> None:
+        """Add a report's rows and warnings under ``annotation_type``."""
         self.scores[annotation_type] = report.scores
         self.per_document.extend((annotation_type, row) for row in report.per_document)
-        self.warnings.extend(w.replace(f"{scratch}/", "") if scratch else w for w in report.warnings)
+        self.warnings.extend(report.warnings)
 
 
 def predictions_store(submission_id: int) -> str:
@@ -71,23 +75,19 @@ def predictions_store(submission_id: int) -> str:
 
 
 def score(session: Session, submission: Submission, profile: str) -> Scored:
-    """Score the submission's stored predictions under ``profile``; bad predictions raise :class:`InputError`,
-    naming its file by its path inside the scratch directory (``predictions/NAME``, ``gold/ARGUMENT/NAME``),
-    or, for a PHI task, by the name of its side (``gold.json``, ``predictions.json``)."""
+    """Score the submission's stored predictions under ``profile``, writing no file; bad predictions raise
+    :class:`~nlpbench.errors.InputError`, naming its file as it is named in memory (``predictions/NAME``,
+    ``gold/ARGUMENT/NAME``, :data:`DEIDENTIFIED_NOTES`), or, for a PHI task, by the name of its side
+    (``gold.json``, ``predictions.json``)."""
     if tasks.is_phi(submission.task):
         return _score_phi(session, submission, profile)
-    with tempfile.TemporaryDirectory(prefix="nlpbench-score-") as scratch:
-        try:
-            if tasks.is_deid(submission.task):
-                return _score_deid(session, submission, profile, Path(scratch))
-            return _score_files(session, submission, profile, Path(scratch))
-        except InputError as error:
-            inside = (error.path or "").removeprefix(f"{scratch}/")
-            raise InputError(error.problem.replace(f"{scratch}/", ""), inside or None, error.record) from None
+    if tasks.is_deid(submission.task):
+        return _score_deid(session, submission, profile)
+    return _score_files(session, submission, profile)
 
 
 @dataclass
-class _StoredSide:
+class StoredSide:
     """An annotation store of a dataset as the ``sandbox`` task reads a file of NLP Sandbox JSON: each note's
     record, checked and merged by that reader (:func:`nlpbench.formats.sandbox.read_records`, annotations as
     columns), named ``name`` in messages. Every annotation the store holds came from an NLP Sandbox array, so
@@ -131,45 +131,44 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     from nlpbench.tasks.sandbox import score_types
 
     dataset = submission.dataset
-    gold = _StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
-    pred = _StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
+    gold = StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
+    pred = StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
     scored = Scored()
     for label, report in score_types(gold, pred, tasks.PHI_TASKS[submission.task], profile=profile).items():
         scored.add(label, report)
     return scored
 
 
-def _score_deid(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+def _score_deid(session: Session, submission: Submission, profile: str) -> Scored:
     """Score a ``deid`` submission's de-identified notes against the dataset's notes and gold standard,
-    read from the store; the notes are handed to the task as the JSON lines it reads, in ``scratch``."""
+    read from the store; the notes are handed to the task as the JSON lines it reads, in memory."""
     gold = InMemory(tuple(repository.documents(session, submission.dataset, repository.GOLDSTANDARD)))
     stored = session.execute(
         select(DeidentifiedNote.note_identifier, DeidentifiedNote.text)
         .where(DeidentifiedNote.submission_id == submission.id)
         .order_by(DeidentifiedNote.id)
     )
-    pred = scratch / DEIDENTIFIED_NOTES
-    with pred.open("w", encoding="utf-8") as sink:
-        for identifier, text in stored:
-            sink.write(json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n")
+    lines = "".join(
+        json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n" for identifier, text in stored
+    )
+    pred = MemoryPath.file(DEIDENTIFIED_NOTES, lines)
     scored = Scored()
-    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile), scratch)
+    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile))
     return scored
 
 
-def _score_files(session: Session, submission: Submission, profile: str, scratch: Path) -> Scored:
+def _score_files(session: Session, submission: Submission, profile: str) -> Scored:
+    """Score a file-scored submission: its task's gold files, as registered, and the submitted file, in memory."""
     spec = tasks.spec(submission.task)
     gold = find_gold(session, submission.task, submission.dataset, submission.dataset_version)
     assert gold is not None  # a task scored from files is submitted only when its gold is stored
     arguments: dict[str, Any] = dict(gold.options)
     for argument, (name, text) in gold.files.items():
-        (scratch / "gold" / argument).mkdir(parents=True)
-        path = write_submitted(name, text, scratch / "gold" / argument)
-        arguments[argument] = [path] if argument in spec.lists else path
-    (scratch / PREDICTIONS_FOLDER).mkdir()
-    pred = write_submitted(submission.predictions_name, submission.predictions or "", scratch / PREDICTIONS_FOLDER)
+        given = in_memory(name, text, f"gold/{argument}")
+        arguments[argument] = [given] if argument in spec.lists else given
+    pred = in_memory(submission.predictions_name, submission.predictions or "", PREDICTIONS_FOLDER)
     scored = Scored()
-    scored.add(submission.task, spec.score(arguments.pop(spec.sides[0]), pred, profile=profile, **arguments), scratch)
+    scored.add(submission.task, spec.score(arguments.pop(spec.sides[0]), pred, profile=profile, **arguments))
     return scored
 
 

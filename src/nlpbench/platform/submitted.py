@@ -1,15 +1,17 @@
-"""Submitted files — prediction files and gold files — read, named and written back, bounded in size.
+"""Submitted files — prediction files and gold files — read, named and handed back to readers, bounded in size.
 
-A directory (i2b2 XML, brat) travels as one JSON text mapping each file's path inside it to its text.
+A directory (i2b2 XML, brat) travels as one JSON text mapping each file's path inside it to its text;
+:func:`in_memory` gives either back as the file or folder it was, in memory, for a reader to read.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from nlpbench.errors import InputError
+from nlpbench.files import MemoryPath
 
 #: The largest prediction file a submission may carry.
 MAX_PREDICTION_BYTES = 64 * 2**20
@@ -19,7 +21,7 @@ MAX_NAME_CHARS = 100
 
 def read_submitted(path: Path) -> tuple[str, str]:
     """The name and text of a submitted file, or of a directory (i2b2 XML, brat): its name ends with ``/``
-    and its text is JSON mapping each file's path inside it to the file's text (:func:`write_submitted` undoes it).
+    and its text is JSON mapping each file's path inside it to the file's text (:func:`in_memory` gives it back).
     """
     if not path.is_dir():
         return path.name, read_text(path)
@@ -53,28 +55,25 @@ def safe_name(name: str | None) -> str:
     return base + "/" * directory
 
 
-def write_submitted(name: str | None, text: str, parent: Path) -> Path:
-    """Write a submitted file or directory (:func:`read_submitted`) back under ``parent``; its path."""
+def in_memory(name: str | None, text: str, folder: str) -> MemoryPath:
+    """A submitted file or directory (:func:`read_submitted`) as readers take it, in memory: no file is
+    written. It is named ``folder/NAME`` in messages (NAME its :func:`safe_name`, a directory's without
+    the ``/``), the files of a directory ``folder/NAME/PATH``; a directory whose text is not its files'
+    JSON is an :class:`InputError` naming NAME."""
     name = safe_name(name)
-    target = parent / name.rstrip("/")
+    shown = f"{folder}/{name.rstrip('/')}"
     if not name.endswith("/"):
-        target.write_text(text, encoding="utf-8")
-        return target
+        return MemoryPath.file(shown, text)
     try:
         files = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"a directory's files are not JSON (line {error.lineno})", name) from None
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise InputError("a directory's files are not a JSON object of file paths and texts", name)
-    target.mkdir()
-    for relative, content in files.items():
-        inside = PurePosixPath(relative)
-        if inside.is_absolute() or ".." in inside.parts or not inside.parts:
-            raise InputError(f"file path {relative!r} is not inside the directory", name)
-        path = target.joinpath(*inside.parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    return target
+    try:
+        return MemoryPath.folder(shown, files)
+    except InputError as error:
+        raise error.at(name) from None
 
 
 def read_text(path: Path) -> str:

@@ -61,6 +61,7 @@ from sqlalchemy.orm import Session
 
 from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
+from nlpbench.files import MemoryPath
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
 from nlpbench.platform import images, ranks, tasks
@@ -558,15 +559,13 @@ class _Job:
     def _store_predictions(self, submission: Submission) -> None:
         """Read a PHI prediction file, check every note and span against the dataset, and store it."""
         labels = set(tasks.PHI_TASKS[submission.task])
-        shown = safe_name(submission.predictions_name).rstrip("/")
-        with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
-            path = Path(scratch) / shown
-            path.write_text(submission.predictions or "", encoding="utf-8")
-            try:
-                with collected_warnings() as warnings:
-                    predicted = {d.id: d for d in formats.get("sandbox").read(path, labels=labels)}
-            except InputError as error:
-                raise Invalid(str(error).replace(f"{scratch}/", "")) from None
+        given = _submitted_file(submission)
+        shown = str(given)
+        try:
+            with collected_warnings() as warnings:
+                predicted = {d.id: d for d in formats.get("sandbox").read(given, labels=labels)}
+        except InputError as error:
+            raise Invalid(str(error)) from None
         kept: list[Document] = []
         mismatches = 0
         with self.write(warnings=warnings) as (session, held):
@@ -603,14 +602,12 @@ class _Job:
         is a note of the dataset, and store them as the submission's de-identified notes."""
         from nlpbench.tasks.deid import read_deidentified
 
-        shown = safe_name(submission.predictions_name).rstrip("/")
-        with tempfile.TemporaryDirectory(prefix="nlpbench-predictions-") as scratch:
-            path = Path(scratch) / shown
-            path.write_text(submission.predictions or "", encoding="utf-8")
-            try:
-                given = {note.id: note for note in read_deidentified(path)}
-            except InputError as error:
-                raise Invalid(str(error).replace(f"{scratch}/", "")) from None
+        submitted = _submitted_file(submission)
+        shown = str(submitted)
+        try:
+            given = {note.id: note for note in read_deidentified(submitted)}
+        except InputError as error:
+            raise Invalid(str(error)) from None
         kept: list[Document] = []
         with self.write() as (session, held):
             for note in repository.documents(session, held.dataset, None):
@@ -637,6 +634,12 @@ class _Job:
         own = not tasks.is_phi(submission.task) and (error.path or "").startswith(f"{PREDICTIONS_FOLDER}/")
         seen = None if own else "the predictions could not be scored against the gold"
         return self.told.verdict(kind, str(error), unanswered=False, seen=seen)
+
+
+def _submitted_file(submission: Submission) -> MemoryPath:
+    """The prediction file of a PHI or ``deid`` submission as its reader takes it, in memory (no file is
+    written), named by its :func:`~nlpbench.platform.submitted.safe_name`."""
+    return MemoryPath.file(safe_name(submission.predictions_name).rstrip("/"), submission.predictions or "")
 
 
 @dataclass

@@ -22,9 +22,9 @@ import types
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlpbench import files
 from nlpbench.registry import Registry
 from nlpbench.report import Report
 
@@ -134,7 +134,7 @@ def side_documents(source: Any, fmt: str) -> Iterable[Document]:
         return source.read()
     from nlpbench import formats
 
-    return formats.get(fmt).read(Path(source))
+    return formats.get(fmt).read(files.source(source))
 
 
 @contextmanager

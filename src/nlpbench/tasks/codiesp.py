@@ -16,13 +16,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input, Source
 from nlpbench.formats import codiesp as tsv
 from nlpbench.metrics.coding import code_category, found_keys
 from nlpbench.metrics.counts import PRF, score_set
@@ -50,9 +50,9 @@ _TABLE = 1 << 26
     lists=("valid_codes", "k"),
 )
 def score_codiesp(
-    gold: Path | str,
-    pred: Path | str,
-    valid_codes: Sequence[Path | str],
+    gold: Input,
+    pred: Input,
+    valid_codes: Sequence[Input],
     *,
     track: str,
     profile: str = "standard",
@@ -72,12 +72,12 @@ def score_codiesp(
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs):
         raise InputError(f"cutoffs k must be positive integers, not {list(k)}")
     with collected_warnings() as warnings, collector_paused():
-        lists = [tsv.read_valid_codes(path) for path in dict.fromkeys(map(Path, valid_codes))]
+        lists = [tsv.read_valid_codes(path) for path in dict.fromkeys(map(files.source, valid_codes))]
         valid = frozenset().union(*lists)
         if track == "X":
-            tally = _score_references(Path(gold), Path(pred), valid, chosen)
+            tally = _score_references(files.source(gold), files.source(pred), valid, chosen)
         else:
-            tally = _score_rankings(Path(gold), Path(pred), valid, chosen, track, cutoffs)
+            tally = _score_rankings(files.source(gold), files.source(pred), valid, chosen, track, cutoffs)
     if chosen.official_failures:
         tally.shape.numeric_list = next((_number_type(codes) for codes in lists if _numbers(codes)), None)
         tally.notes += [
@@ -183,7 +183,7 @@ class _Sides:
 
 
 def _score_rankings(
-    gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile, track: str, cutoffs: list[int]
+    gold: Source, pred: Source, valid: frozenset[str], profile: CodingProfile, track: str, cutoffs: list[int]
 ) -> _Tally:
     relevant = {doc.doc_id: {code.lower() for code in doc.codes} for doc in tsv.read_ranked_codes(gold)}
     if not relevant:
@@ -242,7 +242,7 @@ def _score_rankings(
     return tally
 
 
-def _score_references(gold: Path, pred: Path, valid: frozenset[str], profile: CodingProfile) -> _Tally:
+def _score_references(gold: Source, pred: Source, valid: frozenset[str], profile: CodingProfile) -> _Tally:
     gold_columns = tsv.read_reference_columns(gold, listed=profile.listed_reference_bounds)
     if not len(gold_columns.document):
         raise no_gold(gold, "codes")

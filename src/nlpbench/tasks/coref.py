@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input
 from nlpbench.formats import coref as coref_formats
 from nlpbench.metrics.coref import BlancCounts, CorefCounts, conll_f1, without_nested, without_singletons
 from nlpbench.model import CorefDocument, pair_documents
@@ -52,8 +52,8 @@ class _Tally:
     formats=("conll2012", "jsonl", "omin-csv"),
 )
 def score_coref(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
     key_format: str = "conll2012",

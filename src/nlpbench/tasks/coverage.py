@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from nlpbench.errors import InputError, shorten
+from nlpbench.files import Input
 
 
 def listed(items: list[str], limit: int = 5) -> str:
@@ -13,7 +13,7 @@ def listed(items: list[str], limit: int = 5) -> str:
     return ", ".join(shorten(item) for item in items[:limit]) + (", …" if len(items) > limit else "")
 
 
-def no_gold(path: Path | str | None, unit: str = "documents") -> InputError:
+def no_gold(path: Input | None, unit: str = "documents") -> InputError:
     """The error of a gold side that holds nothing to score against: every gold count would be 0 and the
     report's zeros would mean nothing. (An empty prediction is valid: it is scored, with a warning.)"""
     return InputError(f"the gold holds no {unit}: there is nothing to score against", path)
@@ -42,7 +42,7 @@ class Coverage:
             self.only_pred.append(doc_id)
         return True
 
-    def check_gold(self, path: Path | str | None) -> None:
+    def check_gold(self, path: Input | None) -> None:
         """An :class:`InputError` (:func:`no_gold`) when no gold document was seen."""
         if not self.gold:
             raise no_gold(path)

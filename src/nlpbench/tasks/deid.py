@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings, json_kind
-from nlpbench.files import read_bytes
+from nlpbench.files import Input, read_bytes
 from nlpbench.formats import jsonstream
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.deidentified import (
@@ -66,11 +65,11 @@ SURROGATE = "surrogateConfig"
 @register("deid", "De-identified notes: residual PHI, over-redaction, format, date shifts, alignment", "deid",
           formats=("sandbox", "sandbox-bundles", "brat", "bioc", "i2b2", "jsonl"), files=("config",))  # fmt: skip
 def score_deid(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
-    config: Path | str | None = None,
+    config: Input | None = None,
     gold_format: str = "sandbox",
     per_document: bool = True,
     on_document: Callable[[str], None] | None = None,
@@ -116,7 +115,7 @@ class Deidentified:
     text: str
 
 
-def read_deidentified(path: Path | str) -> Iterator[Deidentified]:
+def read_deidentified(path: Input) -> Iterator[Deidentified]:
     """The de-identified notes of a file (see the module's docstring); messages name the record, never text.
 
     The file is one JSON text (an array or an object) or JSON lines, read as every JSON input is
@@ -125,7 +124,7 @@ def read_deidentified(path: Path | str) -> Iterator[Deidentified]:
         data: Any = jsonstream.decode(read_bytes(path), path)
     except InputError:  # not one JSON text: JSON lines, whose reading names the line at fault
         records, places = [], []
-        for place, record in jsonstream.json_lines(Path(path)):
+        for place, record in jsonstream.json_lines(files.source(path)):
             records.append(record)
             places.append(place)
     else:
@@ -140,7 +139,7 @@ def read_deidentified(path: Path | str) -> Iterator[Deidentified]:
         yield note
 
 
-def _deidentified(record: Any, path: Path | str, place: str) -> Deidentified:
+def _deidentified(record: Any, path: Input, place: str) -> Deidentified:
     if not isinstance(record, dict):
         raise InputError(f"expected an object, found {json_kind(record)}", path, place)
     if "deidentifiedNote" in record:
@@ -166,7 +165,7 @@ class Steps:
     strategies: dict[str, tuple[str, ...]]
 
 
-def read_config(config: Path | str | None) -> Steps:
+def read_config(config: Input | None) -> Steps:
     """The de-identification steps of ``config`` (see :func:`score_deid`), or the default ones."""
     raw: Any = list(DEFAULT_STEPS)
     if config is not None:

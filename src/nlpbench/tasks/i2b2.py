@@ -16,11 +16,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import cast
 
 from nlpbench import files, profiles
 from nlpbench.errors import InputError
+from nlpbench.files import Input, Source
 from nlpbench.formats.i2b2 import RawTag, read_raw
 from nlpbench.metrics import deid
 from nlpbench.metrics.counts import PRF
@@ -53,7 +53,7 @@ class Tag:
 class Note:
     id: str  # PATIENT-RECORD
     system: str  # what follows RECORD in the file name
-    path: Path
+    path: Source
     text: str
     tags: list[Tag]
     stop: str | None = None  # why evaluate.py stops with a traceback on this file (under script_stops)
@@ -62,7 +62,7 @@ class Note:
 _FILE_NAME = re.compile(r"^([0-9]+)-([0-9]+)(.*)\.xml")
 
 
-def note_id(path: Path) -> tuple[str, str]:
+def note_id(path: Source) -> tuple[str, str]:
     """``(PATIENT-RECORD, SYSTEM)`` of a file name ``PATIENT-RECORD[SYSTEM].xml``; any other name
     ``NAME.ext`` is the note ``NAME-`` of the system '' (as the script names it)."""
     match = _FILE_NAME.match(path.name)
@@ -71,7 +71,7 @@ def note_id(path: Path) -> tuple[str, str]:
     return f"{path.stem}-", ""
 
 
-def read_note(path: Path, profile: I2b2Profile, odd: Counter[str]) -> Note:
+def read_note(path: Source, profile: I2b2Profile, odd: Counter[str]) -> Note:
     """One file: its PHI tags. What is odd but scored (elements that are not PHI tags, tags without a TYPE)
     is counted in ``odd``, by what the warning says."""
     text, raw = read_raw(path)
@@ -135,7 +135,7 @@ def _script_type(name: str) -> Callable[[str], bool]:
     return lambda value: value.upper() in SCRIPT_TYPES[name]
 
 
-def _files(path: Path, suffix: str | None) -> list[Path]:
+def _files(path: Source, suffix: str | None) -> list[Source]:
     """``path`` itself when it is a file, else the entries of the directory whose names end in ``suffix``
     (every entry, none of which may then be a folder, when ``suffix`` is None), in name order; an entry that
     cannot be read says why when it is read."""
@@ -150,7 +150,7 @@ def _files(path: Path, suffix: str | None) -> list[Path]:
     return entries
 
 
-def _gold_notes(path: Path, profile: I2b2Profile, odd: Counter[str]) -> dict[str, Note]:
+def _gold_notes(path: Source, profile: I2b2Profile, odd: Counter[str]) -> dict[str, Note]:
     notes: dict[str, Note] = {}
     for file in _files(path, None if profile.gold_reads_every_file else ".xml"):
         note = read_note(file, profile, odd)
@@ -160,7 +160,7 @@ def _gold_notes(path: Path, profile: I2b2Profile, odd: Counter[str]) -> dict[str
     return notes
 
 
-def _system_notes(path: Path, profile: I2b2Profile, odd: Counter[str]) -> dict[str, dict[str, Note]]:
+def _system_notes(path: Source, profile: I2b2Profile, odd: Counter[str]) -> dict[str, dict[str, Note]]:
     """System notes by system suffix, then by note id."""
     by_system: dict[str, dict[str, Note]] = {}
     for file in _files(path, "xml" if profile.gold_reads_every_file else ".xml"):
@@ -407,9 +407,10 @@ def _pairs(
         yield gold[doc_id], found
 
 
-def _system_order(pred: Path, by_system: dict[str, dict[str, Note]], profile: I2b2Profile) -> list[str]:
+def _system_order(pred: Source, by_system: dict[str, dict[str, Note]], profile: I2b2Profile) -> list[str]:
     """The systems (file-name suffixes) in the order they are scored and printed: sorted, or evaluate.py's,
-    the Python 2.7 order of a dict filled in the order ``os.listdir`` gives their files."""
+    the Python 2.7 order of a dict filled in the order ``os.listdir`` gives their files (a folder given in
+    memory: the order its files were given, :func:`nlpbench.files.listed`)."""
     if profile.note_order != "python27-set" or len(by_system) < 2:
         return sorted(by_system)
     listing = [note_id(path)[1] for path in files.listed(pred, "xml", hidden=True, ordered=False)]
@@ -433,8 +434,8 @@ def _script_order(gold: dict[str, Note], system: dict[str, Note]) -> list[str]:
 
 @register("i2b2", "i2b2 2014 de-identification XML: evaluate.py phi's evaluations", "i2b2", formats=("i2b2",))
 def score_i2b2(
-    gold: Path,
-    pred: Path,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
     selection: Selection = Selection(),
@@ -457,14 +458,14 @@ def score_i2b2(
         },
     )
     with collector_paused():
-        gold_notes = _gold_notes(Path(gold), chosen, odd)
+        gold_notes = _gold_notes(files.source(gold), chosen, odd)
         if not gold_notes:
             raise no_gold(gold, "notes")
-        by_system = _system_notes(Path(pred), chosen, odd)
+        by_system = _system_notes(files.source(pred), chosen, odd)
         read = [*gold_notes.values(), *(note for notes in by_system.values() for note in notes.values())]
         warnings += [f"{note.path}: {note.stop}" for note in read if note.stop]
         found = evaluations(chosen, selection, warnings)
-        for name in _system_order(Path(pred), by_system, chosen) or [""]:
+        for name in _system_order(files.source(pred), by_system, chosen) or [""]:
             scored = [_Scored(e) for e in found]
             for gold_note, system_note in _pairs(gold_notes, by_system.get(name, {}), chosen, name, warnings):
                 for item in scored:

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 from typing import cast
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input, Source
 from nlpbench.formats import jsonl, omin
 from nlpbench.formats import ontology as ontology_format
 from nlpbench.metrics.counts import PRF
@@ -46,11 +46,11 @@ class _Tally:
     per_document: list[Row] = field(default_factory=list)
 
 
-def _read_gold(path: Path, fmt: str) -> Iterable[GoldEntity]:
+def _read_gold(path: Source, fmt: str) -> Iterable[GoldEntity]:
     return omin.read_gold_links(path) if fmt == "omin" else jsonl.read_gold_links(path)
 
 
-def _read_pred(path: Path, fmt: str, qid_column: str) -> Iterable[LinkedMention]:
+def _read_pred(path: Source, fmt: str, qid_column: str) -> Iterable[LinkedMention]:
     return omin.read_predicted_links(path, qid_column) if fmt == "omin" else jsonl.read_predicted_links(path)
 
 
@@ -69,14 +69,14 @@ def _by_document(items: Iterable) -> dict[str, list]:
     files=("ontology",),
 )
 def score_linking(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
     gold_format: str = "omin",
     pred_format: str | None = None,
     qid_column: str = "qids",
-    ontology: Path | str | None = None,
+    ontology: Input | None = None,
     gold_documents_only: bool = False,
     on_document: Callable[[str], None] | None = None,
 ) -> Report:
@@ -93,11 +93,11 @@ def score_linking(
             raise InputError(f"unknown entity-linking format {fmt!r}; known: {', '.join(FORMATS)}")
     tally, coverage = _Tally(), Coverage(gold_documents_only)
     with collected_warnings() as warnings, collector_paused():
-        known = ontology_format.read(Path(ontology)) if ontology is not None else None
-        gold_docs = _by_document(_read_gold(Path(gold), gold_format))
+        known = ontology_format.read(files.source(ontology)) if ontology is not None else None
+        gold_docs = _by_document(_read_gold(files.source(gold), gold_format))
         if not gold_docs:
             raise no_gold(gold)
-        pred_docs = _by_document(_read_pred(Path(pred), pred_format, qid_column))
+        pred_docs = _by_document(_read_pred(files.source(pred), pred_format, qid_column))
         for doc_id in [*gold_docs, *(d for d in pred_docs if d not in gold_docs)]:
             if not coverage.admit(doc_id, doc_id in gold_docs, doc_id in pred_docs):
                 continue

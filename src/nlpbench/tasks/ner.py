@@ -18,11 +18,11 @@ import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
-from pathlib import Path
 from typing import cast
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input, Source
 from nlpbench.formats import omin
 from nlpbench.metrics.mentions import TokenView
 from nlpbench.metrics.ner import SCHEMES, Entity, NerCounts, SemEval, score_entities
@@ -82,14 +82,14 @@ class _Run:
     in_memory=True,
 )
 def score_ner(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
     gold_format: str = "conll",
     pred_format: str | None = None,
     labels: str | None = None,
-    tokens: Path | str | None = None,
+    tokens: Input | None = None,
     gold_documents_only: bool = False,
     on_document: Callable[[str], None] | None = None,
 ) -> Report:
@@ -112,7 +112,7 @@ def score_ner(
             if tokens is None:
                 raise InputError("OMIn mentions need --tokens (the token source, test.english.jsonlines)")
             inputs["tokens"] = str(tokens)
-            _score_omin(Path(gold), Path(pred), Path(tokens), run, on_document)
+            _score_omin(files.source(gold), files.source(pred), files.source(tokens), run, on_document)
         else:
             gold_docs = side_documents(gold, gold_format)
             pred_docs = side_documents(pred, pred_format)
@@ -206,7 +206,7 @@ def _label(label: str | None, run: _Run, *, gold: bool) -> str:
 # --- OMIn mention strings ----------------------------------------------------------------------------------------
 
 
-def _score_omin(gold: Path, pred: Path, tokens: Path, run: _Run, on_document) -> None:
+def _score_omin(gold: Source, pred: Source, tokens: Source, run: _Run, on_document) -> None:
     gold_docs = list(omin.read_ner(gold))
     pred_docs = omin.read_ner(pred)
     untyped = any(m.label is None for d in gold_docs for m in d.metadata["mentions"])
@@ -229,7 +229,7 @@ def _score_omin(gold: Path, pred: Path, tokens: Path, run: _Run, on_document) ->
             on_document(doc_id)
 
 
-def _token_sources(path: Path, wanted: set[str], only_gold: bool) -> dict[str, list[str]]:
+def _token_sources(path: Source, wanted: set[str], only_gold: bool) -> dict[str, list[str]]:
     """Each document's tokens, upper-cased (all documents, or only ``wanted`` ones)."""
     sources = {}
     for document in omin.read_token_source(path):

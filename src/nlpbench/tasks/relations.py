@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from nlpbench import files, formats, profiles
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import Input, Source
 from nlpbench.formats import jsonl, omin
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.relations import BY, MODES, macro, relation_counts, type_key
@@ -27,13 +28,13 @@ from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import Coverage
 
 #: Formats of surface triples, which have no spans; any other name is a document format.
-TRIPLE_FORMATS: dict[str, Callable[[Path], Iterator[Triple]]] = {
+TRIPLE_FORMATS: dict[str, Callable[[Source], Iterator[Triple]]] = {
     "omin-re": omin.read_triples,
     "jsonl-triples": jsonl.read_triples,
 }
 
 
-def _triples(path: Path, fmt: str) -> Iterator[tuple[str, list[Triple]]]:
+def _triples(path: Source, fmt: str) -> Iterator[tuple[str, list[Triple]]]:
     """``(doc_id, triples)`` per document, in the order documents first appear."""
     if fmt in TRIPLE_FORMATS:
         grouped: dict[str, list[Triple]] = {}
@@ -45,7 +46,7 @@ def _triples(path: Path, fmt: str) -> Iterator[tuple[str, list[Triple]]]:
         yield document.id, _document_triples(document, path)
 
 
-def _document_triples(document: Document, path: Path) -> list[Triple]:
+def _document_triples(document: Document, path: Source) -> list[Triple]:
     try:
         return list(triples_of(document))
     except UnknownArgument as error:
@@ -86,8 +87,8 @@ def relation_types(value: str | None) -> tuple[str, ...] | None:
     formats=("brat", "jsonl", "omin-re", "jsonl-triples"),
 )
 def score_relations(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     *,
     profile: str = "standard",
     gold_format: str = "brat",
@@ -116,8 +117,8 @@ def score_relations(
     scope = tuple(dict.fromkeys(type_key(t, by) for t in listed_types)) if listed_types else None
     tally, coverage = _Tally(), Coverage(gold_documents_only)
     with collected_warnings() as warnings, collector_paused():
-        gold_docs = _as_documents(_triples(Path(gold), gold_format))
-        pred_docs = _as_documents(_triples(Path(pred), pred_format))
+        gold_docs = _as_documents(_triples(files.source(gold), gold_format))
+        pred_docs = _as_documents(_triples(files.source(pred), pred_format))
         for doc_id, gold_doc, pred_doc in _paired(gold_docs, pred_docs, gold, pred):
             if not coverage.admit(doc_id, gold_doc is not None, pred_doc is not None):
                 continue

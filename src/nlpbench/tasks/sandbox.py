@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import fmean
 from typing import Protocol, cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, InputWarning, caught_warnings, warning_lines
+from nlpbench.files import Input
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
@@ -54,8 +54,8 @@ ALL_TYPES = ("date", "person_name", "location", "id", "contact")
     in_memory=True,
 )
 def score_sandbox(
-    gold: Path | str,
-    pred: Path | str,
+    gold: Input,
+    pred: Input,
     annotation_type: str | Sequence[str] | None = None,
     *,
     profile: str = "standard",
@@ -91,8 +91,8 @@ class DocumentSource(Protocol):
     def read(self, labels: Collection[str] | None = None) -> Iterator[Document]: ...
 
 
-#: One side of a scoring: a file, a data-node annotation store URL, or a :class:`DocumentSource`.
-Side = Path | str | DocumentSource
+#: One side of a scoring: a file (on disk or in memory), a data-node annotation store URL, or a :class:`DocumentSource`.
+Side = Input | DocumentSource
 
 
 def score_types(gold: Side, pred: Side, annotation_types: Sequence[str], *, profile: str) -> dict[str, Report]:
@@ -260,7 +260,7 @@ def _by_label(document: Document | None, stretched: list[tuple[str, str]]) -> di
     return grouped
 
 
-def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Path | str) -> list[tuple[str, str]]:
+def _misfits(text: str, doc_id: str, pred: dict[str, SpanColumns], source: Input) -> list[tuple[str, str]]:
     """Refuse a prediction past the end of the gold note's text; name those whose text differs from it, each
     with its type.
 

@@ -18,11 +18,11 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 from typing import Any, cast
 
-from nlpbench import profiles
+from nlpbench import files, profiles
 from nlpbench.errors import InputError, InputWarning, collected_warnings, shorten
+from nlpbench.files import Input, Source
 from nlpbench.formats import timelines as timeline_format
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.timelines import (
@@ -48,10 +48,10 @@ Timelines = timeline_format.PatientTimelines
 class _Paths:
     """Where the four inputs of a run are."""
 
-    gold: Path
-    pred: Path
-    ids: Path
-    gold_ids: Path | None
+    gold: Source
+    pred: Source
+    ids: Source
+    gold_ids: Source | None
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,11 @@ class _Tally:
     files=("all_ids", "gold_ids"),
 )
 def score_timelines(
-    gold: Path | str,
-    pred: Path | str,
-    all_ids: Path | str,
+    gold: Input,
+    pred: Input,
+    all_ids: Input,
     *,
-    gold_ids: Path | str | None = None,
+    gold_ids: Input | None = None,
     mode: Mode | str = Mode.strict,
     profile: str = "standard",
     reference_date: date | None = None,
@@ -104,7 +104,9 @@ def score_timelines(
     mode = Mode(mode)
     reference = reference_date or date.today()
     rules = chosen.rules(mode, reference)
-    paths = _Paths(Path(gold), Path(pred), Path(all_ids), Path(gold_ids) if gold_ids else None)
+    paths = _Paths(
+        files.source(gold), files.source(pred), files.source(all_ids), files.source(gold_ids) if gold_ids else None
+    )
     with collected_warnings() as messages, collector_paused():
         tally, patients = _score_files(paths, rules, chosen, on_document)
         scores = _score_rows(tally, rules, chosen, mode)
@@ -205,7 +207,7 @@ def _check_identities(inputs: _Inputs, paths: _Paths) -> None:
         raise InputError(f"patient {unknown[0]} is not in the id file {paths.ids}", paths.gold_ids)
 
 
-def _listed(ids: list[str], path: Path | None) -> list[str]:
+def _listed(ids: list[str], path: Source | None) -> list[str]:
     """The ids of an id file without blank lines; a repeated id is an error."""
     seen: dict[str, int] = {}
     for number, patient in enumerate(ids, start=1):
@@ -217,7 +219,7 @@ def _listed(ids: list[str], path: Path | None) -> list[str]:
     return list(seen)
 
 
-def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Path | None, path: Path) -> None:
+def _same_patients(ids: list[str], timelines: Timelines, name: str, ids_path: Source | None, path: Source) -> None:
     listed, known = set(ids), timelines.keys()
     missing = [patient for patient in ids if patient not in known]
     if missing:

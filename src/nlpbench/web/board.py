@@ -125,12 +125,8 @@ def errors_in_context(session: Session, submission: Submission, result: Result, 
     Only for a PHI task on a dataset marked public: anything else is ``[]``, so
     a private dataset's note text never reaches a page.
     """
-    import tempfile
-    from pathlib import Path
-
-    from nlpbench import formats
     from nlpbench.errors import collected_warnings
-    from nlpbench.platform.scoring import predictions_store
+    from nlpbench.platform.scoring import StoredSide, predictions_store
     from nlpbench.report.leaderboard import in_context
     from nlpbench.store import repository
     from nlpbench.tasks.sandbox import score_sandbox
@@ -139,11 +135,9 @@ def errors_in_context(session: Session, submission: Submission, result: Result, 
         return []
     texts = {note.identifier: note.text for note in repository.iter_notes(session, submission.dataset)}
     found: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="nlpbench-web-") as scratch, collected_warnings():
-        gold, pred = Path(scratch) / "gold.json", Path(scratch) / "pred.json"
-        sandbox = formats.get("sandbox")
-        sandbox.write(repository.documents(session, submission.dataset), gold)
-        sandbox.write(repository.documents(session, submission.dataset, predictions_store(submission.id)), pred)
+    gold = StoredSide(session, submission.dataset, repository.GOLDSTANDARD, "gold.json")
+    pred = StoredSide(session, submission.dataset, predictions_store(submission.id), "pred.json")
+    with collected_warnings():
         for annotation_type in result.scores:
             report = score_sandbox(
                 gold, pred, annotation_type, profile=result.profile, errors=limit, per_document=False
