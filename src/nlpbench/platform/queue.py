@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.platform import images, network, tasks
+from nlpbench.platform import challenges, images, network, tasks
 from nlpbench.platform.errors import Conflict, Forbidden, Lost, NotFound
 from nlpbench.platform.errors import PlatformError as PlatformError
 from nlpbench.platform.errors import QuotaExceeded as QuotaExceeded
@@ -88,6 +88,10 @@ class Request:
     predictions: str | None = None
     predictions_name: str | None = None
     archive: str | None = None
+    #: The challenge and its phase the submission is made to (both or neither): the phase decides its queue,
+    #: its dataset's version, when it may be made and how many (:mod:`nlpbench.platform.challenges`).
+    challenge: str | None = None
+    phase: str | None = None
     #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
     #: command line are the organisers'; the platform API says whose key made the request.
     organiser: bool = True
@@ -228,6 +232,9 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
     (:class:`Forbidden`).
     """
     kind = _checked_request(request)
+    if request.phase is not None:
+        with store.session(readonly=True) as session:
+            request = challenges.addressed(session, request)
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
     if request.tool_url is not None and not request.organiser:
@@ -245,7 +252,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             )
         queue = get_queue(session, request.queue, create=request.organiser)
         artifact = _uploaded(session, kind, request, queue)
-        if queue.quota is not None:
+        phase = challenges.admit(session, request, kind, moment) if request.phase is not None else None
+        if phase is None and queue.quota is not None:  # a phase's quota replaces its queue's
             check_quota(session, queue, request.team, request.task, moment)
         submission = Submission(
             queue=request.queue,
@@ -269,6 +277,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             notes_total=0,
             notes_done=0,
             warnings=[],
+            phase_id=phase,
         )
         session.add(submission)
         session.flush()
@@ -280,6 +289,8 @@ def _checked_request(request: Request) -> str:
     _check_characters(request)
     kind = request.kind
     _checked_name(request.team, "team")
+    if (request.challenge is None) != (request.phase is None):
+        raise InputError("a submission to a challenge names its phase too (--challenge NAME --phase NAME)")
     if not tasks.known(request.task):
         raise InputError(f"unknown task {request.task!r}; known: {', '.join(tasks.names())}")
     if kind != "predictions" and not tasks.on_dataset(request.task):
@@ -314,6 +325,8 @@ _TEXT_FIELDS = {
     "predictions": "predictions",
     "predictions_name": "predictionsName",
     "archive": "archive",
+    "challenge": "challenge",
+    "phase": "phase",
 }
 
 

@@ -9,12 +9,13 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
-from nlpbench.platform import intervals
+from nlpbench.platform import intervals, visibility
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report
 from nlpbench.stats.report import overall_rows
 from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
 from nlpbench.web import board, plots
 from nlpbench.web.render import Stored, checked_id, export, page
@@ -25,7 +26,8 @@ router = APIRouter()
 def submission_view(store: Store, submission_id: int, only_result: int | None = None) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         submission = session.get(Submission, checked_id(submission_id, "submission"))
-        if submission is None or submission.status != SCORED:  # as if absent: no status is told
+        # as if absent: no status is told, nor that a phase hides its scores
+        if submission is None or submission.status != SCORED or visibility.hidden(session, submission, utcnow()):
             raise HTTPException(404, f"no submission {submission_id}")
         results = list(session.scalars(select(Result).where(Result.submission_id == submission_id)))
         if only_result is not None:
@@ -53,7 +55,9 @@ def result_owner(store: Store, result_id: int) -> int:
         query = (
             select(Result.submission_id)
             .join(Submission, Submission.id == Result.submission_id)
-            .where(Result.id == checked_id(result_id, "result"), Submission.status == SCORED)
+            .where(
+                Result.id == checked_id(result_id, "result"), Submission.status == SCORED, visibility.shown(utcnow())
+            )
         )
         owner = session.execute(query).scalar()
     if owner is None:

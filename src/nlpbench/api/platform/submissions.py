@@ -11,7 +11,9 @@ from starlette.exceptions import HTTPException
 from nlpbench.api.platform.access import Stored, Who, errors
 from nlpbench.errors import Kind
 from nlpbench.platform import queue as queues
+from nlpbench.platform import visibility
 from nlpbench.platform.views import logs_json, per_document, submission_json
+from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import STATUSES
 
 router = APIRouter(tags=["Submissions"])
@@ -37,6 +39,10 @@ class NewSubmission(BaseModel):
     )
     predictions: str | None = Field(default=None, description="The prediction file's text.")
     predictionsName: str | None = Field(default=None, max_length=255)
+    challenge: str | None = Field(default=None, max_length=60, description="The challenge it is made to.")
+    phase: str | None = Field(
+        default=None, max_length=60, description="The challenge's phase: it decides the queue and the quota."
+    )
 
 
 @router.post(
@@ -59,6 +65,8 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         predictions=body.predictions,
         predictions_name=body.predictionsName,
         archive=body.archive,
+        challenge=body.challenge,
+        phase=body.phase,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)
@@ -83,7 +91,10 @@ def listing(
 def one(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         found = queues.get(session, submission_id, me.team)
-        return submission_json(session, found, details=True, team=not me.organiser)
+        shown = submission_json(session, found, details=True, team=not me.organiser)
+        if not me.organiser and visibility.hidden(session, found, utcnow()):
+            shown["results"] = []  # its status only, until its phase closes
+        return shown
 
 
 @router.get("/submissions/{submission_id}/documents", responses=errors(Kind.forbidden, Kind.not_found))
@@ -92,6 +103,8 @@ def documents(
 ) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         found = queues.get(session, submission_id, me.team)
+        if not me.organiser and visibility.hidden(session, found, utcnow()):
+            raise HTTPException(403, "its challenge phase shows scores to the organisers only until it closes")
         if not me.organiser and queues.is_private(session, found):
             raise HTTPException(403, "the dataset is private: its team sees aggregate scores only")
         return {"profile": profile, "perDocument": per_document(session, submission_id, profile)}
