@@ -267,4 +267,4 @@ def test_a_public_phase_shows_scores_as_they_come(arena, tmp_path):
     assert not board["scoresHidden"]
     assert [(row["team"], row["value"]) for row in board["rows"]] == [("team-a", 1.0), ("team-b", 1.0)]
     table = arena.nb("challenge", "leaderboard", "c1", "dev")
-    assert table.exit_code == 0 and "1.0000 [1.0000, 1.0000]" in table.stdout
+    assert table.exit_code == 0 and "1.0000 [1.0000, 1.0000]   1" in table.stdout

@@ -147,12 +147,12 @@ def leaderboard(
         for row in data["submissions"]:
             typer.echo(f"{row['id']:>6}  {row['status']:<10} {row['team']:<16} {row['task']:<12} {row['dataset']}")
         return None
+    row_format = "{:<12} {:<20} {:<16} {:<24} {:<24} {}"
+    typer.echo(row_format.format("task", "column", "team", "tool", "value [95 % interval]", "submission"))
     for row in data["rows"]:
         interval = f"[{row['low']:.4f}, {row['high']:.4f}]" if row["low"] is not None else ""
-        typer.echo(
-            f"{row['task']:<12} {row['column']:<20} {row['team']:<16} {row['tool']:<24} "
-            f"{row['value']:.4f} {interval}  submission {row['submission']}"
-        )
+        value = f"{row['value']:.4f} {interval}"
+        typer.echo(row_format.format(row["task"], row["column"], row["team"], row["tool"], value, row["submission"]))
     return None
 
 

@@ -5,7 +5,8 @@ prediction file: :func:`tool_name`) and a column per dataset and annotation
 type (:func:`column_key`); each cell is the tool's best or latest scored
 submission there (``pick``, one of :data:`PICKS`), by the task's primary value
 (:func:`nlpbench.platform.intervals.primary`, the ``ranked`` interval row).
-Only SCORED submissions and each one's first result are read.
+Only SCORED submissions and each one's first result are read, and only those whose scores anyone may see
+now: not those of a private or blind challenge phase that has not closed (:mod:`nlpbench.platform.visibility`).
 
 The leaderboard (:mod:`nlpbench.web.board`) shows these tables, and
 :mod:`nlpbench.platform.ranks` ranks each column's cells when a result is
