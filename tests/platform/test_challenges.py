@@ -180,15 +180,29 @@ def test_the_quota_counts_across_the_phases_tasks_unless_per_task(arena, tmp_pat
     assert submit(arena, *url, team="team-b").exit_code == 0  # another team has its own
 
 
-def test_a_phase_runs_its_submissions_under_its_own_time_budget(arena, tmp_path, tool):
-    created(arena, tmp_path, spec(phase(limits={"wall_seconds": 1})))
-    tool.reset(delay=0.5)
+def test_a_phase_runs_under_its_own_time_budget_and_a_failed_run_goes_again_without_quota(arena, tmp_path, tool):
+    created(arena, tmp_path, spec(phase(limits={"wall_seconds": 3}, quota={"submissions": 1})))
+    tool.reset(delay=1.0)
     made = submit(arena, "--phase", "dev", "--tool", tool.url)
     assert made.exit_code == 0, made.stderr
+    submission = int(made.stdout)
     arena.work()
-    shown = arena.shown(int(made.stdout), "organiser")
+    shown = arena.shown(submission, "organiser")
     assert shown["status"] == "FAILED"
-    assert shown["reason"].startswith("time budget of 0.0166667 min exceeded after")  # the queue's is 120 min
+    assert shown["reason"].startswith("time budget of 0.05 min exceeded after")  # the queue's is 120 min
+    assert "has used its 1 submissions" in refusal(submit(arena, "--phase", "dev", "--tool", tool.url))
+    problem(arena.call("POST", f"/submissions/{submission}/rerun"), 403, "the organisers' to do")
+    tool.reset()
+    rerun = arena.nb("submissions", "rerun", str(submission))
+    assert (
+        rerun.stdout
+        == f"submission {submission}: RECEIVED — run again by organiser (command line): it costs no quota\n"
+    )
+    arena.work()
+    assert arena.shown(submission)["status"] == "SCORED"
+    assert "has used its 1 submissions" in refusal(submit(arena, "--phase", "dev", "--tool", tool.url))
+    said = refusal(arena.nb("submissions", "rerun", str(submission)))
+    assert said.endswith(f"submission {submission} is SCORED: only a FAILED one runs again")
 
 
 # --- the platform API and what a team sees ------------------------------------------------------
@@ -268,3 +282,23 @@ def test_a_public_phase_shows_scores_as_they_come(arena, tmp_path):
     assert [(row["team"], row["value"]) for row in board["rows"]] == [("team-a", 1.0), ("team-b", 1.0)]
     table = arena.nb("challenge", "leaderboard", "c1", "dev")
     assert table.exit_code == 0 and "1.0000 [1.0000, 1.0000]   1" in table.stdout
+
+
+def test_organisers_disqualify_or_hide_a_submission_with_the_reason_kept(arena, tmp_path):
+    mine, theirs = scored_pair(arena, tmp_path, "public")
+    site = TestClient(create_site(arena.store))
+    for move in ("disqualify", "hide"):
+        refused = arena.call("POST", f"/submissions/{theirs}/{move}", json={"reason": "mine now"})
+        problem(refused, 403, "the organisers' to do")
+    done = arena.call("POST", f"/submissions/{mine}/disqualify", "organiser", json={"reason": "tuned on the test set"})
+    assert done.status_code == 200, done.text
+    assert arena.shown(mine)["removal"] == {"removal": "disqualified", "reason": "tuned on the test set"}
+    board = arena.call("GET", "/challenges/c1/phases/dev/leaderboard", "other").json()
+    assert {row["team"] for row in board["rows"]} == {"team-b"}
+    assert site.get(f"/submissions/{mine}").status_code == 404
+    assert "team-a" not in site.get("/tasks/date").text and "team-b" in site.get("/tasks/date").text
+    problem(arena.call("POST", f"/submissions/{mine}/hide", "organiser", json={"reason": "x"}), 409, "already")
+    hidden = arena.nb("submissions", "hide", str(theirs), "--reason", "a duplicate")
+    assert hidden.stdout == f"submission {theirs}: hidden — a duplicate\n"
+    assert arena.call("GET", "/challenges/c1/phases/dev/leaderboard", "organiser").json()["rows"] == []
+    assert "nlpbench: error: reason: say why" in refusal(arena.nb("submissions", "hide", str(mine), "--reason", " "))

@@ -502,15 +502,59 @@ def rescore(
     typer.echo(f"submission {submission}: scored under profile {profile}: {rows} per-document rows")
 
 
+REASON_OPTION = typer.Option(..., "--reason", help="Why, in one line: kept in the store and shown to the team.")
+
+
+def disqualify(submission: int = typer.Argument(..., help="The submission's id."), reason: str = REASON_OPTION,
+               db: str = DB_OPTION) -> None:  # fmt: skip
+    """Disqualify a submission (it broke the rules): off every leaderboard, the reason kept and shown to its team."""
+    _removed(submission, "disqualified", reason, db)
+
+
+def hide(submission: int = typer.Argument(..., help="The submission's id."), reason: str = REASON_OPTION,
+         db: str = DB_OPTION) -> None:  # fmt: skip
+    """Hide a submission (a duplicate, a test, a team's request): off every leaderboard, the reason kept."""
+    _removed(submission, "hidden", reason, db)
+
+
+def _removed(submission: int, removal: str, reason: str, db: str) -> None:
+    from nlpbench.platform.moderation import remove
+
+    store = open_db(db, create=False)
+    try:
+        done = remove(store, submission, removal, reason, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.removal} — {done.removal_reason}")
+
+
+def rerun(submission: int = typer.Argument(..., help="The submission's id.", show_default=False),
+          db: str = DB_OPTION) -> None:  # fmt: skip
+    """Run a FAILED submission again from the start, without spending its team's quota."""
+    from nlpbench.platform.moderation import rerun as run_again
+
+    store = open_db(db, create=False)
+    try:
+        done = run_again(store, submission, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
+
+
 def add_commands(app: typer.Typer) -> None:
     app.command("submit")(submit)
     app.command("worker")(worker)
     app.command("rescore")(rescore)
-    group = typer.Typer(help="Submissions: list, show, cancel, logs; queues, golds, API keys, the API.")
+    group = typer.Typer(
+        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun; queues, golds, API keys, the API."
+    )
     group.command("list")(list_submissions)
     group.command("show")(show)
     group.command("cancel")(cancel)
     group.command("logs")(logs)
+    group.command("disqualify")(disqualify)
+    group.command("hide")(hide)
+    group.command("rerun")(rerun)
     group.command("queue")(configure)
     group.command("gold")(gold)
     keys = typer.Typer(help="Platform API keys: create, list, revoke.")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 from urllib.parse import urlsplit, urlunsplit
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import tasks, visibility
@@ -189,7 +189,7 @@ def _cells(session: Session, task: str, phase: int | None = None) -> list[tuple[
             Submission.task == task,
             Submission.status == SCORED,
             Result.id.in_(_first_results()),
-            visibility.shown(utcnow()) if phase is None else Submission.phase_id == phase,
+            visibility.shown(utcnow()) if phase is None else and_(visibility.kept(), Submission.phase_id == phase),
         )
         .order_by(Submission.created_at, Submission.id)
     )

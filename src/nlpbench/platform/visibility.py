@@ -16,7 +16,8 @@ Its scores are *hidden* while a phase that is not ``public`` has not closed:
 
 From its close on, a private or blind phase's scores are shown as a public
 one's. Hidden scores are on no page of the leaderboard site (its tables and
-rank groups leave them out: :func:`shown`), in no team's answer of the
+rank groups leave them out: :func:`shown`, which leaves out submissions organisers disqualified or hid too),
+in no team's answer of the
 platform API, and nowhere a team's key reaches.
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from nlpbench.store.challenges import Phase
@@ -57,9 +58,15 @@ def scores_hidden(phase: Phase | None, moment: datetime) -> bool:
 
 def shown(moment: datetime) -> Any:
     """A condition on :class:`Submission` rows: their scores may be shown to anyone at ``moment`` (made to no
-    phase, or to a public phase, or to one that has closed)."""
+    phase, or to a public phase, or to one that has closed; and not taken off the leaderboards)."""
     hidden = select(Phase.id).where(Phase.visibility != "public", Phase.closes_at > moment)
-    return or_(Submission.phase_id.is_(None), Submission.phase_id.not_in(hidden))
+    return and_(kept(), or_(Submission.phase_id.is_(None), Submission.phase_id.not_in(hidden)))
+
+
+def kept() -> Any:
+    """A condition on :class:`Submission` rows: no organiser disqualified or hid them
+    (:mod:`nlpbench.platform.moderation`)."""
+    return Submission.removal.is_(None)
 
 
 def hidden(session: Session, submission: Submission, moment: datetime) -> bool:

@@ -124,6 +124,9 @@ class Submission(Base):
     tool_meta: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
     warnings: Mapped[list[str]] = mapped_column(Json, default=list)
     #: The challenge phase it was made to (:mod:`nlpbench.store.challenges`); NULL: none.
+    #: ``disqualified`` or ``hidden`` by an organiser (off every leaderboard), with the reason; NULL: neither.
+    removal: Mapped[str | None] = mapped_column(String(12), default=None)
+    removal_reason: Mapped[str | None] = mapped_column(Text, default=None)
     phase_id: Mapped[int | None] = mapped_column(ForeignKey(Phase.id, ondelete="RESTRICT"), default=None, index=True)
 
 

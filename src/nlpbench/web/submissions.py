@@ -27,7 +27,12 @@ def submission_view(store: Store, submission_id: int, only_result: int | None = 
     with store.session(readonly=True) as session:
         submission = session.get(Submission, checked_id(submission_id, "submission"))
         # as if absent: no status is told, nor that a phase hides its scores
-        if submission is None or submission.status != SCORED or visibility.hidden(session, submission, utcnow()):
+        if (
+            submission is None
+            or submission.status != SCORED
+            or submission.removal is not None
+            or visibility.hidden(session, submission, utcnow())
+        ):
             raise HTTPException(404, f"no submission {submission_id}")
         results = list(session.scalars(select(Result).where(Result.submission_id == submission_id)))
         if only_result is not None:

@@ -13,6 +13,9 @@ Under ``/api/v1``:
   organisers only: its team sees aggregate scores);
 - ``POST /submissions/{id}/cancel`` — 409 once it has ended;
 - ``GET /submissions/{id}/logs`` — organisers only (a tool's output may hold PHI);
+- ``POST /submissions/{id}/disqualify|hide`` (``{reason}``), ``POST /submissions/{id}/rerun`` — organisers only:
+  off every leaderboard with the reason kept, or a FAILED submission run again without spending quota
+  (:mod:`nlpbench.platform.moderation`);
 - ``POST /challenges``, ``GET /challenges/{name}``, ``POST /challenges/{name}/phases/{phase}/open|close|freeze``
   (organisers only), ``GET /challenges/{name}/phases/{phase}/leaderboard`` — challenges and their phases
   (:mod:`~nlpbench.api.platform.challenges`); a submission names ``challenge`` and ``phase`` to be made to one,

@@ -1,17 +1,18 @@
-"""Submissions: make, list, read (with events, results and per-document counts), cancel; organisers read logs."""
+"""Submissions: make, list, read (with events, results and per-document counts), cancel; organisers read logs,
+disqualify or hide a submission (the reason kept) and run a FAILED one again without spending quota."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from nlpbench.api.platform.access import Stored, Who, errors
 from nlpbench.errors import Kind
+from nlpbench.platform import moderation, visibility
 from nlpbench.platform import queue as queues
-from nlpbench.platform import visibility
 from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import STATUSES
@@ -124,3 +125,41 @@ def logs(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
         raise HTTPException(403, "logs are for organisers: a tool's output may hold PHI")
     with store.session(readonly=True) as session:
         return logs_json(session, queues.get(session, submission_id))
+
+
+@router.post("/submissions/{submission_id}/rerun", responses=errors(Kind.forbidden, Kind.not_found, Kind.conflict))
+def rerun(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
+    """Organisers only: run a FAILED submission again, without spending its team's quota (declared before
+    ``/disqualify`` and ``/hide``, whose path would take ``rerun`` too)."""
+    if not me.organiser:
+        raise HTTPException(403, "running a submission again is the organisers' to do")
+    moderation.rerun(store, submission_id)
+    with store.session(readonly=True) as session:
+        return submission_json(session, queues.get(session, submission_id))
+
+
+class Removal(BaseModel):
+    """Why an organiser takes a submission off the leaderboards."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=500)
+
+
+@router.post(
+    "/submissions/{submission_id}/{removal}",
+    responses=errors(Kind.forbidden, Kind.not_found, Kind.conflict),
+    openapi_extra={"description": "Organisers only: disqualify or hide the submission, with the reason kept."},
+)
+def remove(
+    submission_id: int,
+    removal: Annotated[str, Path(pattern="^(disqualify|hide)$")],
+    body: Annotated[Removal, Body()],
+    me: Who,
+    store: Stored,
+) -> dict[str, Any]:
+    if not me.organiser:
+        raise HTTPException(403, "disqualifying or hiding a submission is the organisers' to do")
+    moderation.remove(store, submission_id, "disqualified" if removal == "disqualify" else "hidden", body.reason)
+    with store.session(readonly=True) as session:
+        return submission_json(session, queues.get(session, submission_id))

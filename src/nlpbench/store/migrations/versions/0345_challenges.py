@@ -1,4 +1,5 @@
-"""Challenges and their phases; a submission names the phase it was made to.
+"""Challenges and their phases; a submission names the phase it was made to, and whether an organiser
+disqualified or hid it, and why.
 
 Revision ID: 0345
 Revises: 0330
@@ -60,6 +61,8 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("phase_id", sa.Integer(), nullable=True))
+        table.add_column(sa.Column("removal", sa.String(12), nullable=True))
+        table.add_column(sa.Column("removal_reason", sa.Text(), nullable=True))
         table.create_foreign_key(
             op.f("fk_submissions_phase_id_phases"), "phases", ["phase_id"], ["id"], ondelete="RESTRICT"
         )
@@ -70,6 +73,8 @@ def downgrade() -> None:
     with op.batch_alter_table("submissions") as table:
         table.drop_index(op.f("ix_submissions_phase_id"))
         table.drop_constraint(op.f("fk_submissions_phase_id_phases"), type_="foreignkey")
+        table.drop_column("removal_reason")
+        table.drop_column("removal")
         table.drop_column("phase_id")
     op.drop_table("phases")
     op.drop_table("challenges")
