@@ -281,7 +281,7 @@ def test_a_public_phase_shows_scores_as_they_come(arena, tmp_path):
     assert not board["scoresHidden"]
     assert [(row["team"], row["value"]) for row in board["rows"]] == [("team-a", 1.0), ("team-b", 1.0)]
     table = arena.nb("challenge", "leaderboard", "c1", "dev")
-    assert table.exit_code == 0 and "1.0000 [1.0000, 1.0000]   1" in table.stdout
+    assert table.exit_code == 0 and "1.0000 [1.0000, 1.0000]  1\n" in table.stdout
 
 
 def test_organisers_disqualify_or_hide_a_submission_with_the_reason_kept(arena, tmp_path):
@@ -302,3 +302,22 @@ def test_organisers_disqualify_or_hide_a_submission_with_the_reason_kept(arena, 
     assert hidden.stdout == f"submission {theirs}: hidden — a duplicate\n"
     assert arena.call("GET", "/challenges/c1/phases/dev/leaderboard", "organiser").json()["rows"] == []
     assert "nlpbench: error: reason: say why" in refusal(arena.nb("submissions", "hide", str(mine), "--reason", " "))
+
+
+def test_a_submission_carries_a_description_and_links_shown_on_its_page(arena, tmp_path):
+    links = {"paperUrl": "https://arxiv.org/abs/2601.00001", "codeUrl": "https://example.org/u:p@x/code?token=1"}
+    text = perfect(arena, tmp_path)
+    body = {"dataset": "open", "predictions": text, "predictionsName": "p.json", **links}
+    made = arena.submitted(description="<b>rules</b> and a CRF", **body)
+    arena.work()
+    shown = arena.shown(made)
+    assert shown["description"] == "<b>rules</b> and a CRF" and shown["paperUrl"] == links["paperUrl"]
+    html = TestClient(create_site(arena.store)).get(f"/submissions/{made}").text
+    assert "&lt;b&gt;rules&lt;/b&gt; and a CRF" in html and "<b>rules" not in html
+    assert f'href="{links["paperUrl"]}"' in html
+    assert 'href="https://example.org/u:p@x/code"' in html  # no query: it may carry a credential
+    for bad in ("javascript:alert(1)", "ftp://example.org/x", "http://[::1", "https://"):
+        problem(arena.submit(paperUrl=bad, predictions="[]", predictionsName="p.json"), 400, "not an http(s) URL")
+    said = refusal(arena.nb("submit", "--team", "t", "--task", "date", "--dataset", "open", "--predictions",
+                            tmp_path / "open.json", "--code", "file:///etc/passwd"))  # fmt: skip
+    assert said == "nlpbench: error: --code: not an http(s) URL of at most 500 characters"

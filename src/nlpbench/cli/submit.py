@@ -77,6 +77,9 @@ def submit(
         help="The challenge's phase: refused outside its open window, after its freeze, of a kind it does not "
         "accept, or over its quota.",
     ),
+    description: str | None = typer.Option(None, "--description", help="What the tool does, shown on its page."),
+    paper: str | None = typer.Option(None, "--paper", help="An http(s) link to the paper describing it."),
+    code: str | None = typer.Option(None, "--code", help="An http(s) link to its code."),
     db: str = DB_OPTION,
 ) -> None:
     """Queue a submission: a tool URL, a command, a source archive, an image or a prediction file, for one task
@@ -101,6 +104,9 @@ def submit(
         archive="sha256:" + "0" * 64 if archive is not None else None,
         challenge=challenge,
         phase=phase,
+        description=description,
+        paper_url=paper,
+        code_url=code,
     )
     request.kind  # noqa: B018 - one of the kinds, checked before the database is opened
     store = open_db(db)

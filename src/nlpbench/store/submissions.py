@@ -124,6 +124,10 @@ class Submission(Base):
     tool_meta: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
     warnings: Mapped[list[str]] = mapped_column(Json, default=list)
     #: The challenge phase it was made to (:mod:`nlpbench.store.challenges`); NULL: none.
+    #: What its team says of it, shown on its page: a description and optional links to a paper and the code.
+    description: Mapped[str | None] = mapped_column(Text, default=None)
+    paper_url: Mapped[str | None] = mapped_column(Text, default=None)
+    code_url: Mapped[str | None] = mapped_column(Text, default=None)
     #: ``disqualified`` or ``hidden`` by an organiser (off every leaderboard), with the reason; NULL: neither.
     removal: Mapped[str | None] = mapped_column(String(12), default=None)
     removal_reason: Mapped[str | None] = mapped_column(Text, default=None)

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
 from nlpbench.platform import intervals, visibility
+from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report
 from nlpbench.stats.report import overall_rows
@@ -98,6 +99,9 @@ def _submission_json(submission: Submission) -> dict[str, Any]:
         "toolUrl": board.shown_url(submission.tool_url),
         "image": board.bounded(submission.image, board.LONG),
         "predictions": board.bounded(submission.predictions_name) if submission.kind == "predictions" else None,
+        "description": board.bounded(submission.description, MAX_DESCRIPTION),
+        "paperUrl": board.shown_url(submission.paper_url),
+        "codeUrl": board.shown_url(submission.code_url),
     }
 
 

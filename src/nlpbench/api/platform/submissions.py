@@ -41,6 +41,9 @@ class NewSubmission(BaseModel):
     predictions: str | None = Field(default=None, description="The prediction file's text.")
     predictionsName: str | None = Field(default=None, max_length=255)
     challenge: str | None = Field(default=None, max_length=60, description="The challenge it is made to.")
+    description: str | None = Field(default=None, max_length=2000, description="Shown on its page.")
+    paperUrl: str | None = Field(default=None, max_length=500, description="An http(s) link to its paper.")
+    codeUrl: str | None = Field(default=None, max_length=500, description="An http(s) link to its code.")
     phase: str | None = Field(
         default=None, max_length=60, description="The challenge's phase: it decides the queue and the quota."
     )
@@ -68,6 +71,9 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         archive=body.archive,
         challenge=body.challenge,
         phase=body.phase,
+        description=body.description,
+        paper_url=body.paperUrl,
+        code_url=body.codeUrl,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)

@@ -1,5 +1,5 @@
 """Challenges and their phases; a submission names the phase it was made to, and whether an organiser
-disqualified or hid it, and why.
+disqualified or hid it, and why; and what its team says of it (a description, links to a paper and the code).
 
 Revision ID: 0345
 Revises: 0330
@@ -62,6 +62,8 @@ def upgrade() -> None:
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("phase_id", sa.Integer(), nullable=True))
         table.add_column(sa.Column("removal", sa.String(12), nullable=True))
+        for column in ("description", "paper_url", "code_url"):
+            table.add_column(sa.Column(column, sa.Text(), nullable=True))
         table.add_column(sa.Column("removal_reason", sa.Text(), nullable=True))
         table.create_foreign_key(
             op.f("fk_submissions_phase_id_phases"), "phases", ["phase_id"], ["id"], ondelete="RESTRICT"
@@ -73,6 +75,8 @@ def downgrade() -> None:
     with op.batch_alter_table("submissions") as table:
         table.drop_index(op.f("ix_submissions_phase_id"))
         table.drop_constraint(op.f("fk_submissions_phase_id_phases"), type_="foreignkey")
+        for column in ("code_url", "paper_url", "description"):
+            table.drop_column(column)
         table.drop_column("removal_reason")
         table.drop_column("removal")
         table.drop_column("phase_id")
