@@ -53,8 +53,11 @@ def written(tmp_path: Path, data: dict[str, Any], suffix: str = ".yaml") -> Path
 
 
 def created(arena, tmp_path: Path, data: dict[str, Any]) -> None:
+    """The challenge made from ``data``, and teams team-a and team-b registered by the organisers."""
     made = arena.nb("challenge", "create", written(tmp_path, data))
     assert made.exit_code == 0, made.stderr
+    for team in ("team-a", "team-b"):
+        assert arena.nb("challenge", "team", team, "--contact", f"{team}@example.org").exit_code == 0
 
 
 def refusal(result) -> str:
@@ -220,6 +223,7 @@ def test_teams_cannot_make_or_move_a_challenge(arena, tmp_path):
     assert arena.call("GET", "/challenges/c1").json()["phases"][0]["state"] == "open"
     closed = arena.call("POST", "/challenges/c1/phases/dev/close", "organiser")
     assert closed.json()["state"] == "closed"
+    assert arena.call("POST", "/teams", json={"contact": "ana@example.org"}).status_code == 201
     late = arena.submit(challenge="c1", phase="dev", dataset="open", predictions="[]", predictionsName="p.json")
     problem(late, 409, "phase dev of challenge c1 closed at")
     reopened = arena.call(
@@ -234,6 +238,8 @@ def scored_pair(arena, tmp_path, visibility: str) -> tuple[int, int]:
     """Phase ``dev`` of ``visibility``; team-a and team-b each submit the perfect predictions; scored."""
     made = arena.call("POST", "/challenges", "organiser", json=spec(phase(visibility=visibility)))
     assert made.status_code == 201, made.text
+    for who in ("team", "other"):  # each team registers itself
+        assert arena.call("POST", "/teams", who, json={"contact": f"{who}@example.org"}).status_code == 201
     text = perfect(arena, tmp_path)
     body = {"challenge": "c1", "phase": "dev", "dataset": "open", "predictions": text, "predictionsName": "p.json"}
     mine, theirs = arena.submitted("team", **body), arena.submitted("other", **body)
@@ -321,3 +327,20 @@ def test_a_submission_carries_a_description_and_links_shown_on_its_page(arena, t
     said = refusal(arena.nb("submit", "--team", "t", "--task", "date", "--dataset", "open", "--predictions",
                             tmp_path / "open.json", "--code", "file:///etc/passwd"))  # fmt: skip
     assert said == "nlpbench: error: --code: not an http(s) URL of at most 500 characters"
+
+
+def test_only_a_registered_team_submits_to_a_phase_and_its_contact_is_the_organisers(arena, tmp_path):
+    made = arena.call("POST", "/challenges", "organiser", json=spec())
+    assert made.status_code == 201, made.text
+    body = {"challenge": "c1", "phase": "dev", "dataset": "open", "predictions": "[]", "predictionsName": "p.json"}
+    problem(arena.submit(**body), 404, "team team-a is not registered: register it first")
+    problem(arena.call("POST", "/teams", json={"name": "team-b", "contact": "x@example.org"}), 403, "its own team")
+    mine = {"contact": "ana@example.org", "affiliation": "A University"}
+    assert arena.call("POST", "/teams", json=mine).json() == {"name": "team-a", **mine}
+    assert arena.submit(**body).status_code == 201
+    assert arena.call("GET", "/teams", "other").json() == {"teams": [{"name": "team-a", "affiliation": "A University"}]}
+    assert arena.call("GET", "/teams", "team").json()["teams"][0]["contact"] == "ana@example.org"
+    listed = arena.nb("challenge", "teams", "--format", "json")
+    assert json.loads(listed.stdout) == [{"name": "team-a", **mine}]
+    said = refusal(arena.nb("challenge", "team", "team-c", "--contact", " "))
+    assert said == "nlpbench: error: contact: how to reach the team's members (an e-mail address)"

@@ -156,10 +156,41 @@ def leaderboard(
     return None
 
 
+def team(
+    name: str = typer.Argument(..., help="The team's name, as its key and its submissions give it."),
+    contact: str = typer.Option(..., "--contact", help="How to reach its members (shown to organisers only)."),
+    affiliation: str = typer.Option("", "--affiliation", help="Its members' institution (shown to everyone)."),
+    db: str = DB_OPTION,
+) -> None:
+    """Register a team (or update what it gave): only a registered team submits to a challenge's phases."""
+    from nlpbench.platform.teams import register
+
+    store = open_db(db)
+    try:
+        made = register(store, name, affiliation=affiliation, contact=contact)
+    finally:
+        store.close()
+    typer.echo(f"team {made.name} registered" + (f" ({made.affiliation})" if made.affiliation else ""))
+
+
+def teams(fmt: ListFormat = FORMAT_OPTION, db: str = DB_OPTION) -> None:
+    """For organisers: every registered team with its affiliation and contact."""
+    from nlpbench.platform.teams import team_json
+    from nlpbench.platform.teams import teams as listed
+
+    with db_session(db, readonly=True) as session:
+        rows = [team_json(found, organiser=True) for found in listed(session)]
+    if fmt == ListFormat.json:
+        return print_json(rows)
+    for row in rows:
+        typer.echo(f"{row['name']:<20} {row['affiliation']:<30} {row['contact']}")
+    return None
+
+
 def add_commands(app: typer.Typer) -> None:
     group = typer.Typer(
         help="Challenges: phases with their tasks, datasets, windows, quotas, limits and visibility; "
-        "create from a spec, show, open, close, freeze, and a phase's leaderboard."
+        "create from a spec, show, open, close, freeze, a phase's leaderboard; register teams."
     )
     group.command("create")(create)
     group.command("show")(show)
@@ -167,4 +198,6 @@ def add_commands(app: typer.Typer) -> None:
     group.command("close")(close_phase)
     group.command("freeze")(freeze_phase)
     group.command("leaderboard")(leaderboard)
+    group.command("team")(team)
+    group.command("teams")(teams)
     app.add_typer(group, name="challenge", no_args_is_help=True)

@@ -11,7 +11,8 @@ task's gold), and each phase's queue is opened. An organiser then moves a phase:
 
 A submission addressed to a phase (:func:`addressed`, then :func:`admit` in the transaction that
 stores it) names one of its tasks and datasets, goes to its queue at its dataset's version, and
-is refused — one line each — outside the open window, after the freeze, when its kind is not
+is refused — one line each — when its team is not registered (:mod:`nlpbench.platform.teams`), outside
+the open window, after the freeze, when its kind is not
 accepted, or over the phase's quota: so many per team per window (``day``, ``week``, ``month``,
 as queues count them), counted across the phase's tasks unless it counts per task. A worker runs
 the phase's submissions under the phase's limits (:func:`limits`: memory, CPU time, processes,
@@ -34,6 +35,7 @@ from nlpbench.platform.errors import Conflict, Forbidden, NotFound, QuotaExceede
 from nlpbench.platform.keys import Caller
 from nlpbench.platform.quotas import used, window_start
 from nlpbench.platform.standings import unranked
+from nlpbench.platform.teams import registered
 from nlpbench.runner.sandbox import Limits
 from nlpbench.store import Store
 from nlpbench.store.challenges import Challenge, Phase
@@ -189,11 +191,12 @@ def addressed(session: Session, request: Request) -> Request:
 
 def admit(session: Session, request: Request, kind: str, moment: datetime) -> int:
     """Inside the transaction that stores the submission: the phase's id, or the one-line refusal of a
-    submission made outside its open window, after its freeze, of a kind it does not accept, or over its quota
-    (counted under a lock, as queues' quotas are)."""
+    submission of a team that is not registered, made outside its open window, after its freeze, of a kind it
+    does not accept, or over its quota (counted under a lock, as queues' quotas are)."""
     assert request.challenge is not None and request.phase is not None  # a request to a phase names both
     found = phase(session, request.challenge, request.phase)
     where = f"phase {found.name} of challenge {request.challenge}"
+    registered(session, request.team)
     now = visibility.state(found, moment)
     if now == visibility.FROZEN:
         raise Conflict(f"{where} is frozen: it takes no more submissions")

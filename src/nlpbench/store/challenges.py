@@ -1,4 +1,4 @@
-"""The tables of challenges: a challenge and its phases.
+"""The tables of challenges: a challenge and its phases, and the teams registered to take part.
 
 A *challenge* is a named benchmark an organiser runs; a *phase* of it (a
 public development set, then a hidden test set) names the tasks and datasets
@@ -6,7 +6,7 @@ it scores, the queue its submissions go to, when it is open (``opens_at``
 to ``closes_at``, UTC, the end excluded), the kinds of submission it accepts,
 its quota, the limits a team's tool runs under, who sees its scores
 (``visibility``) and whether it froze. A submission made to a phase carries
-the phase's id (``submissions.phase_id``). What the columns mean is enforced in
+the phase's id (``submissions.phase_id``); only a registered *team* makes one. What the columns mean is enforced in
 :mod:`nlpbench.platform.challenges`.
 """
 
@@ -66,3 +66,16 @@ class Phase(Base):
     freeze_at_close: Mapped[bool] = mapped_column(Boolean, default=False)
     #: When an organiser froze it; NULL: not frozen (but see ``freeze_at_close``).
     frozen_at: Mapped[datetime | None] = mapped_column(UtcDateTime, default=None)
+
+
+class Team(Base):
+    """A team registered to take part in challenges: its name (as its key and submissions give it), its
+    affiliation (public) and how to reach its members (the organisers' only)."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
+    affiliation: Mapped[str] = mapped_column(Text, default="")
+    contact: Mapped[str] = mapped_column(Text, default="")
+    registered_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

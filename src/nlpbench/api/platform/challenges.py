@@ -6,6 +6,8 @@ challenge's settings and a phase's leaderboard as its visibility lets the caller
 - ``GET /challenges/{name}`` — its phases with their state, window, tasks, datasets, kinds, quota, limits;
 - ``POST /challenges/{name}/phases/{phase}/open`` (``{"until": "…Z"}`` optional), ``…/close``,
   ``…/freeze`` — organisers only; 409 for a frozen phase;
+- ``POST /teams`` (``{affiliation, contact}``; ``name`` for organisers), ``GET /teams`` — registered teams
+  (only they submit to a phase); a contact is shown to organisers and to its own team only;
 - ``GET /challenges/{name}/phases/{phase}/leaderboard`` — as :func:`nlpbench.platform.challenges.leaderboard`
   lets the caller see it: a team never sees a private or blind phase's scores before it closes, nor in a
   blind one another team's submissions.
@@ -17,12 +19,12 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from nlpbench.api.platform.access import Stored, Who, errors
 from nlpbench.errors import Kind
-from nlpbench.platform import challenges
+from nlpbench.platform import challenges, teams
 from nlpbench.platform.challenge_specs import NAME, parsed_spec
 from nlpbench.platform.keys import Caller
 from nlpbench.store.challenges import Phase
@@ -99,3 +101,37 @@ def leaderboard(name: Name, phase: Name, me: Who, store: Stored) -> dict[str, An
     """The phase's leaderboard as the caller may see it now."""
     with store.session(readonly=True) as session:
         return challenges.leaderboard(session, challenges.phase(session, name, phase), me, datetime.now(UTC))
+
+
+class Registration(BaseModel):
+    """A team's registration: ``name`` for organisers (a team key registers its own team)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, max_length=60)
+    affiliation: str = Field(default="", max_length=300)
+    contact: str = Field(max_length=300)
+
+
+@router.post("/teams", status_code=201, responses=errors(Kind.forbidden))
+def register_team(body: Annotated[Registration, Body()], me: Who, store: Stored) -> dict[str, Any]:
+    """Register a team (or update what it gave): a team key its own team, an organiser's any."""
+    name = body.name if me.organiser else me.team
+    if name is None:
+        raise HTTPException(400, "an organiser's registration names its team")
+    if not me.organiser and body.name not in (None, me.team):
+        raise HTTPException(403, "a team key registers its own team only")
+    made = teams.register(store, name, affiliation=body.affiliation, contact=body.contact)
+    return teams.team_json(made, organiser=True)
+
+
+@router.get("/teams", responses=errors())
+def list_teams(me: Who, store: Stored) -> dict[str, Any]:
+    """Every registered team with its affiliation; their contacts to organisers only (and a team its own)."""
+    with store.session(readonly=True) as session:
+        return {
+            "teams": [
+                teams.team_json(found, organiser=me.organiser or found.name == me.team)
+                for found in teams.teams(session)
+            ]
+        }

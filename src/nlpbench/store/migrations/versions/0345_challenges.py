@@ -1,4 +1,4 @@
-"""Challenges and their phases; a submission names the phase it was made to, and whether an organiser
+"""Challenges and their phases, registered teams; a submission names the phase it was made to, and whether an organiser
 disqualified or hid it, and why; and what its team says of it (a description, links to a paper and the code).
 
 Revision ID: 0345
@@ -59,6 +59,16 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_phases")),
         sa.UniqueConstraint("challenge_id", "name", name=op.f("uq_phases_challenge_id_name")),
     )
+    op.create_table(
+        "teams",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(60), nullable=False),
+        sa.Column("affiliation", sa.Text(), nullable=False),
+        sa.Column("contact", sa.Text(), nullable=False),
+        sa.Column("registered_at", MOMENT, nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_teams")),
+        sa.UniqueConstraint("name", name=op.f("uq_teams_name")),
+    )
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("phase_id", sa.Integer(), nullable=True))
         table.add_column(sa.Column("removal", sa.String(12), nullable=True))
@@ -80,5 +90,6 @@ def downgrade() -> None:
         table.drop_column("removal_reason")
         table.drop_column("removal")
         table.drop_column("phase_id")
+    op.drop_table("teams")
     op.drop_table("phases")
     op.drop_table("challenges")
