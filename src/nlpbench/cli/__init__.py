@@ -44,6 +44,7 @@ COMMANDS = {
     "submissions": "submit",
     "worker": "submit",
     "rescore": "submit",
+    "challenge": "challenge",
     "compare": "compare",
     "leaderboard": "leaderboard",
 }

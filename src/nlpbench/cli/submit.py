@@ -38,7 +38,8 @@ class ListFormat(StrEnum):
 FORMAT_OPTION = typer.Option(ListFormat.table, "--format", "-f", help="table for people, json for scripts.")
 
 
-def _json(data: Any) -> None:
+def print_json(data: Any) -> None:
+    """``data`` as indented JSON on standard output."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -67,6 +68,18 @@ def submit(
         "from a registry the queue names; run by podman.",
     ),
     queue: str = QUEUE_OPTION,
+    challenge: str | None = typer.Option(
+        None, "--challenge", help="The challenge it is made to, with --phase: the phase decides its queue."
+    ),
+    phase: str | None = typer.Option(
+        None,
+        "--phase",
+        help="The challenge's phase: refused outside its open window, after its freeze, of a kind it does not "
+        "accept, or over its quota.",
+    ),
+    description: str | None = typer.Option(None, "--description", help="What the tool does, shown on its page."),
+    paper: str | None = typer.Option(None, "--paper", help="An http(s) link to the paper describing it."),
+    code: str | None = typer.Option(None, "--code", help="An http(s) link to its code."),
     db: str = DB_OPTION,
 ) -> None:
     """Queue a submission: a tool URL, a command, a source archive, an image or a prediction file, for one task
@@ -89,6 +102,11 @@ def submit(
         predictions=text,
         predictions_name=name,
         archive="sha256:" + "0" * 64 if archive is not None else None,
+        challenge=challenge,
+        phase=phase,
+        description=description,
+        paper_url=paper,
+        code_url=code,
     )
     request.kind  # noqa: B018 - one of the kinds, checked before the database is opened
     store = open_db(db)
@@ -121,7 +139,7 @@ def list_submissions(
             submission_json(session, s) for s in listed(session, team=team, queue=queue, status=status, limit=limit)
         ]
     if fmt == ListFormat.json:
-        return _json(rows)
+        return print_json(rows)
     for row in rows:
         progress = f"{row['progress']['done']}/{row['progress']['total']}" if row["progress"]["total"] else "-"
         typer.echo(
@@ -143,7 +161,7 @@ def show(
     with db_session(db, readonly=True) as session:
         data = submission_json(session, get(session, submission), details=True)
     if fmt == ListFormat.json:
-        return _json(data)
+        return print_json(data)
     typer.echo(f"submission {data['id']}: {data['status']} — {data['reason']}")
     typer.echo(f"  team {data['team']}, task {data['task']}, dataset {data['dataset']}, queue {data['queue']}")
     if data["progress"]["total"]:
@@ -190,7 +208,7 @@ def logs(
     with db_session(db, readonly=True) as session:
         data = logs_json(session, get(session, submission))
     if fmt == ListFormat.json:
-        return _json(data)
+        return print_json(data)
     for event in data["events"]:
         typer.echo(f"{event['at']}  {event['status']:<10} {event['reason']}")
     if data["reason"] is not None:
@@ -329,19 +347,20 @@ def create_key(
 
     if (team is None) == (not organiser):
         raise fail("give exactly one of --team NAME or --organiser")
-    expires_at = _expiry(expires) if expires is not None else None
+    expires_at = future_moment(expires) if expires is not None else None
     with db_session(db) as session:
         typer.echo(make(session, team=team, label=label, expires_at=expires_at))
 
 
-def _expiry(value: str) -> datetime:
-    """``--expires``: a whole number of days from now, or an ISO date (its midnight) or date and time, in UTC."""
+def future_moment(value: str, option: str = "--expires") -> datetime:
+    """``--expires`` (or ``option``): a whole number of days from now, or an ISO date (its midnight) or date and
+    time, in UTC unless it says."""
     if value.strip().isdigit():
         return datetime.now(UTC) + timedelta(days=int(value))
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise fail(f"--expires {value[:40]!r}: give DAYS, or a date like 2026-12-31 (or 2026-12-31T18:00)") from None
+        raise fail(f"{option} {value[:40]!r}: give DAYS, or a date like 2026-12-31 (or 2026-12-31T18:00)") from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
@@ -370,7 +389,7 @@ def list_keys(
         for key in found
     ]
     if fmt == ListFormat.json:
-        return _json(rows)
+        return print_json(rows)
     for row in rows:
         typer.echo(
             f"{row['key']:<17} {row['state']:<8} {row['team'] or '(organiser)':<20} "
@@ -489,15 +508,59 @@ def rescore(
     typer.echo(f"submission {submission}: scored under profile {profile}: {rows} per-document rows")
 
 
+REASON_OPTION = typer.Option(..., "--reason", help="Why, in one line: kept in the store and shown to the team.")
+
+
+def disqualify(submission: int = typer.Argument(..., help="The submission's id."), reason: str = REASON_OPTION,
+               db: str = DB_OPTION) -> None:  # fmt: skip
+    """Disqualify a submission (it broke the rules): off every leaderboard, the reason kept and shown to its team."""
+    _removed(submission, "disqualified", reason, db)
+
+
+def hide(submission: int = typer.Argument(..., help="The submission's id."), reason: str = REASON_OPTION,
+         db: str = DB_OPTION) -> None:  # fmt: skip
+    """Hide a submission (a duplicate, a test, a team's request): off every leaderboard, the reason kept."""
+    _removed(submission, "hidden", reason, db)
+
+
+def _removed(submission: int, removal: str, reason: str, db: str) -> None:
+    from nlpbench.platform.moderation import remove
+
+    store = open_db(db, create=False)
+    try:
+        done = remove(store, submission, removal, reason, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.removal} — {done.removal_reason}")
+
+
+def rerun(submission: int = typer.Argument(..., help="The submission's id.", show_default=False),
+          db: str = DB_OPTION) -> None:  # fmt: skip
+    """Run a FAILED submission again from the start, without spending its team's quota."""
+    from nlpbench.platform.moderation import rerun as run_again
+
+    store = open_db(db, create=False)
+    try:
+        done = run_again(store, submission, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
+
+
 def add_commands(app: typer.Typer) -> None:
     app.command("submit")(submit)
     app.command("worker")(worker)
     app.command("rescore")(rescore)
-    group = typer.Typer(help="Submissions: list, show, cancel, logs; queues, golds, API keys, the API.")
+    group = typer.Typer(
+        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun; queues, golds, API keys, the API."
+    )
     group.command("list")(list_submissions)
     group.command("show")(show)
     group.command("cancel")(cancel)
     group.command("logs")(logs)
+    group.command("disqualify")(disqualify)
+    group.command("hide")(hide)
+    group.command("rerun")(rerun)
     group.command("queue")(configure)
     group.command("gold")(gold)
     keys = typer.Typer(help="Platform API keys: create, list, revoke.")

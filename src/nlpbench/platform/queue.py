@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, cast
+from urllib.parse import urlsplit
 
 from sqlalchemy import CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.platform import images, network, tasks
+from nlpbench.platform import challenges, images, network, tasks
 from nlpbench.platform.errors import Conflict, Forbidden, Lost, NotFound
 from nlpbench.platform.errors import PlatformError as PlatformError
 from nlpbench.platform.errors import QuotaExceeded as QuotaExceeded
@@ -65,6 +66,9 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 MAX_ARCHIVE_BYTES = 4 * 2**30
 #: What an upload is, as the platform API and the command line name it, and as the store keeps it.
 ARCHIVE_KINDS = {"source": "source-archive", "image": "oci-archive"}
+#: The most characters of a submission's description, and of a link to its paper or code.
+MAX_DESCRIPTION = 2000
+MAX_LINK = 500
 #: The largest id a submission may have (the column is a 32-bit integer): a larger one is not found.
 MAX_ID = 2**31 - 1
 
@@ -88,6 +92,15 @@ class Request:
     predictions: str | None = None
     predictions_name: str | None = None
     archive: str | None = None
+    #: The challenge and its phase the submission is made to (both or neither): the phase decides its queue,
+    #: its dataset's version, when it may be made and how many (:mod:`nlpbench.platform.challenges`).
+    challenge: str | None = None
+    phase: str | None = None
+    #: What the team says of it, shown on its page (at most :data:`MAX_DESCRIPTION` characters), and links
+    #: (``http``/``https``) to its paper and its code.
+    description: str | None = None
+    paper_url: str | None = None
+    code_url: str | None = None
     #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
     #: command line are the organisers'; the platform API says whose key made the request.
     organiser: bool = True
@@ -228,6 +241,9 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
     (:class:`Forbidden`).
     """
     kind = _checked_request(request)
+    if request.phase is not None:
+        with store.session(readonly=True) as session:
+            request = challenges.addressed(session, request)
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
     if request.tool_url is not None and not request.organiser:
@@ -245,7 +261,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             )
         queue = get_queue(session, request.queue, create=request.organiser)
         artifact = _uploaded(session, kind, request, queue)
-        if queue.quota is not None:
+        phase = challenges.admit(session, request, kind, moment) if request.phase is not None else None
+        if phase is None and queue.quota is not None:  # a phase's quota replaces its queue's
             check_quota(session, queue, request.team, request.task, moment)
         submission = Submission(
             queue=request.queue,
@@ -269,6 +286,10 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             notes_total=0,
             notes_done=0,
             warnings=[],
+            phase_id=phase,
+            description=request.description,
+            paper_url=request.paper_url,
+            code_url=request.code_url,
         )
         session.add(submission)
         session.flush()
@@ -280,6 +301,8 @@ def _checked_request(request: Request) -> str:
     _check_characters(request)
     kind = request.kind
     _checked_name(request.team, "team")
+    if (request.challenge is None) != (request.phase is None):
+        raise InputError("a submission to a challenge names its phase too (--challenge NAME --phase NAME)")
     if not tasks.known(request.task):
         raise InputError(f"unknown task {request.task!r}; known: {', '.join(tasks.names())}")
     if kind != "predictions" and not tasks.on_dataset(request.task):
@@ -297,6 +320,11 @@ def _checked_request(request: Request) -> str:
         raise InputError(
             "not an uploaded image (sha256:…) nor REGISTRY/NAME@sha256:… (64 hexadecimal digits)", record="--image"
         )
+    if request.description is not None and len(request.description) > MAX_DESCRIPTION:
+        raise InputError(f"over the {MAX_DESCRIPTION} characters a description may have", record="--description")
+    for link, record in ((request.paper_url, "--paper"), (request.code_url, "--code")):
+        if link is not None:
+            _check_link(link, record)
     if request.predictions is not None and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
         raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
     return kind
@@ -314,7 +342,22 @@ _TEXT_FIELDS = {
     "predictions": "predictions",
     "predictions_name": "predictionsName",
     "archive": "archive",
+    "challenge": "challenge",
+    "phase": "phase",
+    "description": "description",
+    "paper_url": "paperUrl",
+    "code_url": "codeUrl",
 }
+
+
+def _check_link(link: str, record: str) -> None:
+    """A link a page may show: an ``http`` or ``https`` URL with a host, without spaces, at most :data:`MAX_LINK`."""
+    try:
+        parts = urlsplit(link) if len(link) <= MAX_LINK and not any(c.isspace() for c in link) else None
+    except ValueError:  # an unclosed IPv6 bracket
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"not an http(s) URL of at most {MAX_LINK} characters", record=record)
 
 
 def _uploaded(session: Session, kind: str, request: Request, queue: Queue) -> str | None:

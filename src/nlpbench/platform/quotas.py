@@ -14,6 +14,7 @@ lock on SQLite — so concurrent submits never overrun the quota.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, or_, select, text
 from sqlalchemy.orm import Session
@@ -38,23 +39,26 @@ def window_start(moment: datetime, window: str) -> datetime:
 def check_quota(session: Session, queue: Queue, team: str, task: str, moment: datetime) -> None:
     """Raise :class:`QuotaExceeded` when ``team`` has used its quota of ``task`` in ``queue`` in the window
     holding ``moment``; on PostgreSQL, first take the transaction's lock of (team, task, queue)."""
-    if session.get_bind().dialect.name == "postgresql":
-        key = f"{team}/{task}/{queue.name}"
-        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+    assert queue.quota is not None  # a queue without a quota is not checked
     start = window_start(moment, queue.quota_window)
-    used = session.execute(
+    mine = (Submission.team == team, Submission.task == task, Submission.queue == queue.name)
+    if used(session, f"{team}/{task}/{queue.name}", mine, start) >= queue.quota:
+        raise QuotaExceeded(
+            f"team {team} has used its {queue.quota} submissions of {task} in queue {queue.name} "
+            f"this {queue.quota_window} (the window began {start:%Y-%m-%d %H:%M} UTC)"
+        )
+
+
+def used(session: Session, lock: str, conditions: tuple[Any, ...], start: datetime) -> int:
+    """How many submissions meeting ``conditions`` made since ``start`` count against a quota (see the module);
+    on PostgreSQL, first take the transaction's advisory lock named ``lock``, held until it ends."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": lock})
+    return session.execute(
         select(func.count()).where(
-            Submission.team == team,
-            Submission.task == task,
-            Submission.queue == queue.name,
+            *conditions,
             Submission.created_at >= start,
             Submission.status != INVALID,
             or_(Submission.status.not_in((CANCELLED, FAILED)), Submission.validated_at.is_not(None)),
         )
     ).scalar_one()
-    assert queue.quota is not None  # a queue without a quota is not checked
-    if used >= queue.quota:
-        raise QuotaExceeded(
-            f"team {team} has used its {queue.quota} submissions of {task} in queue {queue.name} "
-            f"this {queue.quota_window} (the window began {start:%Y-%m-%d %H:%M} UTC)"
-        )

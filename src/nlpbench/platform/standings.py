@@ -5,7 +5,8 @@ prediction file: :func:`tool_name`) and a column per dataset and annotation
 type (:func:`column_key`); each cell is the tool's best or latest scored
 submission there (``pick``, one of :data:`PICKS`), by the task's primary value
 (:func:`nlpbench.platform.intervals.primary`, the ``ranked`` interval row).
-Only SCORED submissions and each one's first result are read.
+Only SCORED submissions and each one's first result are read, and only those whose scores anyone may see
+now: not those of a private or blind challenge phase that has not closed (:mod:`nlpbench.platform.visibility`).
 
 The leaderboard (:mod:`nlpbench.web.board`) shows these tables, and
 :mod:`nlpbench.platform.ranks` ranks each column's cells when a result is
@@ -23,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 from urllib.parse import urlsplit, urlunsplit
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, load_only
 
-from nlpbench.platform import tasks
+from nlpbench.platform import tasks, visibility
 from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
 
 #: How a table picks a tool's cell in a column: its best value, or its latest submission.
@@ -147,11 +149,12 @@ def _first_results() -> Any:
 
 
 def scored(session: Session, task: str | None = None, team: str | None = None) -> list[tuple[Submission, Result]]:
-    """Scored submissions with their first result, oldest first."""
+    """Scored submissions whose scores anyone may see now (:func:`nlpbench.platform.visibility.shown`) with
+    their first result, oldest first."""
     query = (
         select(Submission, Result)
         .join(Result, Result.submission_id == Submission.id)
-        .where(Submission.status == SCORED, Result.id.in_(_first_results()))
+        .where(Submission.status == SCORED, Result.id.in_(_first_results()), visibility.shown(utcnow()))
         .options(load_only(*LISTED))
     )
     if task is not None:
@@ -161,8 +164,10 @@ def scored(session: Session, task: str | None = None, team: str | None = None) -
     return [(s, r) for s, r in session.execute(query.order_by(Submission.created_at, Submission.id))]
 
 
-def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
-    """Each scored submission's ranked value per column, with its stored interval, oldest first.
+def _cells(session: Session, task: str, phase: int | None = None) -> list[tuple[str, Cell]]:
+    """Each scored submission's ranked value per column, with its stored interval, oldest first: those whose
+    scores anyone may see now (:func:`nlpbench.platform.visibility.shown`), or those of challenge phase ``phase``
+    whoever may see them (its caller decides who sees them).
 
     Plain rows, not ORM objects: a cell's ``submission`` is a row of the :data:`LISTED` columns.
     """
@@ -184,6 +189,7 @@ def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
             Submission.task == task,
             Submission.status == SCORED,
             Result.id.in_(_first_results()),
+            visibility.shown(utcnow()) if phase is None else and_(visibility.kept(), Submission.phase_id == phase),
         )
         .order_by(Submission.created_at, Submission.id)
     )
@@ -196,13 +202,14 @@ def _cells(session: Session, task: str) -> list[tuple[str, Cell]]:
     ]
 
 
-def unranked(session: Session, task: str, pick: str) -> Table:
+def unranked(session: Session, task: str, pick: str, *, phase: int | None = None) -> Table:
     """The task's table under ``pick``, every cell's rank None: a line per team and tool, each column's cell
-    its best (the greatest value, the latest of equals) or latest; a pick not in :data:`PICKS` is a ValueError."""
+    its best (the greatest value, the latest of equals) or latest; a pick not in :data:`PICKS` is a ValueError.
+    With ``phase``, of that challenge phase's submissions only (see :func:`_cells`)."""
     if pick not in PICKS:
         raise ValueError(f"unknown pick {pick!r}; known: {', '.join(PICKS)}")
     lines: dict[tuple[str, str], Line] = {}
-    history = _cells(session, task)
+    history = _cells(session, task, phase)
     for key, cell in history:
         name = tool_name(cell.submission)
         line = lines.setdefault((cell.submission.team, name), Line(cell.submission.team, name))

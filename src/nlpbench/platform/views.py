@@ -58,6 +58,12 @@ def submission_json(
         "worker": submission.worker,
         "tool": submission.tool_meta,
         "warnings": submission.warnings,
+        "description": submission.description,
+        "paperUrl": submission.paper_url,
+        "codeUrl": submission.code_url,
+        "removal": None
+        if submission.removal is None
+        else {"removal": submission.removal, "reason": submission.removal_reason},
     }
     if details:
         data["events"] = [

@@ -64,7 +64,7 @@ from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.files import MemoryPath
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import images, ranks, tasks
+from nlpbench.platform import challenges, images, ranks, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -76,7 +76,9 @@ from nlpbench.runner.client import DEIDENTIFIED_ANNOTATIONS, ClientOptions, Unan
 from nlpbench.runner.deidentifier import deidentified
 from nlpbench.runner.isolation import INSIDE, Sandbox
 from nlpbench.runner.run import new_event_loop
+from nlpbench.runner.sandbox import Limits
 from nlpbench.store import Store, repository
+from nlpbench.store.challenges import Phase
 from nlpbench.store.models import AnnotationRecord, Dataset
 from nlpbench.store.submissions import (
     ANNOTATING,
@@ -193,6 +195,10 @@ class _Job:
         self._task: asyncio.Task | None = None
         #: What the team may read of a failure; :meth:`run` sets it from the submission (private until then).
         self.told = Disclosure(private=True)
+        #: What a team's tool may use, and the time budget: the queue's, or those of the challenge phase
+        #: the submission was made to; :meth:`run` sets them.
+        self.limits = Limits()
+        self.budget = self.limits.wall_seconds
 
     # --- lease ------------------------------------------------------------------------------
 
@@ -262,6 +268,12 @@ class _Job:
         with self.store.session() as session:
             submission = session.get_one(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
+            phase = session.get(Phase, submission.phase_id) if submission.phase_id is not None else None
+            if phase is None:
+                self.budget = queue.time_budget_seconds
+                self.limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=self.budget + 600)
+            else:
+                self.budget, self.limits = phase.wall_seconds, challenges.limits(phase)
             organisers_tool = submission.kind == "tool" and submission.submitted_by == "organiser"
             self.told = Disclosure(
                 private=not organisers_tool and queues.is_private(session, submission),
@@ -363,9 +375,8 @@ class _Job:
             assert submission.tool_url is not None  # a tool submission has its URL
             yield _Reached(submission.tool_url)
             return
-        from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
+        from nlpbench.runner.sandbox import SandboxError, start_tool
 
-        limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=queue.time_budget_seconds + 600)
         # the weaker fallback only where the organiser allowed it, and only for public data
         settings = replace(self.worker.sandbox, weak=queue.weak_sandbox and self._public(submission))
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-tool-{self.id}-") as work:
@@ -383,7 +394,7 @@ class _Job:
                 image, plain = submission.image, _registry_of(submission.image, queue)
             try:
                 with start_tool(
-                    command, limits, log, sandbox=settings, files=files, image=image, plain_registry=plain
+                    command, self.limits, log, sandbox=settings, files=files, image=image, plain_registry=plain
                 ) as tool:
                     yield _Reached(tool.url, tool.transport, tool)
             except SandboxError as error:
@@ -502,7 +513,7 @@ class _Job:
         """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
         the answers in batches."""
         assert submission.started_at is not None  # set when a worker claimed it
-        remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
+        remaining = submission.started_at.timestamp() + self.budget - time.time()
         batch: list[Document] = []
         flushed = time.monotonic()
 
@@ -532,7 +543,7 @@ class _Job:
                 flush()
                 done_now = self._reload()
                 raise Failed(
-                    f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
+                    f"time budget of {self.budget / 60:g} min exceeded after "
                     f"{done_now.notes_done} of {done_now.notes_total} notes"
                 ) from None
             except ToolError as error:

@@ -33,6 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from nlpbench.store.challenges import Phase
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
 from nlpbench.store.vocabulary import (  # noqa: F401  # the statuses and windows, where their users import them
     ANNOTATING,
@@ -122,6 +123,15 @@ class Submission(Base):
     #: What ``GET /tool`` said at validation: name, version, license, url, apiVersion, type.
     tool_meta: Mapped[dict[str, Any] | None] = mapped_column(Json, default=None)
     warnings: Mapped[list[str]] = mapped_column(Json, default=list)
+    #: The challenge phase it was made to (:mod:`nlpbench.store.challenges`); NULL: none.
+    #: What its team says of it, shown on its page: a description and optional links to a paper and the code.
+    description: Mapped[str | None] = mapped_column(Text, default=None)
+    paper_url: Mapped[str | None] = mapped_column(Text, default=None)
+    code_url: Mapped[str | None] = mapped_column(Text, default=None)
+    #: ``disqualified`` or ``hidden`` by an organiser (off every leaderboard), with the reason; NULL: neither.
+    removal: Mapped[str | None] = mapped_column(String(12), default=None)
+    removal_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    phase_id: Mapped[int | None] = mapped_column(ForeignKey(Phase.id, ondelete="RESTRICT"), default=None, index=True)
 
 
 class SubmissionEvent(Base):

@@ -9,12 +9,14 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
-from nlpbench.platform import intervals
+from nlpbench.platform import intervals, visibility
+from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report
 from nlpbench.stats.report import overall_rows
 from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
 from nlpbench.web import board, plots
 from nlpbench.web.render import Stored, checked_id, export, page
@@ -25,7 +27,13 @@ router = APIRouter()
 def submission_view(store: Store, submission_id: int, only_result: int | None = None) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         submission = session.get(Submission, checked_id(submission_id, "submission"))
-        if submission is None or submission.status != SCORED:  # as if absent: no status is told
+        # as if absent: no status is told, nor that a phase hides its scores
+        if (
+            submission is None
+            or submission.status != SCORED
+            or submission.removal is not None
+            or visibility.hidden(session, submission, utcnow())
+        ):
             raise HTTPException(404, f"no submission {submission_id}")
         results = list(session.scalars(select(Result).where(Result.submission_id == submission_id)))
         if only_result is not None:
@@ -53,7 +61,9 @@ def result_owner(store: Store, result_id: int) -> int:
         query = (
             select(Result.submission_id)
             .join(Submission, Submission.id == Result.submission_id)
-            .where(Result.id == checked_id(result_id, "result"), Submission.status == SCORED)
+            .where(
+                Result.id == checked_id(result_id, "result"), Submission.status == SCORED, visibility.shown(utcnow())
+            )
         )
         owner = session.execute(query).scalar()
     if owner is None:
@@ -89,6 +99,9 @@ def _submission_json(submission: Submission) -> dict[str, Any]:
         "toolUrl": board.shown_url(submission.tool_url),
         "image": board.bounded(submission.image, board.LONG),
         "predictions": board.bounded(submission.predictions_name) if submission.kind == "predictions" else None,
+        "description": board.bounded(submission.description, MAX_DESCRIPTION),
+        "paperUrl": board.shown_url(submission.paper_url),
+        "codeUrl": board.shown_url(submission.code_url),
     }
 
 

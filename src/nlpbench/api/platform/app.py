@@ -13,6 +13,13 @@ Under ``/api/v1``:
   organisers only: its team sees aggregate scores);
 - ``POST /submissions/{id}/cancel`` — 409 once it has ended;
 - ``GET /submissions/{id}/logs`` — organisers only (a tool's output may hold PHI);
+- ``POST /submissions/{id}/disqualify|hide`` (``{reason}``), ``POST /submissions/{id}/rerun`` — organisers only:
+  off every leaderboard with the reason kept, or a FAILED submission run again without spending quota
+  (:mod:`nlpbench.platform.moderation`);
+- ``POST /challenges``, ``GET /challenges/{name}``, ``POST /challenges/{name}/phases/{phase}/open|close|freeze``
+  (organisers only), ``GET /challenges/{name}/phases/{phase}/leaderboard`` — challenges and their phases
+  (:mod:`~nlpbench.api.platform.challenges`); a submission names ``challenge`` and ``phase`` to be made to one,
+  and while its phase hides scores its team reads its status only;
 - ``GET /healthCheck`` — the only request without a key.
 
 Every other request needs a platform API key (``X-API-Key`` or
@@ -40,7 +47,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from nlpbench.api.datanode.app import add_store_handlers
-from nlpbench.api.platform import archives, health, submissions
+from nlpbench.api.platform import archives, challenges, health, submissions
 from nlpbench.api.problems import install_problem_handlers
 from nlpbench.platform import queue as queues
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES
@@ -75,6 +82,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
     add_store_handlers(app)
 
-    for resource in (health, submissions, archives):
+    for resource in (health, submissions, archives, challenges):
         app.include_router(resource.router, prefix=BASE_PATH)
     return app

@@ -1,17 +1,20 @@
-"""Submissions: make, list, read (with events, results and per-document counts), cancel; organisers read logs."""
+"""Submissions: make, list, read (with events, results and per-document counts), cancel; organisers read logs,
+disqualify or hide a submission (the reason kept) and run a FAILED one again without spending quota."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from nlpbench.api.platform.access import Stored, Who, errors
 from nlpbench.errors import Kind
+from nlpbench.platform import moderation, visibility
 from nlpbench.platform import queue as queues
 from nlpbench.platform.views import logs_json, per_document, submission_json
+from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import STATUSES
 
 router = APIRouter(tags=["Submissions"])
@@ -37,6 +40,13 @@ class NewSubmission(BaseModel):
     )
     predictions: str | None = Field(default=None, description="The prediction file's text.")
     predictionsName: str | None = Field(default=None, max_length=255)
+    challenge: str | None = Field(default=None, max_length=60, description="The challenge it is made to.")
+    description: str | None = Field(default=None, max_length=2000, description="Shown on its page.")
+    paperUrl: str | None = Field(default=None, max_length=500, description="An http(s) link to its paper.")
+    codeUrl: str | None = Field(default=None, max_length=500, description="An http(s) link to its code.")
+    phase: str | None = Field(
+        default=None, max_length=60, description="The challenge's phase: it decides the queue and the quota."
+    )
 
 
 @router.post(
@@ -59,6 +69,11 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         predictions=body.predictions,
         predictions_name=body.predictionsName,
         archive=body.archive,
+        challenge=body.challenge,
+        phase=body.phase,
+        description=body.description,
+        paper_url=body.paperUrl,
+        code_url=body.codeUrl,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)
@@ -83,7 +98,10 @@ def listing(
 def one(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         found = queues.get(session, submission_id, me.team)
-        return submission_json(session, found, details=True, team=not me.organiser)
+        shown = submission_json(session, found, details=True, team=not me.organiser)
+        if not me.organiser and visibility.hidden(session, found, utcnow()):
+            shown["results"] = []  # its status only, until its phase closes
+        return shown
 
 
 @router.get("/submissions/{submission_id}/documents", responses=errors(Kind.forbidden, Kind.not_found))
@@ -92,6 +110,8 @@ def documents(
 ) -> dict[str, Any]:
     with store.session(readonly=True) as session:
         found = queues.get(session, submission_id, me.team)
+        if not me.organiser and visibility.hidden(session, found, utcnow()):
+            raise HTTPException(403, "its challenge phase shows scores to the organisers only until it closes")
         if not me.organiser and queues.is_private(session, found):
             raise HTTPException(403, "the dataset is private: its team sees aggregate scores only")
         return {"profile": profile, "perDocument": per_document(session, submission_id, profile)}
@@ -111,3 +131,41 @@ def logs(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
         raise HTTPException(403, "logs are for organisers: a tool's output may hold PHI")
     with store.session(readonly=True) as session:
         return logs_json(session, queues.get(session, submission_id))
+
+
+@router.post("/submissions/{submission_id}/rerun", responses=errors(Kind.forbidden, Kind.not_found, Kind.conflict))
+def rerun(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
+    """Organisers only: run a FAILED submission again, without spending its team's quota (declared before
+    ``/disqualify`` and ``/hide``, whose path would take ``rerun`` too)."""
+    if not me.organiser:
+        raise HTTPException(403, "running a submission again is the organisers' to do")
+    moderation.rerun(store, submission_id)
+    with store.session(readonly=True) as session:
+        return submission_json(session, queues.get(session, submission_id))
+
+
+class Removal(BaseModel):
+    """Why an organiser takes a submission off the leaderboards."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=500)
+
+
+@router.post(
+    "/submissions/{submission_id}/{removal}",
+    responses=errors(Kind.forbidden, Kind.not_found, Kind.conflict),
+    openapi_extra={"description": "Organisers only: disqualify or hide the submission, with the reason kept."},
+)
+def remove(
+    submission_id: int,
+    removal: Annotated[str, Path(pattern="^(disqualify|hide)$")],
+    body: Annotated[Removal, Body()],
+    me: Who,
+    store: Stored,
+) -> dict[str, Any]:
+    if not me.organiser:
+        raise HTTPException(403, "disqualifying or hiding a submission is the organisers' to do")
+    moderation.remove(store, submission_id, "disqualified" if removal == "disqualify" else "hidden", body.reason)
+    with store.session(readonly=True) as session:
+        return submission_json(session, queues.get(session, submission_id))
