@@ -61,6 +61,8 @@ DEFAULT_QUEUE = "default"
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}"
 #: The digest of an uploaded archive.
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: The most characters of the model a submission names.
+MODEL_LENGTH = 120
 #: The largest archive (a tool's source, an image) a team may upload.
 MAX_ARCHIVE_BYTES = 4 * 2**30
 #: What an upload is, as the platform API and the command line name it, and as the store keeps it.
@@ -88,6 +90,8 @@ class Request:
     predictions: str | None = None
     predictions_name: str | None = None
     archive: str | None = None
+    #: The model an LLM tool runs, as the queue's price table names it (its cost is priced by it).
+    model: str | None = None
     #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
     #: command line are the organisers'; the platform API says whose key made the request.
     organiser: bool = True
@@ -169,19 +173,22 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "tool_hosts": lambda hosts: sorted({network.host_entry(host) for host in hosts}),
     "image_registries": lambda entries: sorted({images.registry_entry(entry) for entry in entries}),
     "weak_sandbox": bool,
+    "token_budget": int,
+    "prices": lambda table: {model: {"input": p.input, "output": p.output} for model, p in table.items()},
 }
 
 
 def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
-    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``tool_hosts`` replaces
-    the allow-list, ``[]`` empties it); returns the queue."""
+    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``token_budget=0`` the
+    token budget, ``tool_hosts`` replaces the allow-list, ``[]`` empties it; ``prices`` is a price table by
+    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
         queue = get_queue(session, name)
         for key, value in settings.items():
             if value is not None:
-                setattr(queue, key, None if key == "quota" and value == 0 else SETTINGS[key](value))
+                setattr(queue, key, None if key in ("quota", "token_budget") and value == 0 else SETTINGS[key](value))
         return queue
 
 
@@ -260,6 +267,7 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             artifact=artifact,
             predictions=request.predictions,
             predictions_name=safe_name(request.predictions_name) if kind == "predictions" else None,
+            model=request.model,
             submitted_by="organiser" if request.organiser else "team",
             status=RECEIVED,
             reason=f"{kind} submission received",
@@ -289,6 +297,8 @@ def _checked_request(request: Request) -> str:
             checked_url(request.tool_url)
         except ToolError as error:
             raise InputError(str(error), record="--tool") from None
+    if request.model is not None and not (0 < len(request.model) <= MODEL_LENGTH and request.model.isprintable()):
+        raise InputError(f"a model's name is 1 to {MODEL_LENGTH} printable characters", record="--model")
     if request.command is not None and not request.command.strip():
         raise InputError("the command is empty", record="--command")
     if request.archive is not None and not DIGEST.fullmatch(request.archive):

@@ -3,7 +3,9 @@
 A PHI task hands the dataset's gold standard and the submission's
 annotation store ``submission-<id>`` to the registered ``sandbox`` task as
 documents read from the store (checked and merged as the NLP Sandbox JSON
-reader does, no file written) and scores each of its annotation types; the ``deid`` task hands its registered task the
+reader does, no file written) and scores each of its annotation types, the
+mentions an LLM tool could not place charged as false positives of their type
+(:func:`nlpbench.platform.accounts.charge_unplaced`); the ``deid`` task hands its registered task the
 dataset's notes and gold standard, and the submission's stored de-identified notes; a
 file-scored task writes its registered gold files and the submitted file and
 calls its registered task's ``score(gold, pred, *, profile, **options)``. Either way the Report's ``per_document``
@@ -24,18 +26,20 @@ import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Select, delete, insert, select
 from sqlalchemy.orm import Session
 
+from nlpbench import profiles
 from nlpbench.errors import InputError
 from nlpbench.model import Document
-from nlpbench.platform import intervals, tasks
+from nlpbench.platform import accounts, intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.queue import get
 from nlpbench.platform.submitted import write_submitted
+from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
@@ -149,9 +153,13 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     gold = _StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
     pred = _StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
     score = tasks.spec(submission.task).score
+    invented = accounts.unplaced(session, submission.id)
+    rules = cast(SpanProfile, profiles.get("spans", profile))
     scored = Scored()
     for label in tasks.PHI_TASKS[submission.task]:
-        scored.add(label, score(gold, pred, annotation_type=label, profile=profile))
+        report = score(gold, pred, annotation_type=label, profile=profile)
+        accounts.charge_unplaced(report, label, invented.get(label, {}), rules)
+        scored.add(label, report)
     return scored
 
 

@@ -63,7 +63,7 @@ from nlpbench import formats
 from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import images, ranks, tasks
+from nlpbench.platform import accounts, images, ranks, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -87,6 +87,7 @@ from nlpbench.store.submissions import (
     SCORING,
     VALIDATING,
     DeidentifiedNote,
+    NoteAccount,
     Queue,
     Submission,
     SubmissionLog,
@@ -345,6 +346,11 @@ class _Job:
         with self.store.session(readonly=True) as session:
             return session.get_one(Submission, self.id)
 
+    def _notes_done(self) -> str:
+        """``N of M notes``: the progress stored."""
+        done_now = self._reload()
+        return f"{done_now.notes_done} of {done_now.notes_total} notes"
+
     @contextmanager
     def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
         """The submitted URL, or the team's tool started in its sandbox for the time the block takes.
@@ -456,15 +462,27 @@ class _Job:
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
 
+        rows: dict[str, dict[str, Any]] = {}  # an LLM tool's account of each note answered, until it is written
+        with self.store.session(readonly=True) as session:
+            budget = accounts.TokenBudget(queue.token_budget, accounts.tokens_spent(session, self.id))
+
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async for document in run.stream(notes):
                 self._same_tool(submission, run)
+                row = accounts.note_row(self.id, document)
+                if row is not None:
+                    rows[document.id] = row
                 yield document
 
         def write(session: Session, documents: list[Document]) -> None:
             _insert_records(session, dataset, annotations, documents)
+            kept = [rows.pop(document.id) for document in documents if document.id in rows]
+            if kept:
+                session.connection().execute(cast(Table, NoteAccount.__table__).insert(), kept)
 
-        await self._run_notes(submission, queue, reached, done, answers, write)
+        await self._run_notes(
+            submission, queue, reached, done, answers, write, lambda document: budget.spend(rows.get(document.id))
+        )
         self._same_tool(submission, run)
 
     async def _deidentify(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
@@ -497,9 +515,10 @@ class _Job:
         done: set[str],
         answers: Callable[[Iterator[Document]], AsyncIterator[Document]],
         write: Callable[[Session, list[Document]], None],
+        spent: Callable[[Document], str | None] = lambda _document: None,
     ) -> None:
         """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
-        the answers in batches."""
+        the answers in batches; ``spent`` says why the run stops after a note (its token budget), if it does."""
         assert submission.started_at is not None  # set when a worker claimed it
         remaining = submission.started_at.timestamp() + queue.time_budget_seconds - time.time()
         batch: list[Document] = []
@@ -526,13 +545,14 @@ class _Job:
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
+                        if (why := spent(document)) is not None:
+                            flush()
+                            raise Failed(f"{why} after {self._notes_done()}")
                 flush()
             except TimeoutError:
                 flush()
-                done_now = self._reload()
                 raise Failed(
-                    f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after "
-                    f"{done_now.notes_done} of {done_now.notes_total} notes"
+                    f"time budget of {queue.time_budget_seconds / 60:g} min exceeded after {self._notes_done()}"
                 ) from None
             except ToolError as error:
                 flush()

@@ -37,6 +37,9 @@ class NewSubmission(BaseModel):
     )
     predictions: str | None = Field(default=None, description="The prediction file's text.")
     predictionsName: str | None = Field(default=None, max_length=255)
+    model: str | None = Field(
+        default=None, max_length=queues.MODEL_LENGTH, description="The model an LLM tool runs: its price's name."
+    )
 
 
 @router.post(
@@ -59,6 +62,7 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         predictions=body.predictions,
         predictions_name=body.predictionsName,
         archive=body.archive,
+        model=body.model,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)
