@@ -5,15 +5,19 @@ latency, cost and the token budget."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from contextlib import ExitStack, contextmanager
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from nlpbench.store import open_store, repository
 from nlpbench.store.submissions import NoteAccount, Result, ResultDocument
 from nlpbench.toolapi.cost import percentile
+from nlpbench.web.app import create_app as create_site
 from tests.llm.server import openai_app
 from tests.llm.test_llm_tool import serve_llm
 from tests.platform.test_worker import assert_no_text, note_texts, run_worker, shown, submit
@@ -141,6 +145,24 @@ def test_an_llm_tool_reaches_the_leaderboard_with_grounding_tokens_latency_cost_
     text = nb("submissions", "show", honest_id).stdout
     assert f"LLM: {len(dataset)} notes (0 cached); mentions placed exact" in text and "; cost $" in text
     assert_no_text(json.dumps(inventing_data) + text, texts)
+
+    # the leaderboard: each line's grounding counts, tokens, latency and cost
+    opened = open_store(db_url)
+    with TestClient(create_site(opened)) as site:
+        board = {row["team"]: row for row in site.get("/tasks/phi.json").json()}
+        assert board["team-a"]["tokens in"] == tokens_in and board["team-a"]["cost USD"] == used["costUsd"]
+        assert board["team-b"]["unplaced"] == len(dataset) and board["team-b"]["cost USD"] is None
+        assert board["team-a"]["latency p95 ms"] == used["latencyMs"]["p95"]
+        header = site.get("/tasks/phi.csv").text.splitlines()[0].split(",")
+        assert "exact" in header and "tokens out" in header and header[-1] == "submitted"
+        page = site.get("/tasks/phi").text
+        assert "<th>unplaced</th>" in page and "<th>cost USD</th>" in page
+        submission_page = site.get(f"/submissions/{honest_id}").text
+        assert f"{tokens_in} in, {tokens_out} out" in submission_page
+        assert site.get(f"/submissions/{honest_id}.json").json()["llm"]["tokensIn"] == tokens_in
+        exported = list(csv.DictReader(io.StringIO(site.get("/tasks/phi.csv").text)))
+        assert {row["team"]: row["unplaced"] for row in exported} == {"team-a": "0", "team-b": str(len(dataset))}
+    opened.close()
 
 
 def rewriting_headers(app, rewrite):

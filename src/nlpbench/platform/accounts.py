@@ -33,7 +33,7 @@ submission names, the cost :math:`(t_{in} p_{in} + t_{out} p_{out}) / 10^6` doll
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,7 @@ from nlpbench.runner import ToolError
 from nlpbench.runner.client import ACCOUNTS
 from nlpbench.store.submissions import NoteAccount, Queue, Submission
 from nlpbench.toolapi.account import HEADER, Account
-from nlpbench.toolapi.cost import PERCENTILES, Price, parse_prices, percentile
+from nlpbench.toolapi.cost import PERCENTILES, parse_prices, percentile
 
 #: The grounding stages, in the order of :class:`~nlpbench.toolapi.account.Account`'s fields.
 STAGES = ("exact", "normalised", "fuzzy", "unplaced")
@@ -164,31 +164,41 @@ class Usage:
 
 def usage(session: Session, submission: Submission) -> Usage | None:
     """The submission's :class:`Usage`, None when its tool sent no account (not an LLM tool)."""
-    mine = NoteAccount.submission_id == submission.id
-    sums = session.execute(
-        select(
-            func.count(),
-            *(func.coalesce(func.sum(getattr(NoteAccount, name)), 0) for name in (*STAGES, "tokens_in", "tokens_out")),
-            func.coalesce(func.sum(cast(NoteAccount.cached, Integer)), 0),
-        ).where(mine)
-    ).one()
-    notes, *counts, tokens_in, tokens_out, cached = (int(value) for value in sums)
-    if not notes:
-        return None
-    latencies = list(session.scalars(select(NoteAccount.latency_ms).where(mine)))
-    found = Usage(
-        notes=notes,
-        cached=cached,
-        grounding=dict(zip(STAGES, counts, strict=True)),
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        latency_ms={p: percentile(latencies, p) for p in PERCENTILES},
-        model=submission.model,
+    return usages(session, [submission.id]).get(submission.id)
+
+
+def usages(session: Session, submission_ids: Collection[int]) -> dict[int, Usage]:
+    """The :class:`Usage` of each of the submissions whose tool sent accounts, by id (a few queries in all)."""
+    mine = NoteAccount.submission_id.in_(submission_ids)
+    sums = select(
+        NoteAccount.submission_id,
+        func.count(),
+        *(func.sum(getattr(NoteAccount, name)) for name in (*STAGES, "tokens_in", "tokens_out")),
+        func.sum(cast(NoteAccount.cached, Integer)),
     )
-    queue = session.scalars(select(Queue).where(Queue.name == submission.queue)).first()
-    price = queue_prices(queue).get(submission.model or "")
-    if price is not None:
-        found.cost = price.cost(tokens_in, tokens_out)
+    found: dict[int, Usage] = {}
+    for submission_id, notes, *counts, tokens_in, tokens_out, cached in session.execute(
+        sums.where(mine).group_by(NoteAccount.submission_id)
+    ):
+        found[submission_id] = Usage(
+            notes=notes,
+            cached=int(cached),
+            grounding=dict(zip(STAGES, map(int, counts), strict=True)),
+            tokens_in=int(tokens_in),
+            tokens_out=int(tokens_out),
+        )
+    latencies: dict[int, list[int]] = {}
+    for submission_id, latency in session.execute(
+        select(NoteAccount.submission_id, NoteAccount.latency_ms).where(mine)
+    ):
+        latencies.setdefault(submission_id, []).append(latency)
+    priced = select(Submission.id, Submission.model, Queue.prices).outerjoin(Queue, Queue.name == Submission.queue)
+    for submission_id, model, prices in session.execute(priced.where(Submission.id.in_(found))):
+        used = found[submission_id]
+        used.latency_ms = {p: percentile(latencies[submission_id], p) for p in PERCENTILES}
+        used.model = model
+        price = parse_prices({"models": prices or {}}, "the queue's price table").get(model or "")
+        used.cost = price.cost(used.tokens_in, used.tokens_out) if price is not None else None
     return found
 
 
@@ -196,11 +206,6 @@ def tokens_spent(session: Session, submission_id: int) -> int:
     """Tokens in and out of the submission's notes stored so far: what its token budget has spent."""
     query = select(func.coalesce(func.sum(NoteAccount.tokens_in + NoteAccount.tokens_out), 0))
     return int(session.execute(query.where(NoteAccount.submission_id == submission_id)).scalar_one())
-
-
-def queue_prices(queue: Queue | None) -> dict[str, Price]:
-    """The queue's price table by model (checked when the organisers set it)."""
-    return parse_prices({"models": queue.prices}, "the queue's price table") if queue is not None else {}
 
 
 @dataclass
