@@ -157,6 +157,8 @@ def test_an_llm_tool_reaches_the_leaderboard_with_grounding_tokens_latency_cost_
         assert "exact" in header and "tokens out" in header and header[-1] == "submitted"
         page = site.get("/tasks/phi").text
         assert "<th>unplaced</th>" in page and "<th>cost USD</th>" in page
+        # the accuracy-against-cost plot, inline (priced tools only: team-b's model has no price)
+        assert '<figure class="plot" id="accuracy-cost"><svg' in page and "cost (US dollars" in page
         submission_page = site.get(f"/submissions/{honest_id}").text
         assert f"{tokens_in} in, {tokens_out} out" in submission_page
         assert site.get(f"/submissions/{honest_id}.json").json()["llm"]["tokensIn"] == tokens_in

@@ -33,14 +33,14 @@ def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[
         shown = [line.shown.result_id for line in found.lines]
         query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
         made = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
-        used = accounts.usages(session, [line.shown.submission.id for line in found.lines])
+        used = accounts.usages(session, {cell.submission.id for line in found.lines for cell in line.cells.values()})
     return found, Facts(made, used)
 
 
 @dataclass
 class Facts:
     """What a table's lines show beside their scores: the reproducibility fields of each shown result (by
-    its id), the usage of each shown LLM tool's submission (by its id)."""
+    its id), the usage of each LLM tool's submission the table shows a cell of (by its id)."""
 
     made: dict[int, dict[str, Any]]
     used: dict[int, accounts.Usage]
@@ -135,12 +135,40 @@ def task_page(
     if series and drawn.get(task, (None,))[0] != source:
         drawn[task] = (source, plots.best_over_time(f"{task}: best score over time", series))
     plot = drawn[task][1] if series else None
+    costs = cost_series(found, facts)
+    if costs is not None and drawn.get((task, "cost"), (None,))[0] != costs:
+        axis, points = costs
+        drawn[(task, "cost")] = (costs, plots.accuracy_cost(f"{task}: {_metric_name(task)} against cost", axis, points))
+    cost_plot = drawn[(task, "cost")][1] if costs is not None else None
     rows = [line_row(line, task, found.columns, facts) for line in lines]
     llm = LLM_COLUMNS if facts.used else ()  # shown on the page when a line's tool is an LLM
     return page(
         request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=plot,
-        metric=_metric_name(task), llm=llm,
+        metric=_metric_name(task), llm=llm, cost_plot=cost_plot, cost_axis=costs[0] if costs else None,
     )  # fmt: skip
+
+
+#: A point of the accuracy-against-cost plot: the tool, its cost, its value and interval.
+CostPoint = tuple[str, float, float, float | None, float | None]
+
+
+def cost_series(found: board.Table, facts: Facts) -> tuple[str, dict[str, tuple[CostPoint, ...]]] | None:
+    """The accuracy-against-cost plot's axis and points: per column, each LLM tool's cell at its
+    submission's cost in US dollars — or, when no cell's submission is priced, at its tokens (in and out).
+    None when no cell is an LLM tool's."""
+    cells = [(key, line, cell) for line in found.lines for key, cell in line.cells.items()]
+    used = [(key, line, cell, facts.used[cell.submission.id]) for key, line, cell in cells
+            if cell.submission.id in facts.used]  # fmt: skip
+    if not used:
+        return None
+    priced = any(u.cost is not None for *_, u in used)
+    series: dict[str, list[CostPoint]] = {}
+    for key, line, cell, u in used:
+        spent = u.cost if priced else u.tokens
+        if spent is not None:
+            series.setdefault(key, []).append((f"{line.team}/{line.tool}", spent, cell.value, cell.low, cell.high))
+    axis = "cost (US dollars, organisers' prices)" if priced else "tokens (in and out; no price table names the model)"
+    return axis, {key: tuple(points) for key, points in sorted(series.items())}
 
 
 def _default_sort(found: board.Table) -> str:
