@@ -229,3 +229,36 @@ def test_a_run_past_its_token_budget_stops_failed_saying_so(cli, nb, dataset, db
     assert data["progress"]["done"] == len(spent) and data["llm"]["notes"] == len(spent)
     unlimited = nb("submissions", "queue", "default", "--token-budget", 0)
     assert "token budget none" in unlimited.stdout
+
+
+def test_an_organisers_endpoint_is_served_by_the_worker_and_scored(nb, dataset, db_url, tmp_path, monkeypatch):
+    mentions = gold_mentions(db_url)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # where the served tool caches answers
+    model = openai_app(lambda note: [*mentions.get(note, []), {"text": INVENTED, "type": "person_name"}])
+    with served(model) as url:
+        submission = submit(nb, "--task", "phi", "--dataset", "notes", "--llm", f"{url}/v1", "--model", "test-model")
+        run_worker(nb)
+    data = shown(nb, submission)
+    assert data["status"] == "SCORED", data["reason"]
+    assert data["kind"] == "llm" and data["tool"]["name"] == "llm-test-model"
+    assert data["llm"]["notes"] == len(dataset) and data["llm"]["grounding"]["unplaced"] == len(dataset)
+    (result,) = data["results"]
+    assert result["reproducibility"]["model"] == "test-model"
+    assert result["reproducibility"]["template"] == "phi-entities-v1"
+    assert result["reproducibility"]["tool"]["version"].startswith("1.0.0+")  # the template's hash
+    assert len(model.state.calls) >= len(dataset)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--llm", "http://127.0.0.1:9/v1"), "an LLM endpoint's submission names its model"),
+        (("--llm", "http://127.0.0.1:9/v1", "--model", "m", "--template", "nope"), "no prompt template 'nope'"),
+        (("--tool", "http://127.0.0.1:9", "--template", "phi-entities-v1"), "a prompt template goes with an LLM"),
+        (("--llm", "ftp://x/v1", "--model", "m"), "--llm"),
+        (("--tool", "http://127.0.0.1:9", "--model", "m\x07"), "a model's name is 1 to 120 printable characters"),
+    ],
+)
+def test_an_llm_submission_that_cannot_be_run_is_refused_in_one_line(nb, dataset, args, said):
+    refused = nb("submit", "--team", "team-a", "--task", "phi", "--dataset", "notes", *args)
+    assert refused.exit_code == 2 and said in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -66,10 +66,21 @@ def submit(
         help="An OCI image archive (a file, uploaded), an uploaded image's sha256:…, or REGISTRY/NAME@sha256:… "
         "from a registry the queue names; run by podman.",
     ),
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="An OpenAI-compatible endpoint (…/v1) the organisers run: the worker serves it as a PHI annotator "
+        "(`nlpbench serve --llm`) with --model and --template.",
+    ),
     model: str | None = typer.Option(
         None,
         "--model",
         help="The model an LLM tool runs, as the queue's price table names it: its cost is priced by it.",
+    ),
+    template: str | None = typer.Option(
+        None,
+        "--template",
+        help="With --llm: the prompt template (see `nlpbench llm templates`; default phi-entities-v1).",
     ),
     queue: str = QUEUE_OPTION,
     db: str = DB_OPTION,
@@ -95,6 +106,8 @@ def submit(
         predictions_name=name,
         archive="sha256:" + "0" * 64 if archive is not None else None,
         model=model,
+        llm_url=llm,
+        template=template,
     )
     request.kind  # noqa: B018 - one of the kinds, checked before the database is opened
     store = open_db(db)

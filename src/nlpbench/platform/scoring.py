@@ -218,6 +218,8 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         if tool
         else None,
         "toolUrl": submission.tool_url,
+        "model": submission.model,
+        "template": submission.template,
         "commandSha256": _sha256(submission.command),
         "image": submission.image,
         "predictionsSha256": _sha256(submission.predictions),

@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -262,7 +262,7 @@ class _Job:
         with self.store.session() as session:
             submission = session.get_one(Submission, self.id)
             queue = queues.get_queue(session, submission.queue)
-            organisers_tool = submission.kind == "tool" and submission.submitted_by == "organiser"
+            organisers_tool = submission.kind in ("tool", "llm") and submission.submitted_by == "organiser"
             self.told = Disclosure(
                 private=not organisers_tool and queues.is_private(session, submission),
                 team_url=submission.kind == "tool" and not organisers_tool,
@@ -368,6 +368,10 @@ class _Job:
             assert submission.tool_url is not None  # a tool submission has its URL
             yield _Reached(submission.tool_url)
             return
+        if submission.kind == "llm":
+            with self._llm_tool(submission) as url:
+                yield _Reached(url)
+            return
         from nlpbench.runner.sandbox import Limits, SandboxError, start_tool
 
         limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=queue.time_budget_seconds + 600)
@@ -395,6 +399,22 @@ class _Job:
                 raise Failed(f"the tool did not start: {error}") from None
             finally:
                 self._keep_log(log)
+
+    @contextmanager
+    def _llm_tool(self, submission: Submission) -> Iterator[str]:
+        """The URL of ``nlpbench serve --llm`` started on this machine for an organiser's endpoint, with the
+        submission's model and template, for the time the block takes (the endpoint's key, if any, from this
+        worker's ``NLPBENCH_LLM_API_KEY``; answers cached in its data directory)."""
+        from nlpbench.runner.services import local_tools
+
+        assert submission.tool_url is not None and submission.model is not None  # checked when it was submitted
+        served = ["--llm", submission.tool_url, "--model", submission.model, "--template", submission.template or ""]
+        with tempfile.TemporaryDirectory(prefix=f"nlpbench-llm-{self.id}-") as logs, ExitStack() as stack:
+            try:
+                urls = stack.enter_context(local_tools(["llm"], Path(logs), arguments={"llm": served}))
+            except ToolError as error:  # its log's end, for the organisers
+                raise Failed("the LLM tool did not start", str(error)) from None
+            yield urls["llm"]
 
     def _fetch_artifact(self, digest: str, path: Path) -> Path:
         """The uploaded archive ``digest``, written to ``path`` (readable by the sandbox's unprivileged user)."""
@@ -457,7 +477,8 @@ class _Job:
             )
         labels = tasks.PHI_TASKS[submission.task]
         # a Dask worker reaches URLs by its own means: only the organisers' URLs are sent from there
-        scheduler = self.worker.scheduler if reached.sandboxed is None and not self.told.team_url else None
+        local = reached.sandboxed is not None or submission.kind == "llm"  # a tool on this machine only
+        scheduler = self.worker.scheduler if not local and not self.told.team_url else None
         run = AnnotationRun(
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )

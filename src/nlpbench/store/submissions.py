@@ -50,7 +50,7 @@ from nlpbench.store.vocabulary import (  # noqa: F401  # the statuses and window
 #: Statuses a worker holds under a lease.
 RUNNING = (VALIDATING, ANNOTATING, SCORING)
 FINAL = (INVALID, SCORED, FAILED, CANCELLED)
-KINDS = ("tool", "command", "archive", "image", "predictions")
+KINDS = ("tool", "command", "archive", "image", "predictions", "llm")
 
 
 class Queue(Base):
@@ -129,6 +129,8 @@ class Submission(Base):
     warnings: Mapped[list[str]] = mapped_column(Json, default=list)
     #: The model an LLM tool's submission says it runs: its price in the queue's price table.
     model: Mapped[str | None] = mapped_column(String(NAME_LENGTH * 2), default=None)
+    #: An ``llm`` submission's prompt template (an organiser's endpoint, at ``tool_url``, served by the worker).
+    template: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
 
 
 class SubmissionEvent(Base):

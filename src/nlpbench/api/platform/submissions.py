@@ -40,6 +40,10 @@ class NewSubmission(BaseModel):
     model: str | None = Field(
         default=None, max_length=queues.MODEL_LENGTH, description="The model an LLM tool runs: its price's name."
     )
+    llmUrl: str | None = Field(
+        default=None, max_length=2000, description="Organisers only: an OpenAI-compatible endpoint the worker serves."
+    )
+    template: str | None = Field(default=None, max_length=60, description="With llmUrl: the prompt template.")
 
 
 @router.post(
@@ -63,6 +67,8 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         predictions_name=body.predictionsName,
         archive=body.archive,
         model=body.model,
+        llm_url=body.llmUrl,
+        template=body.template,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)

@@ -1,5 +1,5 @@
 """What an LLM tool said of each note (grounding counts, tokens, latency), a queue's token budget and price
-table, and the model a submission names (issue 22 §1).
+table, the model a submission names and an organiser's LLM endpoint's prompt template (issue 22 §1).
 
 Revision ID: 0340
 Revises: 0330
@@ -44,10 +44,12 @@ def upgrade() -> None:
         table.add_column(sa.Column("prices", sa.JSON(), nullable=False, server_default="{}"))
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("model", sa.String(120), nullable=True))
+        table.add_column(sa.Column("template", sa.String(60), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("submissions") as table:
+        table.drop_column("template")
         table.drop_column("model")
     with op.batch_alter_table("queues") as table:
         table.drop_column("prices")
