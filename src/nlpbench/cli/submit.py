@@ -67,6 +67,22 @@ def submit(
         help="An OCI image archive (a file, uploaded), an uploaded image's sha256:…, or REGISTRY/NAME@sha256:… "
         "from a registry the queue names; run by podman.",
     ),
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="An OpenAI-compatible endpoint (…/v1) the organisers run: the worker serves it as a PHI annotator "
+        "(`nlpbench serve --llm`) with --model and --template.",
+    ),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="The model an LLM tool runs, as the queue's price table names it: its cost is priced by it.",
+    ),
+    template: str | None = typer.Option(
+        None,
+        "--template",
+        help="With --llm: the prompt template (see `nlpbench llm templates`; default phi-entities-v1).",
+    ),
     queue: str = QUEUE_OPTION,
     challenge: str | None = typer.Option(
         None, "--challenge", help="The challenge it is made to, with --phase: the phase decides its queue."
@@ -107,6 +123,9 @@ def submit(
         description=description,
         paper_url=paper,
         code_url=code,
+        model=model,
+        llm_url=llm,
+        template=template,
     )
     request.kind  # noqa: B018 - one of the kinds, checked before the database is opened
     store = open_db(db)
@@ -171,6 +190,16 @@ def show(
         typer.echo(f"  tool: {tool['name']} {tool['version']} ({tool['type']}, API {tool['apiVersion']})")
     for warning in data["warnings"]:
         typer.echo(f"  warning: {warning}")
+    if data["llm"]:
+        used = data["llm"]
+        cost = f"${used['costUsd']:.4f}" if used["costUsd"] is not None else f"not priced (model {used['model']})"
+        typer.echo(
+            f"  LLM: {used['notes']} notes ({used['cached']} cached); mentions placed "
+            + ", ".join(f"{stage} {n}" for stage, n in used["grounding"].items())
+            + f"; tokens {used['tokensIn']} in, {used['tokensOut']} out; latency per note "
+            + ", ".join(f"{p} {ms} ms" for p, ms in used["latencyMs"].items())
+            + f"; cost {cost}"
+        )
     for event in data["events"]:
         typer.echo(f"  {event['at']}  {event['status']:<10} {event['reason']}")
     for result in data["results"]:
@@ -258,15 +287,27 @@ def configure(
         help="On public datasets only, and only where a worker has no sandbox: run team tools in the unshare "
         "fallback (network and processes isolated, this machine's files visible).",
     ),
+    token_budget: int | None = typer.Option(
+        None, "--token-budget", min=0, help="Tokens (in and out) an LLM tool's submission may spend; 0: no budget."
+    ),
+    prices: Path | None = typer.Option(
+        None,
+        "--prices",
+        help='A price table, {"models": {NAME: {"input": …, "output": …}}} in US dollars per million tokens: '
+        "the cost of a submission that names a model with --model (it replaces the queue's).",
+    ),
     db: str = DB_OPTION,
 ) -> None:
-    """Show or change a queue's settings (time budget, quota, profile, request limits, attempts, tool hosts)."""
+    """Show or change a queue's settings (time budget, token budget, prices, quota, profile, request limits,
+    attempts, tool hosts)."""
     from nlpbench.platform.queue import configure_queue
+    from nlpbench.toolapi.cost import read_prices
 
     if tool_hosts and no_tool_hosts:
         raise fail("give --tool-host HOST (the whole list) or --no-tool-hosts, not both")
     if registries and no_registries:
         raise fail("give --image-registry HOST (the whole list) or --no-image-registries, not both")
+    table = read_prices(prices) if prices is not None else None
     store = open_db(db)
     try:
         queue = configure_queue(
@@ -286,12 +327,16 @@ def configure(
             tool_hosts=[] if no_tool_hosts else tool_hosts or None,
             image_registries=[] if no_registries else registries or None,
             weak_sandbox=weak_sandbox,
+            token_budget=token_budget,
+            prices=table,
         )
     finally:
         store.close()
     quota_text = f"{queue.quota} per team and task per {queue.quota_window}" if queue.quota else "no quota"
     typer.echo(
-        f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, {quota_text}, "
+        f"queue {queue.name}: time budget {queue.time_budget_seconds / 60:g} min, "
+        f"token budget {queue.token_budget if queue.token_budget is not None else 'none'}, "
+        f"prices for {len(queue.prices)} models, {quota_text}, "
         f"profile {queue.profile}, apiVersion mismatch {'fatal' if queue.api_version_fatal else 'a warning'}, "
         f"timeout {queue.request_timeout:g} s, {queue.retries} retries, concurrency {queue.concurrency}, "
         f"responses up to {queue.max_response_bytes} bytes, "

@@ -62,6 +62,8 @@ DEFAULT_QUEUE = "default"
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}"
 #: The digest of an uploaded archive.
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: The most characters of the model a submission names.
+MODEL_LENGTH = 120
 #: The largest archive (a tool's source, an image) a team may upload.
 MAX_ARCHIVE_BYTES = 4 * 2**30
 #: What an upload is, as the platform API and the command line name it, and as the store keeps it.
@@ -101,6 +103,11 @@ class Request:
     description: str | None = None
     paper_url: str | None = None
     code_url: str | None = None
+    #: The model an LLM tool runs, as the queue's price table names it (its cost is priced by it).
+    model: str | None = None
+    #: An organiser's OpenAI-compatible endpoint, served as a tool by the worker with ``model`` and ``template``.
+    llm_url: str | None = None
+    template: str | None = None
     #: Made by an organiser, who may open a queue by naming it and give any tool URL. The Python API and the
     #: command line are the organisers'; the platform API says whose key made the request.
     organiser: bool = True
@@ -111,9 +118,9 @@ class Request:
             if self.command is None or any(v is not None for v in (self.tool_url, self.image, self.predictions)):
                 raise InputError("an archive goes with its start command (--command) and nothing else")
             return "archive"
-        given = [k for k in ("tool_url", "command", "image", "predictions") if getattr(self, k) is not None]
+        given = [k for k in ("tool_url", "command", "image", "predictions", "llm_url") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise InputError("give exactly one of --tool, --command, --archive, --image or --predictions")
+            raise InputError("give exactly one of --tool, --command, --archive, --image, --predictions or --llm")
         return given[0].removesuffix("_url")
 
 
@@ -182,19 +189,22 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "tool_hosts": lambda hosts: sorted({network.host_entry(host) for host in hosts}),
     "image_registries": lambda entries: sorted({images.registry_entry(entry) for entry in entries}),
     "weak_sandbox": bool,
+    "token_budget": int,
+    "prices": lambda table: {model: {"input": p.input, "output": p.output} for model, p in table.items()},
 }
 
 
 def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
-    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``tool_hosts`` replaces
-    the allow-list, ``[]`` empties it); returns the queue."""
+    """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``token_budget=0`` the
+    token budget, ``tool_hosts`` replaces the allow-list, ``[]`` empties it; ``prices`` is a price table by
+    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
         queue = get_queue(session, name)
         for key, value in settings.items():
             if value is not None:
-                setattr(queue, key, None if key == "quota" and value == 0 else SETTINGS[key](value))
+                setattr(queue, key, None if key in ("quota", "token_budget") and value == 0 else SETTINGS[key](value))
         return queue
 
 
@@ -271,12 +281,14 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
             dataset=dataset,
             dataset_version=version,
             kind=kind,
-            tool_url=request.tool_url,
+            tool_url=request.tool_url if request.llm_url is None else request.llm_url,
             command=request.command,
             image=request.image if artifact is None else None,
             artifact=artifact,
             predictions=request.predictions,
             predictions_name=safe_name(request.predictions_name) if kind == "predictions" else None,
+            model=request.model,
+            template=request.template,
             submitted_by="organiser" if request.organiser else "team",
             status=RECEIVED,
             reason=f"{kind} submission received",
@@ -312,6 +324,12 @@ def _checked_request(request: Request) -> str:
             checked_url(request.tool_url)
         except ToolError as error:
             raise InputError(str(error), record="--tool") from None
+    if request.model is not None and not (0 < len(request.model) <= MODEL_LENGTH and request.model.isprintable()):
+        raise InputError(f"a model's name is 1 to {MODEL_LENGTH} printable characters", record="--model")
+    if kind == "llm":
+        _check_llm(request)
+    elif request.template is not None:
+        raise InputError("a prompt template goes with an LLM endpoint (--llm URL)", record="--template")
     if request.command is not None and not request.command.strip():
         raise InputError("the command is empty", record="--command")
     if request.archive is not None and not DIGEST.fullmatch(request.archive):
@@ -328,6 +346,28 @@ def _checked_request(request: Request) -> str:
     if request.predictions is not None and len(request.predictions.encode("utf-8")) > MAX_PREDICTION_BYTES:
         raise InputError(f"over the {MAX_PREDICTION_BYTES} bytes a prediction file may have", request.predictions_name)
     return kind
+
+
+def _check_llm(request: Request) -> None:
+    """An organiser's LLM endpoint: an organiser's request, a URL, a model, a prompt template that exists
+    (:data:`~nlpbench.annotators.llm.prompts.DEFAULT_TEMPLATE` when none is named); a PHI task."""
+    from nlpbench.annotators.llm import prompts
+
+    assert request.llm_url is not None  # the kind says so
+    if not request.organiser:
+        raise Forbidden("LLM endpoints are served by the organisers' workers: a team submits its tool's URL")
+    if not tasks.is_phi(request.task):
+        raise InputError(f"an LLM endpoint annotates PHI; task {request.task} is not a PHI task", record="--llm")
+    try:
+        checked_url(request.llm_url)
+    except ToolError as error:
+        raise InputError(str(error), record="--llm") from None
+    if request.model is None:
+        raise InputError("an LLM endpoint's submission names its model", record="--model")
+    request.template = request.template or prompts.DEFAULT_TEMPLATE
+    if request.template not in prompts.names():
+        raise InputError(f"no prompt template {request.template[:60]!r}; known: {', '.join(prompts.names())}",
+                         record="--template")  # fmt: skip
 
 
 #: The fields of a :class:`Request` that are text, as a submission names them.
@@ -347,6 +387,9 @@ _TEXT_FIELDS = {
     "description": "description",
     "paper_url": "paperUrl",
     "code_url": "codeUrl",
+    "model": "model",
+    "llm_url": "llmUrl",
+    "template": "template",
 }
 
 

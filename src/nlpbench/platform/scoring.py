@@ -4,7 +4,9 @@ Scoring reads the store and hands the task what it read, in memory: no file
 is written. A PHI task hands the dataset's gold standard and the submission's
 annotation store ``submission-<id>`` to the registered ``sandbox`` task as
 documents read from the store (checked and merged as the NLP Sandbox JSON
-reader does, :class:`StoredSide`) and scores each of its annotation types; the
+reader does, :class:`StoredSide`) and scores each of its annotation types, the
+mentions an LLM tool could not place charged as false positives of their type
+(:func:`nlpbench.platform.accounts.charge_unplaced`); the
 ``deid`` task hands its registered task the dataset's notes and gold standard
 as documents, and the submission's stored de-identified notes as the JSON lines
 file ``deidentified.jsonl`` it reads, in memory; a file-scored task hands its
@@ -32,13 +34,15 @@ from typing import Any, cast
 from sqlalchemy import Select, Table, delete, select
 from sqlalchemy.orm import Session
 
+from nlpbench import profiles
 from nlpbench.files import MemoryPath
 from nlpbench.model import Document
-from nlpbench.platform import intervals, tasks
+from nlpbench.platform import accounts, intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.queue import get
 from nlpbench.platform.submitted import in_memory
+from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
@@ -133,8 +137,11 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     dataset = submission.dataset
     gold = StoredSide(session, dataset, repository.GOLDSTANDARD, "gold.json")
     pred = StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
+    invented = accounts.unplaced(session, submission.id)
+    rules = cast(SpanProfile, profiles.get("spans", profile))
     scored = Scored()
     for label, report in score_types(gold, pred, tasks.PHI_TASKS[submission.task], profile=profile).items():
+        accounts.charge_unplaced(report, label, invented.get(label, {}), rules)
         scored.add(label, report)
     return scored
 
@@ -193,6 +200,8 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         if tool
         else None,
         "toolUrl": submission.tool_url,
+        "model": submission.model,
+        "template": submission.template,
         "commandSha256": _sha256(submission.command),
         "image": submission.image,
         "predictionsSha256": _sha256(submission.predictions),

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import intervals
+from nlpbench.platform import accounts, intervals
 from nlpbench.platform import queue as queues
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
@@ -29,7 +29,9 @@ def moment(value: datetime | None) -> str | None:
 def submission_json(
     session: Session, submission: Submission, *, details: bool = False, team: bool = False
 ) -> dict[str, Any]:
-    """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility).
+    """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility),
+    and, for an LLM tool, ``llm``: its grounding counts, tokens, latency percentiles and cost
+    (:meth:`nlpbench.platform.accounts.Usage.as_json`; None for other tools).
 
     Seen by its ``team`` on a private dataset, the results keep their aggregate scores but not the
     scorer's warnings, which name notes of the gold.
@@ -64,8 +66,11 @@ def submission_json(
         "removal": None
         if submission.removal is None
         else {"removal": submission.removal, "reason": submission.removal_reason},
+        "model": submission.model,
     }
     if details:
+        used = accounts.usage(session, submission)
+        data["llm"] = used.as_json() if used is not None else None
         data["events"] = [
             {"at": moment(event.at), "status": event.status, "reason": event.reason}
             for event in queues.events(session, submission.id)

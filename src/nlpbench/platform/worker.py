@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -64,7 +64,7 @@ from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.files import MemoryPath
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import challenges, images, ranks, tasks
+from nlpbench.platform import accounts, challenges, images, ranks, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -90,6 +90,7 @@ from nlpbench.store.submissions import (
     SCORING,
     VALIDATING,
     DeidentifiedNote,
+    NoteAccount,
     Queue,
     Submission,
     SubmissionLog,
@@ -274,7 +275,7 @@ class _Job:
                 self.limits = Limits(memory_bytes=queue.tool_memory_bytes, wall_seconds=self.budget + 600)
             else:
                 self.budget, self.limits = phase.wall_seconds, challenges.limits(phase)
-            organisers_tool = submission.kind == "tool" and submission.submitted_by == "organiser"
+            organisers_tool = submission.kind in ("tool", "llm") and submission.submitted_by == "organiser"
             self.told = Disclosure(
                 private=not organisers_tool and queues.is_private(session, submission),
                 team_url=submission.kind == "tool" and not organisers_tool,
@@ -358,6 +359,11 @@ class _Job:
         with self.store.session(readonly=True) as session:
             return session.get_one(Submission, self.id)
 
+    def _notes_done(self) -> str:
+        """``N of M notes``: the progress stored."""
+        done_now = self._reload()
+        return f"{done_now.notes_done} of {done_now.notes_total} notes"
+
     @contextmanager
     def _tool(self, submission: Submission, queue: Queue) -> Iterator[_Reached | None]:
         """The submitted URL, or the team's tool started in its sandbox for the time the block takes.
@@ -374,6 +380,10 @@ class _Job:
         if submission.kind == "tool":
             assert submission.tool_url is not None  # a tool submission has its URL
             yield _Reached(submission.tool_url)
+            return
+        if submission.kind == "llm":
+            with self._llm_tool(submission) as url:
+                yield _Reached(url)
             return
         from nlpbench.runner.sandbox import SandboxError, start_tool
 
@@ -401,6 +411,22 @@ class _Job:
                 raise Failed(f"the tool did not start: {error}") from None
             finally:
                 self._keep_log(log)
+
+    @contextmanager
+    def _llm_tool(self, submission: Submission) -> Iterator[str]:
+        """The URL of ``nlpbench serve --llm`` started on this machine for an organiser's endpoint, with the
+        submission's model and template, for the time the block takes (the endpoint's key, if any, from this
+        worker's ``NLPBENCH_LLM_API_KEY``; answers cached in its data directory)."""
+        from nlpbench.runner.services import local_tools
+
+        assert submission.tool_url is not None and submission.model is not None  # checked when it was submitted
+        served = ["--llm", submission.tool_url, "--model", submission.model, "--template", submission.template or ""]
+        with tempfile.TemporaryDirectory(prefix=f"nlpbench-llm-{self.id}-") as logs, ExitStack() as stack:
+            try:
+                urls = stack.enter_context(local_tools(["llm"], Path(logs), arguments={"llm": served}))
+            except ToolError as error:  # its log's end, for the organisers
+                raise Failed("the LLM tool did not start", str(error)) from None
+            yield urls["llm"]
 
     def _fetch_artifact(self, digest: str, path: Path) -> Path:
         """The uploaded archive ``digest``, written to ``path`` (readable by the sandbox's unprivileged user)."""
@@ -463,20 +489,33 @@ class _Job:
             )
         labels = tasks.PHI_TASKS[submission.task]
         # a Dask worker reaches URLs by its own means: only the organisers' URLs are sent from there
-        scheduler = self.worker.scheduler if reached.sandboxed is None and not self.told.team_url else None
+        local = reached.sandboxed is not None or submission.kind == "llm"  # a tool on this machine only
+        scheduler = self.worker.scheduler if not local and not self.told.team_url else None
         run = AnnotationRun(
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
 
+        rows: dict[str, dict[str, Any]] = {}  # an LLM tool's account of each note answered, until it is written
+        with self.store.session(readonly=True) as session:
+            budget = accounts.TokenBudget(queue.token_budget, accounts.tokens_spent(session, self.id))
+
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async for document in run.stream(notes):
                 self._same_tool(submission, run)
+                row = accounts.note_row(self.id, document)
+                if row is not None:
+                    rows[document.id] = row
                 yield document
 
         def write(session: Session, documents: list[Document]) -> None:
             _insert_records(session, dataset, annotations, documents)
+            kept = [rows.pop(document.id) for document in documents if document.id in rows]
+            if kept:
+                session.connection().execute(cast(Table, NoteAccount.__table__).insert(), kept)
 
-        await self._run_notes(submission, queue, reached, done, answers, write)
+        await self._run_notes(
+            submission, queue, reached, done, answers, write, lambda document: budget.spend(rows.get(document.id))
+        )
         self._same_tool(submission, run)
 
     async def _deidentify(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
@@ -509,9 +548,10 @@ class _Job:
         done: set[str],
         answers: Callable[[Iterator[Document]], AsyncIterator[Document]],
         write: Callable[[Session, list[Document]], None],
+        spent: Callable[[Document], str | None] = lambda _document: None,
     ) -> None:
         """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
-        the answers in batches."""
+        the answers in batches; ``spent`` says why the run stops after a note (its token budget), if it does."""
         assert submission.started_at is not None  # set when a worker claimed it
         remaining = submission.started_at.timestamp() + self.budget - time.time()
         batch: list[Document] = []
@@ -538,14 +578,13 @@ class _Job:
                         batch.append(document)
                         if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
+                        if (why := spent(document)) is not None:
+                            flush()
+                            raise Failed(f"{why} after {self._notes_done()}")
                 flush()
             except TimeoutError:
                 flush()
-                done_now = self._reload()
-                raise Failed(
-                    f"time budget of {self.budget / 60:g} min exceeded after "
-                    f"{done_now.notes_done} of {done_now.notes_total} notes"
-                ) from None
+                raise Failed(f"time budget of {self.budget / 60:g} min exceeded after {self._notes_done()}") from None
             except ToolError as error:
                 flush()
                 failed = self.told.verdict(

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -30,15 +30,23 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @contextmanager
 def local_tools(
-    names: Sequence[str], log_dir: Path, *, host: str = "127.0.0.1", startup_timeout: float = 120.0
+    names: Sequence[str],
+    log_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    startup_timeout: float = 120.0,
+    arguments: Mapping[str, Sequence[str]] | None = None,
 ) -> Iterator[dict[str, str]]:
-    """``{name: base URL}`` of the annotators ``names``, each served by its own process while the block runs."""
+    """``{name: base URL}`` of the annotators ``names``, each served by its own process while the block runs;
+    ``arguments`` gives, by name, what ``nlpbench serve`` is told instead of ``--annotator NAME`` (an LLM
+    endpoint's ``--llm URL --model NAME …``)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         started: dict[str, tuple[str, subprocess.Popen, Path]] = {}
         for name in names:
             port, log = free_port(host), log_dir / f"{name}.log"
-            command = [sys.executable, "-m", "nlpbench", "serve", "--annotator", name, "--host", host]
+            served = (arguments or {}).get(name, ["--annotator", name])
+            command = [sys.executable, "-m", "nlpbench", "serve", *served, "--host", host]
             handle = stack.enter_context(open(log, "wb"))
             process = subprocess.Popen([*command, "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
             stack.callback(_stop, process)

@@ -51,7 +51,7 @@ from nlpbench.store.vocabulary import (  # noqa: F401  # the statuses and window
 #: Statuses a worker holds under a lease.
 RUNNING = (VALIDATING, ANNOTATING, SCORING)
 FINAL = (INVALID, SCORED, FAILED, CANCELLED)
-KINDS = ("tool", "command", "archive", "image", "predictions")
+KINDS = ("tool", "command", "archive", "image", "predictions", "llm")
 
 
 class Queue(Base):
@@ -82,6 +82,11 @@ class Queue(Base):
     weak_sandbox: Mapped[bool] = mapped_column(Boolean, default=False)
     #: Registries (``host[:port]``) a team's ``NAME@sha256:…`` image may be pulled from; none: uploads only.
     image_registries: Mapped[list[str]] = mapped_column(Json, default=list)
+    #: Tokens (in and out, summed over notes) an LLM tool's submission may spend; NULL: no budget.
+    token_budget: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    #: The organisers' price table, US dollars per million tokens by model:
+    #: ``{model: {"input": p, "output": p}}`` (:mod:`nlpbench.toolapi.cost`).
+    prices: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
 
 
 class Submission(Base):
@@ -132,6 +137,10 @@ class Submission(Base):
     removal: Mapped[str | None] = mapped_column(String(12), default=None)
     removal_reason: Mapped[str | None] = mapped_column(Text, default=None)
     phase_id: Mapped[int | None] = mapped_column(ForeignKey(Phase.id, ondelete="RESTRICT"), default=None, index=True)
+    #: The model an LLM tool's submission says it runs: its price in the queue's price table.
+    model: Mapped[str | None] = mapped_column(String(NAME_LENGTH * 2), default=None)
+    #: An ``llm`` submission's prompt template (an organiser's endpoint, at ``tool_url``, served by the worker).
+    template: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
 
 
 class SubmissionEvent(Base):
@@ -278,3 +287,30 @@ class ArtifactChunk(Base):
     artifact_id: Mapped[int] = mapped_column(ForeignKey("artifacts.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class NoteAccount(Base):
+    """What an LLM tool's ``X-Nlpbench-Account`` headers said of one note of a submission
+    (:mod:`nlpbench.toolapi.account`): how its mentions were placed — in all and, in ``by_type``, per
+    annotation type as ``{type: {"exact": n, "normalised": n, "fuzzy": n, "unplaced": n}}`` — and what the
+    note cost: tokens in and out, latency, whether the tool's cache answered. Counts only, never text.
+
+    Scoring charges each unplaced mention to its type as a false positive
+    (:func:`nlpbench.platform.accounts.charge_unplaced`), so this row is read again by every rescoring.
+    """
+
+    __tablename__ = "note_accounts"
+    __table_args__ = (UniqueConstraint("submission_id", "note_identifier"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    note_identifier: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    exact: Mapped[int] = mapped_column(BigInteger)
+    normalised: Mapped[int] = mapped_column(BigInteger)
+    fuzzy: Mapped[int] = mapped_column(BigInteger)
+    unplaced: Mapped[int] = mapped_column(BigInteger)
+    tokens_in: Mapped[int] = mapped_column(BigInteger)
+    tokens_out: Mapped[int] = mapped_column(BigInteger)
+    latency_ms: Mapped[int] = mapped_column(BigInteger)
+    cached: Mapped[bool] = mapped_column(Boolean)
+    by_type: Mapped[dict[str, Any]] = mapped_column(Json)

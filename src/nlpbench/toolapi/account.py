@@ -36,6 +36,9 @@ HEADER = "X-Nlpbench-Account"
 NAMES = ("exact", "normalised", "fuzzy", "unplaced", "tokens-in", "tokens-out", "latency-ms", "cached")
 #: The largest header read: eight counts take far less.
 MAX_HEADER_CHARS = 400
+#: The most digits a count may have: a trillion tokens or milliseconds is past any note, and sums of
+#: counts stay far inside a 64-bit column.
+MAX_DIGITS = 12
 
 
 class AccountError(NlpbenchError, ValueError):
@@ -75,7 +78,8 @@ class Account:
 
     @classmethod
     def parse(cls, value: str) -> Account:
-        """The account a header's value gives; every field required, each a count (a non-negative integer)."""
+        """The account a header's value gives; every field required, each a count (a non-negative integer of at
+        most :data:`MAX_DIGITS` digits), the whole at most :data:`MAX_HEADER_CHARS` characters."""
         if len(value) > MAX_HEADER_CHARS:
             raise AccountError(f"{HEADER} is {len(value)} characters, over the {MAX_HEADER_CHARS} an account takes")
         given: dict[str, int] = {}
@@ -85,10 +89,14 @@ class Account:
                 raise AccountError(f"{HEADER} has a field that is not one of {', '.join(NAMES)}")
             if not equals or not number.isascii() or not number.isdigit():
                 raise AccountError(f"{HEADER}: {name} is not a count")
+            if len(number) > MAX_DIGITS:
+                raise AccountError(f"{HEADER}: {name} has more than the {MAX_DIGITS} digits a count may have")
             if name in given:
                 raise AccountError(f"{HEADER}: {name} is given twice")
             given[name] = int(number)
         missing = [name for name in NAMES if name not in given]
         if missing:
             raise AccountError(f"{HEADER} lacks {', '.join(missing)}")
+        if given["cached"] > 1:
+            raise AccountError(f"{HEADER}: cached is 0 or 1")
         return cls(*(given[name] for name in NAMES))

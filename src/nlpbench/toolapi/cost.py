@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.toolapi.account import Account
@@ -53,14 +54,20 @@ def read_prices(path: Path) -> dict[str, Price]:
         raise PriceError(f"{path}: cannot be read ({error.strerror or type(error).__name__})") from None
     except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
         raise PriceError(f"{path}: not a JSON price table") from None
+    return parse_prices(data, str(path))
+
+
+def parse_prices(data: Any, source: str) -> dict[str, Price]:
+    """The price table ``data`` (read from ``source``, which messages name) by model; a :class:`PriceError`
+    naming the entry when it is not ``{"models": {NAME: {"input": p, "output": p}}}`` with prices ≥ 0."""
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
-        raise PriceError(f'{path}: a price table is {{"models": {{NAME: {{"input": …, "output": …}}}}}}')
+        raise PriceError(f'{source}: a price table is {{"models": {{NAME: {{"input": …, "output": …}}}}}}')
     prices = {}
     for model, entry in models.items():
         values = [entry.get(side) if isinstance(entry, dict) else None for side in ("input", "output")]
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
-            raise PriceError(f"{path}: models.{model}: give input and output as dollars per million tokens, ≥ 0")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < math.inf for v in values):
+            raise PriceError(f"{source}: models.{model[:80]}: give input and output as dollars per million tokens, ≥ 0")
         prices[model] = Price(float(values[0]), float(values[1]))  # type: ignore[arg-type]
     return prices
 

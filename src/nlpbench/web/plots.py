@@ -114,3 +114,32 @@ def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, flo
         axes.legend(loc="lower right", fontsize="small")
         figure.autofmt_xdate()
         return _svg(figure)
+
+
+def accuracy_cost(
+    title: str, axis: str, series: Mapping[str, Sequence[tuple[str, float, float, float | None, float | None]]]
+) -> str:
+    """Each column's ``(label, cost, value, low, high)`` points: the score (its interval a vertical whisker)
+    against what the tool cost (``axis`` names it), one colour per column, each point labelled by its tool."""
+    with matplotlib.rc_context(_SETTINGS):
+        figure = Figure(figsize=(6, 3.5))
+        axes = figure.subplots()
+        for name, points in series.items():
+            costs = [cost for _, cost, *_ in points]
+            values = [value for _, _, value, *_ in points]
+            whisker = [
+                [value - low if low is not None else 0.0 for _, _, value, low, _ in points],
+                [high - value if high is not None else 0.0 for _, _, value, _, high in points],
+            ]
+            axes.errorbar(costs, values, yerr=whisker, fmt="o", capsize=3, label=bounded(name, LABEL))
+            for label, cost, value, *_ in points:
+                axes.annotate(bounded(label, LABEL), (cost, value), xytext=(4, 4), textcoords="offset points",
+                              fontsize="x-small")  # fmt: skip
+        axes.set_ylim(0, 1.02)
+        axes.set_xlim(left=0)
+        axes.set_xlabel(axis)
+        axes.set_ylabel("score (95 % interval)")
+        axes.set_title(bounded(title, 2 * LABEL))
+        axes.legend(loc="lower right", fontsize="small")
+        axes.grid(alpha=0.3)
+        return _svg(figure)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
-from nlpbench.platform import intervals, visibility
+from nlpbench.platform import accounts, intervals, visibility
 from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report
@@ -40,7 +40,10 @@ def submission_view(store: Store, submission_id: int, only_result: int | None = 
             results = [r for r in results if r.id == only_result]
         public = board.public(session, submission)
         views = [_result_view(session, submission, result, public) for result in results]
-        return {"submission": _submission_json(submission), "public": public, "results": views}
+        used = accounts.usage(session, submission)
+        shown = {**_submission_json(submission), "model": board.bounded(submission.model, board.LONG),
+                 "llm": used.as_json() if used is not None else None}  # fmt: skip
+        return {"submission": shown, "public": public, "results": views}
 
 
 @router.get("/submissions/{submission_id}.{fmt}")

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy import select
 
-from nlpbench.platform import tasks
+from nlpbench.platform import accounts, tasks
+from nlpbench.platform.accounts import STAGES
 from nlpbench.store import Store
 from nlpbench.store.submissions import Result
+from nlpbench.toolapi.cost import PERCENTILES
 from nlpbench.web import board, plots
 from nlpbench.web.render import Stored, export, page
 
 router = APIRouter()
 
 
-def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[board.Table, dict[int, dict[str, Any]]]:
-    """The task's table (each tool's best or latest submission, by ``pick`` or the site's setting) and the
-    reproducibility fields of the results it shows."""
+def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[board.Table, Facts]:
+    """The task's table (each tool's best or latest submission, by ``pick`` or the site's setting), the
+    reproducibility fields of the results it shows and the usage of its LLM tools' submissions."""
     if not tasks.known(task):
         raise HTTPException(404, f"no task {board.bounded(task)}")
     pick = pick or request.app.state.settings.pick
@@ -29,30 +32,53 @@ def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[
         found = board.task_table(session, task, pick)
         shown = [line.shown.result_id for line in found.lines]
         query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
-        facts = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
-    return found, facts
+        made = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
+        used = accounts.usages(session, {cell.submission.id for line in found.lines for cell in line.cells.values()})
+    return found, Facts(made, used)
+
+
+@dataclass
+class Facts:
+    """What a table's lines show beside their scores: the reproducibility fields of each shown result (by
+    its id), the usage of each LLM tool's submission the table shows a cell of (by its id)."""
+
+    made: dict[int, dict[str, Any]]
+    used: dict[int, accounts.Usage]
 
 
 #: A score column's own columns in an export: the score, its interval, its rank group and its submission.
 CELL_PARTS = ("", " ci_low", " ci_high", " rank", " submission")
 #: The columns after the scores: what the shown submission's tool said of itself, and when it was submitted.
 FACT_COLUMNS = ("version", "license", "url", "apiVersion", "digest", "submitted")
+#: The columns of a PHI task's table, after the scores, of what the shown submission's LLM tool said of its
+#: notes (:mod:`nlpbench.platform.accounts`): its mentions by how they were placed, tokens, latency per note
+#: and cost (empty for a tool that is no LLM, or a model the queue's price table does not price).
+LLM_COLUMNS = (
+    *STAGES,
+    "tokens in",
+    "tokens out",
+    *(f"latency p{p} ms" for p in PERCENTILES),
+    "cost USD",
+)
 
 
-def row_columns(columns: list[str]) -> list[str]:
-    """The columns of :func:`line_row` for a table of score ``columns``, in order: the export's header."""
-    return ["team", "tool", *(f"{key}{part}" for key in columns for part in CELL_PARTS), *FACT_COLUMNS]
+def row_columns(task: str, columns: list[str]) -> list[str]:
+    """The columns of :func:`line_row` for ``task``'s table of score ``columns``, in order: the export's header."""
+    llm = LLM_COLUMNS if tasks.is_phi(task) else ()
+    return ["team", "tool", *(f"{key}{part}" for key in columns for part in CELL_PARTS), *llm, *FACT_COLUMNS]
 
 
-def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def line_row(line: board.Line, task: str, columns: list[str], facts: Facts) -> dict[str, Any]:
     shown = line.shown.submission
     tool = board.tool_facts(shown) or {}
-    made = facts.get(line.shown.result_id, {})
+    made = facts.made.get(line.shown.result_id, {})
     row: dict[str, Any] = {"team": line.team, "tool": line.tool}
     for key in columns:
         cell = line.cells.get(key)
         values = (cell.value, cell.low, cell.high, cell.rank, cell.submission.id) if cell else (None,) * 5
         row |= {f"{key}{part}": value for part, value in zip(CELL_PARTS, values, strict=True)}
+    if tasks.is_phi(task):
+        row |= dict.fromkeys(LLM_COLUMNS) | _llm_values(facts.used.get(shown.id))
     digest = made.get("image") or made.get("commandSha256") or made.get("predictionsSha256")
     facts_shown = (
         tool.get("version"),
@@ -63,6 +89,15 @@ def line_row(line: board.Line, columns: list[str], facts: dict[int, dict[str, An
         shown.created_at.isoformat(),
     )
     return row | dict(zip(FACT_COLUMNS, facts_shown, strict=True))
+
+
+def _llm_values(used: accounts.Usage | None) -> dict[str, Any]:
+    """The :data:`LLM_COLUMNS` of a submission's usage; none for a submission without one."""
+    if used is None:
+        return {}
+    latency = {f"latency p{p} ms": ms for p, ms in used.latency_ms.items()}
+    return {**used.grounding, "tokens in": used.tokens_in, "tokens out": used.tokens_out, **latency,
+            "cost USD": used.cost}  # fmt: skip
 
 
 @router.get("/tasks/{task}.{fmt}")
@@ -77,8 +112,8 @@ def task_export(
 ):
     found, facts = table(request, store, task, pick)
     lines = board.sorted_lines(found, sort or _default_sort(found), order != "asc")
-    rows = [line_row(line, found.columns, facts) for line in lines]
-    return export(fmt, rows, task, row_columns(found.columns))
+    rows = [line_row(line, task, found.columns, facts) for line in lines]
+    return export(fmt, rows, task, row_columns(task, found.columns))
 
 
 @router.get("/tasks/{task}", response_class=HTMLResponse)
@@ -100,11 +135,40 @@ def task_page(
     if series and drawn.get(task, (None,))[0] != source:
         drawn[task] = (source, plots.best_over_time(f"{task}: best score over time", series))
     plot = drawn[task][1] if series else None
-    rows = [line_row(line, found.columns, facts) for line in lines]
+    costs = cost_series(found, facts)
+    if costs is not None and drawn.get((task, "cost"), (None,))[0] != costs:
+        axis, points = costs
+        drawn[(task, "cost")] = (costs, plots.accuracy_cost(f"{task}: {_metric_name(task)} against cost", axis, points))
+    cost_plot = drawn[(task, "cost")][1] if costs is not None else None
+    rows = [line_row(line, task, found.columns, facts) for line in lines]
+    llm = LLM_COLUMNS if facts.used else ()  # shown on the page when a line's tool is an LLM
     return page(
         request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=plot,
-        metric=_metric_name(task),
+        metric=_metric_name(task), llm=llm, cost_plot=cost_plot, cost_axis=costs[0] if costs else None,
     )  # fmt: skip
+
+
+#: A point of the accuracy-against-cost plot: the tool, its cost, its value and interval.
+CostPoint = tuple[str, float, float, float | None, float | None]
+
+
+def cost_series(found: board.Table, facts: Facts) -> tuple[str, dict[str, tuple[CostPoint, ...]]] | None:
+    """The accuracy-against-cost plot's axis and points: per column, each LLM tool's cell at its
+    submission's cost in US dollars — or, when no cell's submission is priced, at its tokens (in and out).
+    None when no cell is an LLM tool's."""
+    cells = [(key, line, cell) for line in found.lines for key, cell in line.cells.items()]
+    used = [(key, line, cell, facts.used[cell.submission.id]) for key, line, cell in cells
+            if cell.submission.id in facts.used]  # fmt: skip
+    if not used:
+        return None
+    priced = any(u.cost is not None for *_, u in used)
+    series: dict[str, list[CostPoint]] = {}
+    for key, line, cell, u in used:
+        spent = u.cost if priced else u.tokens
+        if spent is not None:
+            series.setdefault(key, []).append((f"{line.team}/{line.tool}", spent, cell.value, cell.low, cell.high))
+    axis = "cost (US dollars, organisers' prices)" if priced else "tokens (in and out; no price table names the model)"
+    return axis, {key: tuple(points) for key, points in sorted(series.items())}
 
 
 def _default_sort(found: board.Table) -> str:

@@ -47,6 +47,13 @@ class NewSubmission(BaseModel):
     phase: str | None = Field(
         default=None, max_length=60, description="The challenge's phase: it decides the queue and the quota."
     )
+    model: str | None = Field(
+        default=None, max_length=queues.MODEL_LENGTH, description="The model an LLM tool runs: its price's name."
+    )
+    llmUrl: str | None = Field(
+        default=None, max_length=2000, description="Organisers only: an OpenAI-compatible endpoint the worker serves."
+    )
+    template: str | None = Field(default=None, max_length=60, description="With llmUrl: the prompt template.")
 
 
 @router.post(
@@ -74,6 +81,9 @@ def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> di
         description=body.description,
         paper_url=body.paperUrl,
         code_url=body.codeUrl,
+        model=body.model,
+        llm_url=body.llmUrl,
+        template=body.template,
         organiser=me.organiser,
     )
     submission_id = queues.submit(store, request)

@@ -2,7 +2,7 @@
 disqualified or hid it, and why; and what its team says of it (a description, links to a paper and the code).
 
 Revision ID: 0345
-Revises: 0330
+Revises: 0340
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0345"
-down_revision = "0330"
+down_revision = "0340"
 branch_labels = None
 depends_on = None
 
