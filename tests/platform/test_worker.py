@@ -228,7 +228,12 @@ def test_refused_at_once(nb, dataset, tool, tmp_path):
         ("--task", "date", "--dataset", "notes@9", "--tool", tool.url): "dataset notes is version 1, not 9",
         ("--task", "dates", "--dataset", "notes", "--tool", tool.url): "unknown task 'dates'",
         ("--task", "ner", "--dataset", "notes", "--tool", tool.url): "task ner is scored from files",
-        ("--task", "date", "--dataset", "notes"): "give exactly one of --tool, --command, --archive, --image or",
+        (
+            "--task",
+            "date",
+            "--dataset",
+            "notes",
+        ): "give exactly one of --tool, --command, --archive, --image, --predictions or --llm",
         ("--task", "date", "--dataset", "notes", "--tool", "ftp://x"): "is a ftp:// URL",
     }
     for args, message in cases.items():
