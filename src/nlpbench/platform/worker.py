@@ -576,10 +576,11 @@ class _Job:
                 async with asyncio.timeout(max(remaining, 0)):
                     async for document in answers(notes):
                         batch.append(document)
-                        if len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
+                        # counted before the batch is written: writing it hands the note's account to the store
+                        why = spent(document)
+                        if why is not None or len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
-                        if (why := spent(document)) is not None:
-                            flush()
+                        if why is not None:
                             raise Failed(f"{why} after {self._notes_done()}")
                 flush()
             except TimeoutError:
