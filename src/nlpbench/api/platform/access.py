@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.exceptions import HTTPException
 
 from nlpbench.api.keys import presented_key, refused
 from nlpbench.api.problems import Responses, problem_docs
@@ -25,6 +26,18 @@ def who(request: Request) -> Caller:
     if found is None:
         raise refused("unknown API key")
     return found
+
+
+def acting_team(me: Caller, named: str | None, what: str, acts: str, how: str = "") -> str:
+    """The team a request acts for: the one it names, when an organiser makes it (400 when it names none); the
+    key's own team, when a team makes it (403 when it names another). ``what``, ``how`` and ``acts`` word the
+    refusals: "an organiser's {what} names its team{how}", "a team key {acts} its own team only"."""
+    team = named if me.organiser else me.team
+    if team is None:
+        raise HTTPException(400, f"an organiser's {what} names its team{how}")
+    if not me.organiser and named not in (None, me.team):
+        raise HTTPException(403, f"a team key {acts} its own team only")
+    return team
 
 
 async def store(request: Request) -> Store:

@@ -7,9 +7,8 @@ from typing import Annotated, Any, BinaryIO, cast
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 
-from nlpbench.api.platform.access import Stored, Who, errors
+from nlpbench.api.platform.access import Stored, Who, acting_team, errors
 from nlpbench.errors import Kind
 from nlpbench.platform import queue as queues
 from nlpbench.store import artifacts
@@ -28,11 +27,7 @@ async def upload(
     team: Annotated[str | None, Query(pattern=f"^{queues.NAME_PATTERN}$")] = None,
 ) -> dict[str, Any]:
     """An archive a team's tool runs from, kept by digest for that team: its source, or an OCI image."""
-    owner = team if me.organiser else me.team
-    if owner is None:
-        raise HTTPException(400, "an organiser's upload names its team (?team=NAME)")
-    if not me.organiser and team not in (None, me.team):
-        raise HTTPException(403, "a team key uploads for its own team only")
+    owner = acting_team(me, team, "upload", "uploads for", " (?team=NAME)")
     limit = request.app.state.settings.max_archive_bytes
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
         async for chunk in request.stream():

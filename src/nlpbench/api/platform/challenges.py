@@ -22,7 +22,7 @@ from fastapi import APIRouter, Body, Path
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from nlpbench.api.platform.access import Stored, Who, errors
+from nlpbench.api.platform.access import Stored, Who, acting_team, errors
 from nlpbench.errors import Kind
 from nlpbench.platform import challenges, teams
 from nlpbench.platform.challenge_specs import NAME, parsed_spec
@@ -116,11 +116,7 @@ class Registration(BaseModel):
 @router.post("/teams", status_code=201, responses=errors(Kind.forbidden))
 def register_team(body: Annotated[Registration, Body()], me: Who, store: Stored) -> dict[str, Any]:
     """Register a team (or update what it gave): a team key its own team, an organiser's any."""
-    name = body.name if me.organiser else me.team
-    if name is None:
-        raise HTTPException(400, "an organiser's registration names its team")
-    if not me.organiser and body.name not in (None, me.team):
-        raise HTTPException(403, "a team key registers its own team only")
+    name = acting_team(me, body.name, "registration", "registers")
     made = teams.register(store, name, affiliation=body.affiliation, contact=body.contact)
     return teams.team_json(made, organiser=True)
 

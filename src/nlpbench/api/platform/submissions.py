@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from nlpbench.api.platform.access import Stored, Who, errors
+from nlpbench.api.platform.access import Stored, Who, acting_team, errors
 from nlpbench.errors import Kind
 from nlpbench.platform import moderation, visibility
 from nlpbench.platform import queue as queues
@@ -60,11 +60,7 @@ class NewSubmission(BaseModel):
     "/submissions", status_code=201, responses=errors(Kind.forbidden, Kind.not_found, Kind.quota, Kind.too_large)
 )
 def create(body: Annotated[NewSubmission, Body()], me: Who, store: Stored) -> dict[str, Any]:
-    team = body.team if me.organiser else me.team
-    if team is None:
-        raise HTTPException(400, "an organiser's submission names its team")
-    if not me.organiser and body.team not in (None, me.team):
-        raise HTTPException(403, "a team key submits for its own team only")
+    team = acting_team(me, body.team, "submission", "submits for")
     request = queues.Request(
         team=team,
         task=body.task,
