@@ -118,7 +118,7 @@ def charge_unplaced(report: Report, label: str, charged: Mapping[str, int], prof
             row |= _prf_fields(PRF(row["tp"], row["fp"] + total, row["fn"]), profile)
     report.warnings.append(
         f"{total} {label} mentions the tool could not place in their notes are counted as false positives of "
-        "every metric (one per mention; not in the per-subtype rows)"
+        "every metric (one per mention; not in the per-subtype rows nor their macro average)"
     )
     return total
 
