@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
@@ -176,26 +177,95 @@ def _markdown_table(rows: list[Row], shown: Callable[[Row, str], str] = _plain_c
 
 def to_table(report: Report, width: int | None = None) -> str:
     """The overall rows, then the rows sliced by label or averaged, then the errors, as plain tables."""
-    console = _plain_console(width or 120)
+    width = width or 120
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
     title = f"{report.task} · profile {report.profile}" + (f" · {report.subject}" if report.subject else "")
     if "ci" in report.inputs:
         settings = report.inputs["ci"]
         title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
-    console.print(_rich_table(title, overall, score_cell))
+    out = [_table(title, overall, score_cell, width)]
     if sliced:
-        console.print(_rich_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
+        out.append(_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell, width))
     if report.errors:
-        console.print(_rich_table("errors", report.errors))
-    return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
+        out.append(_table("errors", report.errors, _plain_cell, width))
+    return "".join(out)
 
 
 def table_text(title: str, rows: list[Row], width: int = 120) -> str:
     """Rows as one plain terminal table."""
+    return _table(title, rows, _plain_cell, width)
+
+
+def _table(title: str, rows: list[Row], shown: Callable[[Row, str], str], width: int) -> str:
+    """One table as Rich prints it (:func:`_rich_table` on a plain console ``width`` cells wide): laid out here
+    when :func:`_simple_table` can, by Rich otherwise."""
+    keys = columns(rows)
+    header = [key.replace("_", " ") for key in keys]
+    right = [_numeric(rows, key) for key in keys]
+    cells = [[shown(row, key) for key in keys] for row in rows]
+    simple = _simple_table(title, header, right, cells, width)
+    if simple is not None:
+        return simple
     console = _plain_console(width)
-    console.print(_rich_table(title, rows))
+    console.print(_rich_table(title, header, right, cells))
     return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
+
+
+def _numeric(rows: list[Row], key: str) -> bool:
+    """Whether a column holds numbers (or blanks, or dashes) only: it is right-aligned."""
+    return all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
+
+
+#: Characters one cell wide that Rich prints as they are (printable ASCII, and the middle dot of the titles).
+_NARROW = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}
+#: What Rich reads as a markup tag's start (``rich.markup.RE_TAGS``).
+_TAG = re.compile(r"\[[a-z#/@]")
+
+
+def _cells(text: str) -> int | None:
+    """The cells ``text`` takes on a terminal, as Rich counts them; None when Rich would print something else
+    than ``text`` itself on one line (markup, an emoji code, a control character, trailing white space)."""
+    if "[" in text and ("\\" in text or _TAG.search(text)):
+        return None
+    if text.count(":") > 1 or text != text.rstrip():
+        return None
+    if _NARROW.issuperset(text):
+        return len(text)
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
+        return None
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _simple_table(title: str, header: list[str], right: list[bool], cells: list[list[str]], width: int) -> str | None:
+    """The table exactly as Rich prints a :data:`rich.box.SIMPLE_HEAD` table with a left-justified title,
+    padding 1 and edges, when it fits in ``width`` cells with its title on one line and every text prints as
+    it is; None otherwise (Rich then wraps, crops or interprets, and renders the table itself)."""
+    if not header or not cells or not title:
+        return None
+    sizes = [[_cells(text) for text in line] for line in (header, *cells)]
+    title_size = _cells(title)
+    if title_size is None or any(size is None for line in sizes for size in line):
+        return None
+    widths = [max(cast(int, line[i]) for line in sizes) for i in range(len(header))]
+    total = sum(widths) + 3 * len(widths) + 1  # a cell's padding on both sides, a separator between, two edges
+    if total > width or title_size > total:
+        return None
+
+    def line(texts: list[str], line_sizes: list[int | None]) -> str:
+        padded = (
+            " " * (w - cast(int, n)) + text if r else text + " " * (w - cast(int, n))
+            for text, n, w, r in zip(texts, line_sizes, widths, right, strict=True)
+        )
+        return "  " + "   ".join(padded) + "  \n"
+
+    out = [title + " " * (total - title_size) + "\n", " " * total + "\n", line(header, sizes[0])]
+    out.append(" " + "─".join("─" * (w + 2) for w in widths) + " \n")
+    out += [line(texts, line_sizes) for texts, line_sizes in zip(cells, sizes[1:], strict=True)]
+    out.append(" " * total + "\n")
+    return "".join(out)
 
 
 def _plain_console(width: int) -> Console:
@@ -205,18 +275,16 @@ def _plain_console(width: int) -> Console:
     return Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
 
 
-def _rich_table(title: str, rows: list[Row], shown: Callable[[Row, str], str] = _plain_cell) -> Table:
+def _rich_table(title: str, header: list[str], right: list[bool], cells: list[list[str]]) -> Table:
     """Columns of text read left to right, columns of numbers right-aligned."""
     from rich import box
     from rich.table import Table
 
-    keys = columns(rows)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for key in keys:
-        numeric = all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
-        table.add_column(key.replace("_", " "), justify="right" if numeric else "left")
-    for row in rows:
-        table.add_row(*(shown(row, k) for k in keys))
+    for name, numeric in zip(header, right, strict=True):
+        table.add_column(name, justify="right" if numeric else "left")
+    for texts in cells:
+        table.add_row(*texts)
     return table
 
 
