@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from machine import load
+from machine import checkout_env, load
 
 HERE = Path(__file__).resolve().parents[1] / "src"
 EXAMPLES = HERE / "nlpbench" / "data" / "examples"
@@ -58,8 +58,7 @@ FLOOR = ["-c", "import typer, pydantic, numpy, msgspec, rich.console, rich.table
 def run(src: Path, argv: list[str], cache: Path) -> tuple[float, float, bytes]:
     """Run ``python -m nlpbench ARGV`` (or ``python ARGV`` when it starts with ``-c``) with ``src`` first on
     the path: CPU seconds, wall seconds, stdout."""
-    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(cache), "COLUMNS": "100"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = checkout_env(src, cache) | {"COLUMNS": "100"}
     command = [sys.executable, *argv] if argv[0] == "-c" else [sys.executable, "-m", "nlpbench", *argv]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()

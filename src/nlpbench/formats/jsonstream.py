@@ -146,19 +146,37 @@ def check(data: bytes, path: Input | None = None, where: str | None = None) -> N
 
     No text nests deeper than the brackets it opens, in strings or not (``depth <= count('[') + count('{')``),
     so a text with few brackets (a record line) is settled by two counts in C; so is one whose quotes are
-    all strings' edges (:func:`edges_plain`) and with few brackets outside strings; any other is followed
-    byte by byte.
+    all strings' edges (:func:`edges_plain`) and with few brackets outside strings, or whose brackets there
+    balance within the limit (:func:`_shallow`, a whole file); any other is followed byte by byte.
     """
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return
     if edges_plain(data):
         outside = b"".join(data.split(b'"')[::2])
-        if outside.count(b"[") + outside.count(b"{") <= MAX_DEPTH:
+        if outside.count(b"[") + outside.count(b"{") <= MAX_DEPTH or _shallow(outside):
             return
     try:
         _Structure().feed(data)
     except ValueError as error:
         raise InputError(str(error), path, where) from None
+
+
+_AS_PARENTHESES = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _shallow(outside: bytes) -> bool:
+    """Whether the brackets of ``outside`` (a text's bytes outside its strings) are balanced and nest at most
+    :data:`MAX_DEPTH` deep: removing every innermost pair at once, once per level, leaves nothing. Each level is
+    one replacement in C, and real files nest a handful of levels; False sends the text to :class:`_Structure`,
+    which says how deep it nests (or finds it shallow after all, when its brackets do not balance)."""
+    brackets = outside.translate(_AS_PARENTHESES, _NOT_BRACKET)
+    for _ in range(MAX_DEPTH):
+        inner = brackets.replace(b"()", b"")
+        if len(inner) == len(brackets):
+            break
+        brackets = inner
+    return not brackets
 
 
 def decode(data: bytes, path: Input, where: str | None = None, type: Any = Any) -> Any:
