@@ -27,6 +27,7 @@ from nlpbench.report.render import (
     columns,
     score_cell,
     table_text,
+    tables,
     to_table,
 )
 
@@ -60,18 +61,7 @@ def laid_out_here(title: str, rows: list[dict], shown=_plain_cell, width: int = 
 
 def rich_report(report: Report, width: int = 120) -> str:
     """``to_table`` as it was: every table printed by Rich."""
-    overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
-    sliced = [row for row in report.scores if row not in overall]
-    title = f"{report.task} · profile {report.profile}" + (f" · {report.subject}" if report.subject else "")
-    if "ci" in report.inputs:
-        settings = report.inputs["ci"]
-        title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
-    out = rich_text(title, overall, score_cell, width)
-    if sliced:
-        out += rich_text(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell, width)
-    if report.errors:
-        out += rich_text("errors", report.errors, _plain_cell, width)
-    return out
+    return "".join(rich_text(title, rows, shown, width) for title, rows, shown in tables(report))
 
 
 #: Texts Rich prints as they are, and texts it does not: wide and combining characters, emoji and joiners,

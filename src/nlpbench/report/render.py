@@ -177,19 +177,24 @@ def _markdown_table(rows: list[Row], shown: Callable[[Row, str], str] = _plain_c
 
 def to_table(report: Report, width: int | None = None) -> str:
     """The overall rows, then the rows sliced by label or averaged, then the errors, as plain tables."""
-    width = width or 120
+    return "".join(_table(title, rows, shown, width or 120) for title, rows, shown in tables(report))
+
+
+def tables(report: Report) -> list[tuple[str, list[Row], Callable[[Row, str], str]]]:
+    """The tables :func:`to_table` prints, each as its title, its rows and how a row's cell is shown: the overall
+    rows, then the rows sliced by label or averaged (if any), then the errors (if any)."""
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
     title = f"{report.task} · profile {report.profile}" + (f" · {report.subject}" if report.subject else "")
     if "ci" in report.inputs:
         settings = report.inputs["ci"]
         title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
-    out = [_table(title, overall, score_cell, width)]
+    found: list[tuple[str, list[Row], Callable[[Row, str], str]]] = [(title, overall, score_cell)]
     if sliced:
-        out.append(_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell, width))
+        found.append((f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
     if report.errors:
-        out.append(_table("errors", report.errors, _plain_cell, width))
-    return "".join(out)
+        found.append(("errors", report.errors, _plain_cell))
+    return found
 
 
 def table_text(title: str, rows: list[Row], width: int = 120) -> str:
