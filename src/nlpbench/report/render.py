@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
@@ -224,16 +223,12 @@ def _numeric(rows: list[Row], key: str) -> bool:
 
 #: Characters one cell wide that Rich prints as they are (printable ASCII, and the middle dot of the titles).
 _NARROW = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}
-#: What Rich reads as a markup tag's start (``rich.markup.RE_TAGS``).
-_TAG = re.compile(r"\[[a-z#/@]")
 
 
 def _cells(text: str) -> int | None:
     """The cells ``text`` takes on a terminal, as Rich counts them; None when Rich would print something else
-    than ``text`` itself on one line (markup, an emoji code, a control character, trailing white space)."""
-    if "[" in text and ("\\" in text or _TAG.search(text)):
-        return None
-    if text.count(":") > 1 or text != text.rstrip():
+    than ``text`` itself on one line (a control character, trailing white space)."""
+    if text != text.rstrip():
         return None
     if _NARROW.issuperset(text):
         return len(text)
@@ -281,15 +276,17 @@ def _plain_console(width: int) -> Console:
 
 
 def _rich_table(title: str, header: list[str], right: list[bool], cells: list[list[str]]) -> Table:
-    """Columns of text read left to right, columns of numbers right-aligned."""
+    """Columns of text read left to right, columns of numbers right-aligned. Every text is shown as it is:
+    a label such as ``[/]`` or ``:smile:`` is data, never Rich markup or an emoji code."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, title_justify="left")
     for name, numeric in zip(header, right, strict=True):
-        table.add_column(name, justify="right" if numeric else "left")
+        table.add_column(Text(name), justify="right" if numeric else "left")
     for texts in cells:
-        table.add_row(*texts)
+        table.add_row(*map(Text, texts))
     return table
 
 
