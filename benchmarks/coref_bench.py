@@ -1,7 +1,7 @@
 """``nlpbench score coref`` against the reference Perl scorer v8.01 (+ LEA branch) and scorch, in one run.
 
     python benchmarks/coref_bench.py --scorer /tmp/refscorer/v801/scorer.pl \\
-        --lea-scorer /tmp/refscorer/lea/scorer.pl
+        --lea-scorer /tmp/refscorer/lea/scorer.pl [--repeat 3] [--before /path/to/earlier/checkout/src]
 
 Generates a seeded CoNLL-2012-scale key/response pair (by default at least
 340 document parts and 150,000 tokens: parts of log-normal length, sentences
@@ -21,6 +21,12 @@ scorer against nlpbench's, every document's recall, precision and F1 of scorch
 against nlpbench's. Fetch the reference scorer for the run (it is never part
 of nlpbench): master f49f3f8 into one directory, branch LEA-scorer into
 another. scorch must be installed (``pip install scorch==0.2.0``).
+
+With ``--repeat N`` the commands (nlpbench's and the Perl scorer's) run N times
+in turn and the table shows medians; with ``--before``, the command of an
+earlier checkout runs too, in turn with this one's, and must write the same
+report byte for byte. Each checkout's bytecode is compiled once, into a cache of
+its own, before the clock.
 """
 
 from __future__ import annotations
@@ -43,8 +49,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from machine import checkout_env, load
 from nlpbench.formats.coref import write_conll2012
 from nlpbench.model import Cluster, CorefDocument
+
+HERE = Path(__file__).resolve().parents[1] / "src"
 
 PERL_METRICS = ("muc", "bcub", "ceafm", "ceafe", "blanc")
 WORDS = [
@@ -187,10 +196,11 @@ class Timing(NamedTuple):
         return Timing(self.wall + other[0], self.cpu + other[1])
 
 
-def timed(command: list[str]) -> tuple[Timing, str]:
-    """Run a command; its wall time, its CPU time (from the children's resource usage) and its output."""
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[Timing, str]:
+    """Run a command (in ``env``, or this process's environment); its wall time, its CPU time (from the
+    children's resource usage) and its output."""
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     return Timing(wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime), done.stdout
 
@@ -201,13 +211,19 @@ def timed_here(work: Callable[[], object]) -> tuple[Timing, object]:
     return Timing(time.perf_counter() - started, time.process_time() - cpu), result
 
 
-def run_nlpbench(key: Path, response: Path, work: Path) -> tuple[Timing, dict]:
-    out = work / "nlpbench.json"
+def run_nlpbench(key: Path, response: Path, out: Path, env: dict[str, str]) -> tuple[Timing, bytes]:
+    """Time the command writing its JSON report to ``out``; the report's bytes."""
     seconds, _ = timed(
         [sys.executable, "-m", "nlpbench", "score", "coref", "--key", str(key), "--response", str(response),
-         "--profile", "conll2012", "--format", "json", "--output", str(out)]
+         "--profile", "conll2012", "--format", "json", "--output", str(out)],
+        env,
     )  # fmt: skip
-    return seconds, json.loads(out.read_text())
+    return seconds, out.read_bytes()
+
+
+def median(timings: list[Timing]) -> Timing:
+    """The run of median CPU time (the lower middle one of an even number)."""
+    return sorted(timings, key=lambda timing: timing.cpu)[(len(timings) - 1) // 2]
 
 
 def run_in_process(key: Path, response: Path) -> Timing:
@@ -309,6 +325,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=150_000, help="and at least this many tokens (default 150,000)")
     parser.add_argument("--seed", type=int, default=2012)
     parser.add_argument("--work", type=Path, help="where to write the generated files (default: a temporary folder)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each command, in turn; the table shows medians")
+    parser.add_argument("--before", type=Path, help="the src directory of an earlier checkout, its command timed too")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="coref-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -318,21 +336,42 @@ def main() -> None:
     write_conll2012(responses, response)
     tokens = sum(d.token_count for d in keys)
     mentions = sum(len(c) for d in keys for c in d.clusters), sum(len(c) for d in responses for c in d.clusters)
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, load average at start {os.getloadavg()[0]:.2f}")
-    print(f"python {platform.python_version()}; files in {work}")
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, load average {load()} at the start")
+    print(f"python {platform.python_version()}; files in {work}; medians of {args.repeat} run(s)")
     print(f"corpus: {len(keys)} parts, {tokens} tokens, {mentions[0]} key / {mentions[1]} response mentions")
 
-    times: dict[str, Timing] = {}
-    times["nlpbench score coref --profile conll2012 (command, all metrics)"], report = run_nlpbench(key, response, work)
-    times["nlpbench reading and scoring, in process (no start-up, no imports)"] = run_in_process(key, response)
+    sides = {"after": HERE} | ({"before": args.before.resolve()} if args.before else {})
+    names = {
+        "after": "nlpbench score coref --profile conll2012 (command, all metrics)",
+        "before": "the same command, earlier checkout",
+    }
+    envs = {side: checkout_env(src, work / f"pycache-{side}") for side, src in sides.items()}
+    outs = {side: work / f"nlpbench-{side}.json" for side in sides}
+    for side in sides:  # each checkout's bytecode compiled before the clock
+        run_nlpbench(key, response, outs[side], envs[side])
+    runs: dict[str, list[Timing]] = {names[side]: [] for side in sides}
+    written: dict[str, bytes] = {}
     perl: dict[str, dict[str, tuple[float, ...]]] = {}
-    perl_total = Timing(0.0, 0.0)
-    for scorer, metric in [(args.scorer, m) for m in PERL_METRICS] + [(args.lea_scorer, "lea")]:
-        if scorer is not None:
-            times[f"reference scorer `{metric}`"], perl[metric] = run_perl(scorer, metric, key, response)
-            perl_total += times[f"reference scorer `{metric}`"]
+    perl_totals: list[Timing] = []
+    scorers = [(args.scorer, m) for m in PERL_METRICS] + [(args.lea_scorer, "lea")]
+    for _ in range(args.repeat):
+        for side in sides:
+            seconds, written[side] = run_nlpbench(key, response, outs[side], envs[side])
+            runs[names[side]].append(seconds)
+        total = Timing(0.0, 0.0)
+        for scorer, metric in scorers:
+            if scorer is not None:
+                seconds, perl[metric] = run_perl(scorer, metric, key, response)
+                runs.setdefault(f"reference scorer `{metric}`", []).append(seconds)
+                total += seconds
+        perl_totals.append(total)
+    report = json.loads(written["after"])
+    if args.before and written["before"] != written["after"]:
+        sys.exit("the earlier checkout's report differs from this one's")
+    times = {name: median(timings) for name, timings in runs.items()}
+    times["nlpbench reading and scoring, in process (no start-up, no imports)"] = run_in_process(key, response)
     if perl:
-        times["reference scorer, all metrics"] = perl_total
+        times["reference scorer, all metrics"] = perl_total = median(perl_totals)
     try:
         times["scorch 0.2.0: parse and score per document, in process"], scorch = run_scorch(key, response)
     except ImportError:
@@ -342,9 +381,14 @@ def main() -> None:
     for name, timing in times.items():
         print(f"| {name} | {timing.wall:.2f} | {timing.cpu:.2f} |")
     if perl:
-        for name, timing in list(times.items())[:2]:
+        compared = [
+            *(names[side] for side in sides),
+            "nlpbench reading and scoring, in process (no start-up, no imports)",
+        ]
+        for name in compared:
+            timing = times[name]
             print(
-                f"reference scorer / {name.split(' (')[0].split(',')[0]}: {perl_total.wall / timing.wall:.1f}x wall, "
+                f"reference scorer / {name}: {perl_total.wall / timing.wall:.1f}x wall, "
                 f"{perl_total.cpu / timing.cpu:.1f}x CPU"
             )
 
@@ -357,6 +401,9 @@ def main() -> None:
         print(f"\nscorch vs nlpbench, largest per-document |ΔR|, |ΔP|, |ΔF1|: {scorch_difference(report, scorch):.1e}")
     conll = next(r["f1"] for r in report["scores"] if r["metric"] == "conll")
     print(f"CoNLL F1 (nlpbench): {conll:.6f}")
+    if args.before:
+        print("the earlier checkout's report: identical, byte for byte")
+    print(f"load average {load()} at the end")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,11 @@ requirement; pandas is not needed)::
     git clone https://github.com/BCHHealthNLP/chemoTimelinesEval /tmp/chemoTimelinesEval
     python3 -m venv /tmp/chemo-venv && /tmp/chemo-venv/bin/pip install python-dateutil==2.8.2
     python benchmarks/timelines_bench.py --official /tmp/chemoTimelinesEval/eval_timeline.py \\
-        --official-python /tmp/chemo-venv/bin/python
+        --official-python /tmp/chemo-venv/bin/python [--before /path/to/earlier/checkout/src]
+
+With ``--before``, the command of that earlier checkout runs too, in turn with
+this one's, and must write the same report byte for byte; each checkout's
+bytecode is compiled once, into a cache of its own, before the clock.
 
 The input mixes what real system output holds: full dates, months, years,
 ``%W`` weeks, times of day, repeated and generic mentions, relabelled and
@@ -40,7 +44,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from machine import load
+from machine import checkout_env, load
+
+HERE = Path(__file__).resolve().parents[1] / "src"
 
 CHEMOS = [
     "taxol", "carboplatin", "cisplatin", "paclitaxel", "doxorubicin", "cyclophosphamide", "docetaxel",
@@ -147,11 +153,12 @@ class Timing:
     wall: float
 
 
-def run(command: list[str]) -> tuple[Timing, str, str]:
-    """Run a command; its whole CPU and wall time, standard output and error."""
+def run(command: list[str], env: dict[str, str] | None = None) -> tuple[Timing, str, str]:
+    """Run a command (in ``env``, or this process's environment); its whole CPU and wall time, standard output
+    and error."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
@@ -234,51 +241,76 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each measurement, in turn; the table shows medians"
     )
+    parser.add_argument("--before", type=Path, help="the src directory of an earlier checkout, its command timed too")
     args = parser.parse_args()
     today = date.today().isoformat()  # eval_timeline.py completes dates from today; nlpbench is told the same day
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
+        sides = {"after": HERE} | ({"before": args.before.resolve()} if args.before else {})
+        envs = {side: checkout_env(src, Path(tmp) / f"pycache-{side}") for side, src in sides.items()}
         gold, pred, ids = write_inputs(Path(tmp), args.patients, args.seed)
         tuples = sum(len(t) for path in (gold, pred) for t in json.loads(path.read_text()).values())
         print(f"{args.patients} patients, {tuples} tuples, seed {args.seed}, reference date {today}")
         print("scoring = in-process CPU seconds from reading the files to the scores (imports done);")
         print("command = the whole process, CPU / wall seconds (nlpbench writes the full JSON report);")
+        if args.before:
+            print(f"before: {sides['before']}\nafter:  {sides['after']}")
         print(f"medians of {args.repeat} run(s) each; load average {load()} at the start\n")
+        earlier = " nlpbench command before | command speed-up before |" if args.before else ""
         print(
-            "| mode | official scoring | nlpbench scoring | speed-up | official command | nlpbench command | numbers |"
+            "| mode | official scoring | nlpbench scoring | speed-up | official command | nlpbench command |"
+            f" command speed-up |{earlier} numbers |"
         )
-        print("|---|---:|---:|---:|---:|---:|---|")
+        print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.before else "") + "---|")
         for mode in args.modes:
             theirs, ours = Measured([], [], []), Measured([], [], [])
-            report = Path(tmp) / "report.json"
+            before_commands: list[Timing] = []
             flag = ["--strict"] if mode == "strict" else ["--relaxed_to", mode]
             official_args = ["--gold_path", str(gold), "--pred_path", str(pred), "--all_id_path", str(ids), *flag]
+            reports = {side: Path(tmp) / f"report-{side}.json" for side in sides}
+            commands = {
+                side: [sys.executable, "-m", "nlpbench", "score", "timelines", "--gold", str(gold), "--pred", str(pred),
+                       "--all-ids", str(ids), "--mode", mode, "--profile", "chemotimelines2024", "--reference-date",
+                       today, "--format", "json", "--output", str(reports[side])]
+                for side in sides
+            }  # fmt: skip
+            for side in sides:  # each checkout's bytecode compiled before the clock
+                run(commands[side], envs[side])
             for _ in range(args.repeat):
                 _, out, err = run([args.official_python, "-c", OFFICIAL_TIMED, str(args.official), *official_args])
                 theirs.scoring.append(timed(err).cpu)
                 theirs.numbers.append(official_numbers(out))
-                _, out, err = run([sys.executable, "-c", NLPBENCH_TIMED, str(gold), str(pred), str(ids), mode, today])
+                timed_script = [sys.executable, "-c", NLPBENCH_TIMED, str(gold), str(pred), str(ids), mode, today]
+                _, out, err = run(timed_script, envs["after"])
                 ours.scoring.append(timed(err).cpu)
                 ours.numbers.append(nlpbench_numbers(out))
                 theirs.command.append(run([args.official_python, str(args.official), *official_args])[0])
-                ours.command.append(run(
-                    [sys.executable, "-m", "nlpbench", "score", "timelines", "--gold", str(gold), "--pred", str(pred),
-                     "--all-ids", str(ids), "--mode", mode, "--profile", "chemotimelines2024", "--reference-date",
-                     today, "--format", "json", "--output", str(report)]
-                )[0])  # fmt: skip
+                ours.command.append(run(commands["after"], envs["after"])[0])
+                if args.before:
+                    before_commands.append(run(commands["before"], envs["before"])[0])
             problems = [
                 f"run {run + 1}: {problem}"
                 for run, (official, mine) in enumerate(zip(theirs.numbers, ours.numbers, strict=True))
                 for problem in disagreements(official, mine)
             ]
+            if args.before and reports["before"].read_bytes() != reports["after"].read_bytes():
+                problems.append("the earlier checkout's report differs")
             failed |= bool(problems)
             count = len(theirs.numbers[0])
             verdict = f"identical ({count} values)" if not problems else "DIFFER: " + "; ".join(problems)
             (their_scoring, their_command), (our_scoring, our_command) = theirs.median(), ours.median()
+            shown = ""
+            if args.before:
+                before_command = sorted(before_commands, key=lambda timing: timing.cpu)[(args.repeat - 1) // 2]
+                shown = (
+                    f" {before_command.cpu:.2f} / {before_command.wall:.2f} |"
+                    f" {their_command.cpu / before_command.cpu:.1f}x |"
+                )
             print(
                 f"| {mode} | {their_scoring:.2f} | {our_scoring:.2f} | {their_scoring / our_scoring:.1f}x | "
                 f"{their_command.cpu:.2f} / {their_command.wall:.2f} | "
-                f"{our_command.cpu:.2f} / {our_command.wall:.2f} | {verdict} |"
+                f"{our_command.cpu:.2f} / {our_command.wall:.2f} | {their_command.cpu / our_command.cpu:.1f}x |"
+                f"{shown} {verdict} |"
             )
         print(f"\nload average {load()} at the end")
     sys.exit(1 if failed else 0)

@@ -73,10 +73,11 @@ def others(task: str) -> set[str]:
 
 
 def test_scoring_sandbox_imports_its_modules_and_no_other_tasks():
+    """The one-note example's table fits on the screen and holds plain texts: it is laid out without Rich."""
     gold, pred = example("gold.json"), example("pred.json")
     loaded = imported("score", "sandbox", "--gold", str(gold), "--pred", str(pred))
     assert OWN["sandbox"] <= loaded
-    unwanted = (others("sandbox") | NEVER) & loaded
+    unwanted = (others("sandbox") | NEVER | {"rich"}) & loaded
     assert not unwanted
 
 
@@ -89,8 +90,22 @@ def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):
         "--all-ids", str(tmp_path / "ids.txt"), "--mode", "strict", "--format", "json",
     )  # fmt: skip
     assert OWN["timelines"] <= loaded
-    unwanted = (others("timelines") | NEVER | {"rich"}) & loaded
+    unwanted = (others("timelines") | NEVER | {"rich", "numpy"}) & loaded
     assert not unwanted
+
+
+def test_scoring_timelines_in_a_table_needs_neither_rich_nor_numpy(tmp_path):
+    """A small JSON file is checked without numpy (it follows a text byte by byte only when it must), and a
+    table that fits is laid out without Rich."""
+    (tmp_path / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
+    (tmp_path / "pred.json").write_text('{"p1": [["taxol", "begins-on", "2013-02-22"]]}', encoding="utf-8")
+    (tmp_path / "ids.txt").write_text("p1\n", encoding="utf-8")
+    loaded = imported(
+        "score", "timelines", "--gold", str(tmp_path / "gold.json"), "--pred", str(tmp_path / "pred.json"),
+        "--all-ids", str(tmp_path / "ids.txt"), "--mode", "day",
+    )  # fmt: skip
+    assert OWN["timelines"] <= loaded
+    assert not ({"rich", "numpy"} & loaded)
 
 
 # ``score --help`` is not among them: it lists every task with its summary, so it loads every task

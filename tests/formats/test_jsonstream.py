@@ -127,6 +127,45 @@ def test_the_structure_scan_finds_depth_and_members_however_the_text_is_cut(text
     assert deepest <= jsonstream.MAX_DEPTH and (structure.depth, structure.colons) == (0, colons)
 
 
+def refused_byte_by_byte(text: bytes) -> bool:
+    """Whether :func:`jsonstream.check` refused ``text`` before it settled whole files by their balanced
+    brackets: the counts, then the scan a byte at a time."""
+    if text.count(b"[") + text.count(b"{") <= jsonstream.MAX_DEPTH:
+        return False
+    if jsonstream.edges_plain(text):
+        outside = b"".join(text.split(b'"')[::2])
+        if outside.count(b"[") + outside.count(b"{") <= jsonstream.MAX_DEPTH:
+            return False
+    try:
+        jsonstream._Structure().feed(text)
+    except ValueError:
+        return True
+    return False
+
+
+#: Many brackets, nested about as deep as the limit: whole files of records, valid or cut anywhere.
+wide_texts = st.builds(
+    lambda depth, width, inner, cut: (b"[" * depth + b",".join([inner] * width) + b"]" * depth)[: cut or None],
+    st.integers(0, jsonstream.MAX_DEPTH + 2),
+    st.integers(1, 200),
+    json_texts,
+    st.integers(-3, 0),
+)
+unbalanced_texts = st.binary(min_size=100, max_size=600).map(
+    lambda text: text.translate(bytes(b'[]{}"\\ab,:'[b % 10] for b in range(256)))
+)
+
+
+@given(wide_texts | unbalanced_texts | deep_texts)
+@settings(max_examples=300, deadline=None)
+def test_a_text_with_many_brackets_is_refused_exactly_when_the_byte_scan_refuses_it(text):
+    if refused_byte_by_byte(text):
+        with pytest.raises(InputError, match="nested deeper"):
+            jsonstream.check(text)
+    else:
+        jsonstream.check(text)
+
+
 def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
     path = tmp_path / "deep.json"
     ok = "[" * (jsonstream.MAX_DEPTH - 1) + "]" * (jsonstream.MAX_DEPTH - 1)  # inside the file's own list

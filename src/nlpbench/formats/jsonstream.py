@@ -27,11 +27,14 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from functools import cache
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import ijson
 import msgspec
-import numpy as np
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from nlpbench.errors import EXCERPT, InputError, excerpt
 from nlpbench.files import MAX_LINE, Input, LineTooLong, Source, bounded_lines, opened
@@ -39,9 +42,18 @@ from nlpbench.files import MAX_LINE, Input, LineTooLong, Source, bounded_lines, 
 #: The deepest nesting any reader accepts; real files nest a handful of levels.
 MAX_DEPTH = 128
 BOM = b"\xef\xbb\xbf"
-_OPENS = np.zeros(256, np.int32)
-_OPENS[list(b"[{")] = 1
-_OPENS[list(b"]}")] = -1
+
+
+@cache
+def _opens() -> np.ndarray:
+    """The step in depth of each byte: 1 opening a bracket, -1 closing one, 0 any other. numpy is loaded here,
+    on the first text :class:`_Structure` follows byte by byte: a small file (a note, a patient) never needs it."""
+    import numpy as np
+
+    opens = np.zeros(256, np.int32)
+    opens[list(b"[{")] = 1
+    opens[list(b"]}")] = -1
+    return opens
 
 
 def too_deep() -> str:
@@ -80,10 +92,14 @@ class _Structure:
         outside = b"".join(parts[self.in_string :: 2]).translate(None, _NOT_STRUCTURE)
         self.in_string = (self.in_string + len(parts) - 1) % 2
         if outside:
+            import numpy as np
+
             codes = np.frombuffer(outside, np.uint8)
-            self._add(codes, _OPENS[codes], np.ones(len(codes), bool))
+            self._add(codes, _opens()[codes], np.ones(len(codes), bool))
 
     def _feed_escaped(self, piece: bytes) -> None:
+        import numpy as np
+
         codes = np.frombuffer(piece, np.uint8)
         positions = np.arange(len(codes))
         backslash = codes == _BACKSLASH
@@ -93,7 +109,7 @@ class _Structure:
         run = positions - 1 - before + np.where(before < 0, self.backslashes, 0)
         edges = (codes == _QUOTE) & (run % 2 == 0)
         inside = (np.cumsum(edges) + self.in_string) % 2 == 1
-        steps = _OPENS[codes]
+        steps = _opens()[codes]
         steps[inside] = 0
         self._add(codes, steps, ~inside)
         self.in_string = int(inside[-1])
@@ -102,6 +118,8 @@ class _Structure:
 
     def _add(self, codes: np.ndarray, steps: np.ndarray, outside: np.ndarray) -> None:
         """Follow the depth through bytes ``codes`` (``steps`` their brackets, ``outside`` not in a string)."""
+        import numpy as np
+
         depths = np.cumsum(steps) + self.depth
         if int(depths.max()) > MAX_DEPTH:
             raise ValueError(too_deep())
@@ -128,19 +146,37 @@ def check(data: bytes, path: Input | None = None, where: str | None = None) -> N
 
     No text nests deeper than the brackets it opens, in strings or not (``depth <= count('[') + count('{')``),
     so a text with few brackets (a record line) is settled by two counts in C; so is one whose quotes are
-    all strings' edges (:func:`edges_plain`) and with few brackets outside strings; any other is followed
-    byte by byte.
+    all strings' edges (:func:`edges_plain`) and with few brackets outside strings, or whose brackets there
+    balance within the limit (:func:`_shallow`, a whole file); any other is followed byte by byte.
     """
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return
     if edges_plain(data):
         outside = b"".join(data.split(b'"')[::2])
-        if outside.count(b"[") + outside.count(b"{") <= MAX_DEPTH:
+        if outside.count(b"[") + outside.count(b"{") <= MAX_DEPTH or _shallow(outside):
             return
     try:
         _Structure().feed(data)
     except ValueError as error:
         raise InputError(str(error), path, where) from None
+
+
+_AS_PARENTHESES = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _shallow(outside: bytes) -> bool:
+    """Whether the brackets of ``outside`` (a text's bytes outside its strings) are balanced and nest at most
+    :data:`MAX_DEPTH` deep: removing every innermost pair at once, once per level, leaves nothing. Each level is
+    one replacement in C, and real files nest a handful of levels; False sends the text to :class:`_Structure`,
+    which says how deep it nests (or finds it shallow after all, when its brackets do not balance)."""
+    brackets = outside.translate(_AS_PARENTHESES, _NOT_BRACKET)
+    for _ in range(MAX_DEPTH):
+        inner = brackets.replace(b"()", b"")
+        if len(inner) == len(brackets):
+            break
+        brackets = inner
+    return not brackets
 
 
 def decode(data: bytes, path: Input, where: str | None = None, type: Any = Any) -> Any:

@@ -176,26 +176,96 @@ def _markdown_table(rows: list[Row], shown: Callable[[Row, str], str] = _plain_c
 
 def to_table(report: Report, width: int | None = None) -> str:
     """The overall rows, then the rows sliced by label or averaged, then the errors, as plain tables."""
-    console = _plain_console(width or 120)
+    return "".join(_table(title, rows, shown, width or 120) for title, rows, shown in tables(report))
+
+
+def tables(report: Report) -> list[tuple[str, list[Row], Callable[[Row, str], str]]]:
+    """The tables :func:`to_table` prints, each as its title, its rows and how a row's cell is shown: the overall
+    rows, then the rows sliced by label or averaged (if any), then the errors (if any)."""
     overall = [row for row in report.scores if not any(row.get(k) is not None for k in ("label", "average"))]
     sliced = [row for row in report.scores if row not in overall]
     title = f"{report.task} · profile {report.profile}" + (f" · {report.subject}" if report.subject else "")
     if "ci" in report.inputs:
         settings = report.inputs["ci"]
         title += f" · {settings['confidence']:.0%} {settings['method']} intervals, {settings['resamples']:,} resamples"
-    console.print(_rich_table(title, overall, score_cell))
+    found: list[tuple[str, list[Row], Callable[[Row, str], str]]] = [(title, overall, score_cell)]
     if sliced:
-        console.print(_rich_table(f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
+        found.append((f"by label · {report.subject}" if report.subject else "by label", sliced, score_cell))
     if report.errors:
-        console.print(_rich_table("errors", report.errors))
-    return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
+        found.append(("errors", report.errors, _plain_cell))
+    return found
 
 
 def table_text(title: str, rows: list[Row], width: int = 120) -> str:
     """Rows as one plain terminal table."""
+    return _table(title, rows, _plain_cell, width)
+
+
+def _table(title: str, rows: list[Row], shown: Callable[[Row, str], str], width: int) -> str:
+    """One table as Rich prints it (:func:`_rich_table` on a plain console ``width`` cells wide): laid out here
+    when :func:`_simple_table` can, by Rich otherwise."""
+    keys = columns(rows)
+    header = [key.replace("_", " ") for key in keys]
+    right = [_numeric(rows, key) for key in keys]
+    cells = [[shown(row, key) for key in keys] for row in rows]
+    simple = _simple_table(title, header, right, cells, width)
+    if simple is not None:
+        return simple
     console = _plain_console(width)
-    console.print(_rich_table(title, rows))
+    console.print(_rich_table(title, header, right, cells))
     return cast(io.StringIO, console.file).getvalue()  # the file _plain_console gave it
+
+
+def _numeric(rows: list[Row], key: str) -> bool:
+    """Whether a column holds numbers (or blanks, or dashes) only: it is right-aligned."""
+    return all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
+
+
+#: Characters one cell wide that Rich prints as they are (printable ASCII, and the middle dot of the titles).
+_NARROW = frozenset(map(chr, range(0x20, 0x7F))) | {"·"}
+
+
+def _cells(text: str) -> int | None:
+    """The cells ``text`` takes on a terminal, as Rich counts them; None when Rich would print something else
+    than ``text`` itself on one line (a control character, trailing white space)."""
+    if text != text.rstrip():
+        return None
+    if _NARROW.issuperset(text):
+        return len(text)
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
+        return None
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _simple_table(title: str, header: list[str], right: list[bool], cells: list[list[str]], width: int) -> str | None:
+    """The table exactly as Rich prints a :data:`rich.box.SIMPLE_HEAD` table with a left-justified title,
+    padding 1 and edges, when it fits in ``width`` cells with its title on one line and every text prints as
+    it is; None otherwise (Rich then wraps, crops or interprets, and renders the table itself)."""
+    if not header or not cells or not title:
+        return None
+    sizes = [[_cells(text) for text in line] for line in (header, *cells)]
+    title_size = _cells(title)
+    if title_size is None or any(size is None for line in sizes for size in line):
+        return None
+    widths = [max(cast(int, line[i]) for line in sizes) for i in range(len(header))]
+    total = sum(widths) + 3 * len(widths) + 1  # a cell's padding on both sides, a separator between, two edges
+    if total > width or title_size > total:
+        return None
+
+    def line(texts: list[str], line_sizes: list[int | None]) -> str:
+        padded = (
+            " " * (w - cast(int, n)) + text if r else text + " " * (w - cast(int, n))
+            for text, n, w, r in zip(texts, line_sizes, widths, right, strict=True)
+        )
+        return "  " + "   ".join(padded) + "  \n"
+
+    out = [title + " " * (total - title_size) + "\n", " " * total + "\n", line(header, sizes[0])]
+    out.append(" " + "─".join("─" * (w + 2) for w in widths) + " \n")
+    out += [line(texts, line_sizes) for texts, line_sizes in zip(cells, sizes[1:], strict=True)]
+    out.append(" " * total + "\n")
+    return "".join(out)
 
 
 def _plain_console(width: int) -> Console:
@@ -205,18 +275,18 @@ def _plain_console(width: int) -> Console:
     return Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
 
 
-def _rich_table(title: str, rows: list[Row], shown: Callable[[Row, str], str] = _plain_cell) -> Table:
-    """Columns of text read left to right, columns of numbers right-aligned."""
+def _rich_table(title: str, header: list[str], right: list[bool], cells: list[list[str]]) -> Table:
+    """Columns of text read left to right, columns of numbers right-aligned. Every text is shown as it is:
+    a label such as ``[/]`` or ``:smile:`` is data, never Rich markup or an emoji code."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    keys = columns(rows)
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for key in keys:
-        numeric = all(isinstance(row.get(key), int | float | None) or row.get(key) == "—" for row in rows)
-        table.add_column(key.replace("_", " "), justify="right" if numeric else "left")
-    for row in rows:
-        table.add_row(*(shown(row, k) for k in keys))
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, title_justify="left")
+    for name, numeric in zip(header, right, strict=True):
+        table.add_column(Text(name), justify="right" if numeric else "left")
+    for texts in cells:
+        table.add_row(*map(Text, texts))
     return table
 
 
