@@ -592,12 +592,54 @@ def rerun(submission: int = typer.Argument(..., help="The submission's id.", sho
     typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
 
 
+def requeue(submission: int = typer.Argument(..., help="The submission's id.", show_default=False),
+            db: str = DB_OPTION) -> None:  # fmt: skip
+    """Take a stuck submission (running past twice its time budget) from its worker and queue it again, without
+    spending its team's quota."""
+    from nlpbench.platform.admin import requeue as queue_again
+
+    store = open_db(db, create=False)
+    try:
+        done = queue_again(store, submission, by="organiser (command line)")
+    finally:
+        store.close()
+    typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
+
+
+def workers(
+    queue: str | None = typer.Option(None, "--queue", "-q", help="Only this queue's."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """The queue as organisers watch it: each worker's leases, and the submissions stuck past twice their time
+    budget (re-queue one with `nlpbench submissions requeue ID`)."""
+    from nlpbench.platform.admin import overview
+    from nlpbench.platform.queue import now
+
+    with db_session(db, readonly=True) as session:
+        view = overview(session, now(), queue)
+    if fmt == ListFormat.json:
+        return print_json(view)
+    for worker in view["workers"]:
+        for lease in worker["leases"]:
+            state = "expired" if lease["leaseExpired"] else "held"
+            stuck = "  STUCK" if lease["stuck"] else ""
+            typer.echo(
+                f"{worker['name']:<24} {lease['submission']:>6}  {lease['status']:<10} lease {state} "
+                f"{lease['leaseExpiresAt']}  {lease['runningSeconds']:g}/{lease['budgetSeconds']:g} s{stuck}"
+            )
+    if not view["workers"]:
+        typer.echo("no worker holds a submission")
+    return None
+
+
 def add_commands(app: typer.Typer) -> None:
     app.command("submit")(submit)
     app.command("worker")(worker)
     app.command("rescore")(rescore)
     group = typer.Typer(
-        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun; queues, golds, API keys, the API."
+        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun, requeue, workers; queues, golds, "
+        "API keys, the API."
     )
     group.command("list")(list_submissions)
     group.command("show")(show)
@@ -606,6 +648,8 @@ def add_commands(app: typer.Typer) -> None:
     group.command("disqualify")(disqualify)
     group.command("hide")(hide)
     group.command("rerun")(rerun)
+    group.command("requeue")(requeue)
+    group.command("workers")(workers)
     group.command("queue")(configure)
     group.command("gold")(gold)
     keys = typer.Typer(help="Platform API keys: create, list, revoke.")
