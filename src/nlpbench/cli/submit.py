@@ -296,10 +296,20 @@ def configure(
         help='A price table, {"models": {NAME: {"input": …, "output": …}}} in US dollars per million tokens: '
         "the cost of a submission that names a model with --model (it replaces the queue's).",
     ),
+    webhook: str | None = typer.Option(
+        None, "--webhook", help="URL a worker posts each submission's completion to (signed JSON); '' removes it."
+    ),
+    webhook_secret: str | None = typer.Option(
+        None,
+        "--webhook-secret",
+        envvar="NLPBENCH_WEBHOOK_SECRET",
+        show_envvar=True,
+        help="The secret the webhook's X-Nlpbench-Signature is an HMAC-SHA256 with (16+ characters); '' removes it.",
+    ),
     db: str = DB_OPTION,
 ) -> None:
     """Show or change a queue's settings (time budget, token budget, prices, quota, profile, request limits,
-    attempts, tool hosts)."""
+    attempts, tool hosts, webhook)."""
     from nlpbench.platform.queue import configure_queue
     from nlpbench.toolapi.cost import read_prices
 
@@ -329,6 +339,8 @@ def configure(
             weak_sandbox=weak_sandbox,
             token_budget=token_budget,
             prices=table,
+            webhook_url=webhook,
+            webhook_secret=webhook_secret,
         )
     finally:
         store.close()
@@ -344,8 +356,19 @@ def configure(
         f"at most {queue.max_attempts} claims of a submission, "
         f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}, "
         f"image registries: {', '.join(queue.image_registries) or 'none'}, "
-        f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}"
+        f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}, "
+        f"webhook: {_webhook_shown(queue.webhook_url, queue.webhook_secret)}"
     )
+
+
+def _webhook_shown(url: str | None, secret: str | None) -> str:
+    """The webhook as the settings line shows it: its URL without credentials, whether it is signed, never the
+    secret."""
+    from nlpbench.runner.client import checked_url
+
+    if url is None:
+        return "none"
+    return f"{checked_url(url)} ({'signed' if secret is not None else 'unsigned'})"
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
