@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from nlpbench.platform import queue as queues
 from nlpbench.platform import webhooks
 
 SECRET = "a-secret-of-the-organisers-0123"
@@ -130,3 +131,30 @@ def test_a_webhook_is_an_http_url_and_a_secret_has_sixteen_characters(arena):
         .endswith("webhook: http://127.0.0.1:9/h (unsigned)")
     )
     assert arena.queue("--webhook", "").rstrip().endswith("webhook: none")
+
+
+def test_a_submission_failed_at_its_claim_is_posted_too_and_a_full_worker_sends_nothing_more(arena, tmp_path, caplog):
+    with receiving(failing=0) as (got, url):
+        arena.queue("--webhook", url, "--max-attempts", "1")
+        text = json.dumps(arena.exported("open", tmp_path))
+        submission = arena.submitted(dataset="open", predictions=text, predictionsName="p.json")
+        assert queues.claim(arena.store, "default", "a-worker-that-dies", 0.01) == submission
+        time.sleep(0.05)  # its lease has expired: the next claim finds it has stopped 1 worker
+        arena.work()
+        ends = time.monotonic() + 20
+        while not got.bodies() and time.monotonic() < ends:
+            time.sleep(0.05)
+        ((headers, body),) = got.bodies()
+        assert body["submission"] == submission and body["status"] == "FAILED"
+        assert "X-Nlpbench-Signature" not in headers  # no secret: unsigned
+        assert arena.shown(submission, "organiser")["reason"] == "stopped 1 worker"
+        assert b"stopped" not in got.received[0][2]
+        full = webhooks.slots()
+        for _ in range(webhooks.IN_FLIGHT):
+            assert full.acquire(blocking=False)
+        with caplog.at_level(logging.ERROR, logger=webhooks.__name__):
+            assert webhooks.deliver_later(arena.store, submission, full) is None
+        assert caplog.records[-1].getMessage() == (
+            f"webhook of submission {submission}: not sent, {webhooks.IN_FLIGHT} deliveries in flight already"
+        )
+        assert len(got.received) == 1

@@ -552,13 +552,21 @@ def move(session: Session, submission: Submission, status: str, reason: str) -> 
     session.add(SubmissionEvent(submission_id=submission.id, at=moment, status=status, reason=reason))
 
 
-def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
+def claim(store: Store, queue: str, worker: str, lease: float, ended: list[int] | None = None) -> int | None:
     """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id.
 
     A submission already claimed the queue's ``max_attempts`` times ends FAILED instead ("stopped N
-    workers") and the next is looked at: whatever ended those workers (a crash, an OOM kill) is not
-    tried on another.
+    workers"; its id added to ``ended``, once committed) and the next is looked at: whatever ended those
+    workers (a crash, an OOM kill) is not tried on another.
     """
+    failed: list[int] = []
+    claimed = _claim(store, queue, worker, lease, failed)
+    if ended is not None:
+        ended += failed
+    return claimed
+
+
+def _claim(store: Store, queue: str, worker: str, lease: float, failed: list[int]) -> int | None:
     with store.session() as session:
         limit = session.scalars(select(Queue.max_attempts).where(Queue.name == queue)).first()
         limit = _defaults(queue)["max_attempts"] if limit is None else limit
@@ -567,6 +575,7 @@ def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
                 break
             stopped = submission.attempts
             move(session, submission, FAILED, f"stopped {stopped} worker{'s' * (stopped != 1)}")
+            failed.append(submission.id)
         else:
             return None
         previous = submission.worker

@@ -4,18 +4,20 @@ A webhook belongs to a queue (``nlpbench submissions queue NAME --webhook URL --
 submission runs in a queue, a challenge's phases each name theirs, and the queue is what a worker reads
 before it runs one — a challenge's organisers give its phases' queues the webhook.
 
-When a worker ends a submission (SCORED, INVALID, FAILED, CANCELLED), after the move is committed, it posts
+When a worker ends a submission (SCORED, INVALID, FAILED, CANCELLED — cancelled while it ran, or failed at
+its claim for having stopped too many workers), after the move is committed, it posts
 :func:`payload` as JSON: the submission's id, team, task, dataset, queue, challenge and phase, status, its
 primary scores with their intervals when SCORED, and its timestamps — never a reason (a failure's line
 may quote what a tool said), a log, a note or a span. The body is signed with the queue's secret:
 ``X-Nlpbench-Signature: sha256=HEX``, the HMAC-SHA256 of the exact body bytes; ``X-Nlpbench-Delivery`` names
 the delivery (the same on each retry), so that a receiver drops a duplicate.
 
-Delivery runs on a thread of its own (:func:`deliver_later`): the worker goes on with its next submission and
-nothing a receiver does fails a run. A delivery is tried at most :data:`ATTEMPTS` times, waiting
-:data:`FIRST_WAIT` seconds and then twice as long each time, within :data:`DEADLINE` seconds in all, each
-request within :data:`TIMEOUT`; a 2xx ends it. Redirects are not followed. A failed attempt is logged by the
-submission's id, the attempt and the status (or the error's type), never a body.
+Delivery runs on a thread of its own (:func:`deliver_later`), at most :data:`IN_FLIGHT` at once per
+worker: the worker goes on with its next submission and nothing a receiver does fails a run. A delivery is
+tried at most :data:`ATTEMPTS` times, waiting :data:`FIRST_WAIT` seconds and then twice as long each time,
+within :data:`DEADLINE` seconds in all, each request within :data:`TIMEOUT`; a 2xx ends it. Redirects are
+not followed. A failed attempt is logged by the submission's id, the attempt and the status (or the error's
+type), never a body.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ ATTEMPTS = 5
 FIRST_WAIT = 1.0
 DEADLINE = 120.0
 TIMEOUT = 10.0
+#: The most deliveries one worker has in flight; a completion past them is logged and not sent.
+IN_FLIGHT = 16
 SIGNATURE = "X-Nlpbench-Signature"
 DELIVERY = "X-Nlpbench-Delivery"
 
@@ -138,9 +142,16 @@ def deliver(url: str, secret: str | None, body: bytes, submission_id: int, *, wa
     return False
 
 
-def deliver_later(store: Store, submission_id: int) -> threading.Thread | None:
-    """Deliver the submission's completion on a thread of its own (the process waits for it at exit, no longer
-    than :data:`DEADLINE`); the thread, or None when there is nothing to post. Never raises."""
+def slots() -> threading.BoundedSemaphore:
+    """The deliveries one worker may have in flight at once (:data:`IN_FLIGHT`)."""
+    return threading.BoundedSemaphore(IN_FLIGHT)
+
+
+def deliver_later(store: Store, submission_id: int, in_flight: threading.BoundedSemaphore) -> threading.Thread | None:
+    """Deliver the submission's completion on a thread of its own, holding one of ``in_flight`` (:func:`slots`);
+    the thread, or None when there is nothing to post or every slot is taken (logged: a receiver that fails for
+    long does not pile threads up). The process waits for the thread at exit, at most :data:`DEADLINE` and
+    one :data:`TIMEOUT`. Never raises."""
     try:
         found = pending(store, submission_id)
     except Exception as error:  # the store failing: the run it follows has ended all the same
@@ -148,13 +159,20 @@ def deliver_later(store: Store, submission_id: int) -> threading.Thread | None:
         return None
     if found is None:
         return None
-    thread = threading.Thread(target=_quietly, args=(*found, submission_id), name=f"webhook-{submission_id}")
+    if not in_flight.acquire(blocking=False):
+        log.error("webhook of submission %d: not sent, %d deliveries in flight already", submission_id, IN_FLIGHT)
+        return None
+    thread = threading.Thread(
+        target=_quietly, args=(*found, submission_id, in_flight), name=f"webhook-{submission_id}"
+    )  # fmt: skip
     thread.start()
     return thread
 
 
-def _quietly(url: str, secret: str | None, body: bytes, submission_id: int) -> None:
+def _quietly(url: str, secret: str | None, body: bytes, submission_id: int, slot: threading.BoundedSemaphore) -> None:
     try:
         deliver(url, secret, body, submission_id)
     except Exception as error:  # nothing a receiver does reaches the worker
         log.error("webhook of submission %d: %s", submission_id, type(error).__name__)
+    finally:
+        slot.release()

@@ -140,12 +140,17 @@ class Worker:
     sandbox: Sandbox = field(default_factory=Sandbox)
     #: The submission given back to the queue when the worker was stopped, if any.
     given_back: int | None = None
+    #: The webhook deliveries this worker may have in flight (:mod:`nlpbench.platform.webhooks`).
+    deliveries: threading.BoundedSemaphore = field(default_factory=webhooks.slots, repr=False)
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
         claimed = 0
         while True:
-            submission_id = queues.claim(self.store, self.queue, self.name, self.lease)
+            ended: list[int] = []  # failed at their claim: they stopped too many workers
+            submission_id = queues.claim(self.store, self.queue, self.name, self.lease, ended)
+            for done in ended:
+                webhooks.deliver_later(self.store, done, self.deliveries)
             if submission_id is not None:
                 claimed += 1
                 self.process(submission_id)
@@ -183,7 +188,7 @@ class Worker:
                 job.move(FAILED, INTERNAL_ERROR)
             except Exception as again:  # the store itself failing, or the lease lost: another claim ends it
                 log.error("submission %d could not be marked FAILED: %s", submission_id, raised_at(again))
-        webhooks.deliver_later(self.store, submission_id)  # once it has ended, on a thread of its own
+        webhooks.deliver_later(self.store, submission_id, self.deliveries)  # once it has ended, in the background
 
 
 class _Job:
