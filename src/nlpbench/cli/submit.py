@@ -6,10 +6,11 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -26,6 +27,10 @@ from nlpbench.cli.options import (
 )
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.store.vocabulary import STATUSES, WINDOWS
+
+if TYPE_CHECKING:
+    from nlpbench.store import Store
+    from nlpbench.store.submissions import Submission
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -210,6 +215,15 @@ def show(
     return None
 
 
+def _by_organiser(db: str, act: Callable[[Store, str], Submission]) -> Submission:
+    """``act(store, by)`` on the store at ``db``, as the organisers' command line: what it moved."""
+    store = open_db(db, create=False)
+    try:
+        return act(store, "organiser (command line)")
+    finally:
+        store.close()
+
+
 def cancel(
     submission: int = typer.Argument(..., help="The submission's id."),
     db: str = DB_OPTION,
@@ -217,11 +231,7 @@ def cancel(
     """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
     from nlpbench.platform.queue import cancel as cancel_submission
 
-    store = open_db(db, create=False)
-    try:
-        done = cancel_submission(store, submission, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: cancel_submission(store, submission, by=by))
     typer.echo(f"submission {done.id}: {done.status}")
 
 
@@ -594,11 +604,7 @@ def hide(submission: int = typer.Argument(..., help="The submission's id."), rea
 def _removed(submission: int, removal: str, reason: str, db: str) -> None:
     from nlpbench.platform.moderation import remove
 
-    store = open_db(db, create=False)
-    try:
-        done = remove(store, submission, removal, reason, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: remove(store, submission, removal, reason, by=by))
     typer.echo(f"submission {done.id}: {done.removal} — {done.removal_reason}")
 
 
@@ -607,11 +613,7 @@ def rerun(submission: int = typer.Argument(..., help="The submission's id.", sho
     """Run a FAILED submission again from the start, without spending its team's quota."""
     from nlpbench.platform.moderation import rerun as run_again
 
-    store = open_db(db, create=False)
-    try:
-        done = run_again(store, submission, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: run_again(store, submission, by=by))
     typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
 
 
@@ -621,11 +623,7 @@ def requeue(submission: int = typer.Argument(..., help="The submission's id.", s
     spending its team's quota."""
     from nlpbench.platform.admin import requeue as queue_again
 
-    store = open_db(db, create=False)
-    try:
-        done = queue_again(store, submission, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: queue_again(store, submission, by=by))
     typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
 
 
