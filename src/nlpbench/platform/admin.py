@@ -30,10 +30,12 @@ from nlpbench.platform.errors import Conflict, NotFound
 from nlpbench.platform.views import moment
 from nlpbench.store import Store
 from nlpbench.store.challenges import Phase
-from nlpbench.store.submissions import RECEIVED, RUNNING, Submission
+from nlpbench.store.submissions import RECEIVED, RUNNING, Queue, Submission
 
 #: How many times its time budget a submission runs before it is stuck.
 STUCK_FACTOR = 2
+#: The time budget of a submission whose queue has no row (a new queue's).
+DEFAULT_BUDGET: float = Queue.__table__.c.time_budget_seconds.default.arg
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ def _budget(session: Session, submission: Submission) -> float:
         phase = session.get(Phase, submission.phase_id)
         if phase is not None:
             return phase.wall_seconds
-    return queues.get_queue(session, submission.queue, create=False).time_budget_seconds
+    found = session.scalars(select(Queue.time_budget_seconds).where(Queue.name == submission.queue)).first()
+    return found if found is not None else DEFAULT_BUDGET
 
 
 def _lease(session: Session, submission: Submission, at: datetime) -> Lease:
