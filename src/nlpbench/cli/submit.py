@@ -6,10 +6,11 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -26,6 +27,10 @@ from nlpbench.cli.options import (
 )
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.store.vocabulary import STATUSES, WINDOWS
+
+if TYPE_CHECKING:
+    from nlpbench.store import Store
+    from nlpbench.store.submissions import Submission
 
 QUEUE_OPTION = typer.Option("default", "--queue", "-q", help="The queue (its settings: `nlpbench submissions queue`).")
 
@@ -210,6 +215,15 @@ def show(
     return None
 
 
+def _by_organiser(db: str, act: Callable[[Store, str], Submission]) -> Submission:
+    """``act(store, by)`` on the store at ``db``, as the organisers' command line: what it moved."""
+    store = open_db(db, create=False)
+    try:
+        return act(store, "organiser (command line)")
+    finally:
+        store.close()
+
+
 def cancel(
     submission: int = typer.Argument(..., help="The submission's id."),
     db: str = DB_OPTION,
@@ -217,11 +231,7 @@ def cancel(
     """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
     from nlpbench.platform.queue import cancel as cancel_submission
 
-    store = open_db(db, create=False)
-    try:
-        done = cancel_submission(store, submission, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: cancel_submission(store, submission, by=by))
     typer.echo(f"submission {done.id}: {done.status}")
 
 
@@ -296,10 +306,20 @@ def configure(
         help='A price table, {"models": {NAME: {"input": …, "output": …}}} in US dollars per million tokens: '
         "the cost of a submission that names a model with --model (it replaces the queue's).",
     ),
+    webhook: str | None = typer.Option(
+        None, "--webhook", help="URL a worker posts each submission's completion to (signed JSON); '' removes it."
+    ),
+    webhook_secret: str | None = typer.Option(
+        None,
+        "--webhook-secret",
+        envvar="NLPBENCH_WEBHOOK_SECRET",
+        show_envvar=True,
+        help="The secret the webhook's X-Nlpbench-Signature is an HMAC-SHA256 with (16+ characters); '' removes it.",
+    ),
     db: str = DB_OPTION,
 ) -> None:
     """Show or change a queue's settings (time budget, token budget, prices, quota, profile, request limits,
-    attempts, tool hosts)."""
+    attempts, tool hosts, webhook)."""
     from nlpbench.platform.queue import configure_queue
     from nlpbench.toolapi.cost import read_prices
 
@@ -329,6 +349,8 @@ def configure(
             weak_sandbox=weak_sandbox,
             token_budget=token_budget,
             prices=table,
+            webhook_url=webhook,
+            webhook_secret=webhook_secret,
         )
     finally:
         store.close()
@@ -344,8 +366,19 @@ def configure(
         f"at most {queue.max_attempts} claims of a submission, "
         f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}, "
         f"image registries: {', '.join(queue.image_registries) or 'none'}, "
-        f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}"
+        f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}, "
+        f"webhook: {_webhook_shown(queue.webhook_url, queue.webhook_secret)}"
     )
+
+
+def _webhook_shown(url: str | None, secret: str | None) -> str:
+    """The webhook as the settings line shows it: its URL without credentials, whether it is signed, never the
+    secret."""
+    from nlpbench.runner.client import checked_url
+
+    if url is None:
+        return "none"
+    return f"{checked_url(url)} ({'signed' if secret is not None else 'unsigned'})"
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -571,11 +604,7 @@ def hide(submission: int = typer.Argument(..., help="The submission's id."), rea
 def _removed(submission: int, removal: str, reason: str, db: str) -> None:
     from nlpbench.platform.moderation import remove
 
-    store = open_db(db, create=False)
-    try:
-        done = remove(store, submission, removal, reason, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: remove(store, submission, removal, reason, by=by))
     typer.echo(f"submission {done.id}: {done.removal} — {done.removal_reason}")
 
 
@@ -584,12 +613,45 @@ def rerun(submission: int = typer.Argument(..., help="The submission's id.", sho
     """Run a FAILED submission again from the start, without spending its team's quota."""
     from nlpbench.platform.moderation import rerun as run_again
 
-    store = open_db(db, create=False)
-    try:
-        done = run_again(store, submission, by="organiser (command line)")
-    finally:
-        store.close()
+    done = _by_organiser(db, lambda store, by: run_again(store, submission, by=by))
     typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
+
+
+def requeue(submission: int = typer.Argument(..., help="The submission's id.", show_default=False),
+            db: str = DB_OPTION) -> None:  # fmt: skip
+    """Take a stuck submission (running past twice its time budget) from its worker and queue it again, without
+    spending its team's quota."""
+    from nlpbench.platform.admin import requeue as queue_again
+
+    done = _by_organiser(db, lambda store, by: queue_again(store, submission, by=by))
+    typer.echo(f"submission {done.id}: {done.status} — {done.reason}")
+
+
+def workers(
+    queue: str | None = typer.Option(None, "--queue", "-q", help="Only this queue's."),
+    fmt: ListFormat = FORMAT_OPTION,
+    db: str = DB_OPTION,
+) -> None:
+    """The queue as organisers watch it: each worker's leases, and the submissions stuck past twice their time
+    budget (re-queue one with `nlpbench submissions requeue ID`)."""
+    from nlpbench.platform.admin import overview
+    from nlpbench.platform.queue import now
+
+    with db_session(db, readonly=True) as session:
+        view = overview(session, now(), queue)
+    if fmt == ListFormat.json:
+        return print_json(view)
+    for worker in view["workers"]:
+        for lease in worker["leases"]:
+            state = "expired" if lease["leaseExpired"] else "held"
+            stuck = "  STUCK" if lease["stuck"] else ""
+            typer.echo(
+                f"{worker['name']:<24} {lease['submission']:>6}  {lease['status']:<10} lease {state} "
+                f"{lease['leaseExpiresAt']}  {lease['runningSeconds']:g}/{lease['budgetSeconds']:g} s{stuck}"
+            )
+    if not view["workers"]:
+        typer.echo("no worker holds a submission")
+    return None
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -597,7 +659,8 @@ def add_commands(app: typer.Typer) -> None:
     app.command("worker")(worker)
     app.command("rescore")(rescore)
     group = typer.Typer(
-        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun; queues, golds, API keys, the API."
+        help="Submissions: list, show, cancel, logs, disqualify, hide, rerun, requeue, workers; queues, golds, "
+        "API keys, the API."
     )
     group.command("list")(list_submissions)
     group.command("show")(show)
@@ -606,6 +669,8 @@ def add_commands(app: typer.Typer) -> None:
     group.command("disqualify")(disqualify)
     group.command("hide")(hide)
     group.command("rerun")(rerun)
+    group.command("requeue")(requeue)
+    group.command("workers")(workers)
     group.command("queue")(configure)
     group.command("gold")(gold)
     keys = typer.Typer(help="Platform API keys: create, list, revoke.")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from contextlib import suppress
 
 from sqlalchemy import delete
+from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
@@ -58,12 +59,18 @@ def rerun(store: Store, submission_id: int, *, by: str = "organiser") -> Submiss
         submission = queues.get(session, submission_id)
         if submission.status != FAILED:
             raise Conflict(f"submission {submission_id} is {submission.status}: only a FAILED one runs again")
-        if tasks.is_phi(submission.task):
-            with suppress(repository.NotFound):  # it failed before it stored a prediction
-                repository.delete_annotation_store(session, submission.dataset, predictions_store(submission_id))
-        session.execute(delete(DeidentifiedNote).where(DeidentifiedNote.submission_id == submission_id))
-        session.execute(delete(Result).where(Result.submission_id == submission_id))
-        submission.attempts = submission.notes_done = submission.notes_total = 0
-        submission.started_at = submission.finished_at = None
+        restart(session, submission)
         queues.move(session, submission, RECEIVED, f"run again by {by}: it costs no quota")
         return submission
+
+
+def restart(session: Session, submission: Submission) -> None:
+    """Inside a writing transaction: drop what a run of the submission stored (its predictions, de-identified
+    notes and results) and its counts and timestamps, so that the next worker runs it from the start."""
+    if tasks.is_phi(submission.task):
+        with suppress(repository.NotFound):  # it stopped before it stored a prediction
+            repository.delete_annotation_store(session, submission.dataset, predictions_store(submission.id))
+    session.execute(delete(DeidentifiedNote).where(DeidentifiedNote.submission_id == submission.id))
+    session.execute(delete(Result).where(Result.submission_id == submission.id))
+    submission.attempts = submission.notes_done = submission.notes_total = 0
+    submission.started_at = submission.finished_at = None

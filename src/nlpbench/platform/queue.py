@@ -71,6 +71,9 @@ ARCHIVE_KINDS = {"source": "source-archive", "image": "oci-archive"}
 #: The most characters of a submission's description, and of a link to its paper or code.
 MAX_DESCRIPTION = 2000
 MAX_LINK = 500
+#: The longest webhook secret and URL a queue keeps.
+MAX_SECRET = 500
+MAX_URL = 2000
 #: The largest id a submission may have (the column is a 32-bit integer): a larger one is not found.
 MAX_ID = 2**31 - 1
 
@@ -191,20 +194,45 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "weak_sandbox": bool,
     "token_budget": int,
     "prices": lambda table: {model: {"input": p.input, "output": p.output} for model, p in table.items()},
+    "webhook_url": lambda url: checked_webhook(url),
+    "webhook_secret": lambda secret: checked_secret(secret),
 }
+#: The settings a value clears: ``0`` (no quota, no token budget), ``""`` (no webhook, no secret).
+CLEARED = {"quota": 0, "token_budget": 0, "webhook_url": "", "webhook_secret": ""}
+
+
+def checked_webhook(url: str) -> str:
+    """An ``http(s)`` URL a queue's webhook (:mod:`nlpbench.platform.webhooks`) may post to: the organisers', so
+    any host; InputError else."""
+    if len(url) > MAX_URL:
+        raise InputError(f"a webhook URL has at most {MAX_URL} characters", record="--webhook")
+    try:
+        checked_url(url)
+    except ToolError:
+        raise InputError("not an http(s) URL with a host", record="--webhook") from None
+    return url
+
+
+def checked_secret(secret: str) -> str:
+    """A secret to sign with: 16 to :data:`MAX_SECRET` printable characters; InputError else."""
+    if not (16 <= len(secret) <= MAX_SECRET and secret.isprintable()):
+        raise InputError(f"a webhook secret is 16 to {MAX_SECRET} printable characters", record="--webhook-secret")
+    return secret
 
 
 def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
     """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``token_budget=0`` the
     token budget, ``tool_hosts`` replaces the allow-list, ``[]`` empties it; ``prices`` is a price table by
-    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's); returns the queue."""
+    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's; ``webhook_url`` and
+    ``webhook_secret`` are :mod:`nlpbench.platform.webhooks`', ``""`` removes them); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
         queue = get_queue(session, name)
         for key, value in settings.items():
             if value is not None:
-                setattr(queue, key, None if key in ("quota", "token_budget") and value == 0 else SETTINGS[key](value))
+                cleared = key in CLEARED and value == CLEARED[key]
+                setattr(queue, key, None if cleared else SETTINGS[key](value))
         return queue
 
 
@@ -524,13 +552,21 @@ def move(session: Session, submission: Submission, status: str, reason: str) -> 
     session.add(SubmissionEvent(submission_id=submission.id, at=moment, status=status, reason=reason))
 
 
-def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
+def claim(store: Store, queue: str, worker: str, lease: float, ended: list[int] | None = None) -> int | None:
     """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id.
 
     A submission already claimed the queue's ``max_attempts`` times ends FAILED instead ("stopped N
-    workers") and the next is looked at: whatever ended those workers (a crash, an OOM kill) is not
-    tried on another.
+    workers"; its id added to ``ended``, once committed) and the next is looked at: whatever ended those
+    workers (a crash, an OOM kill) is not tried on another.
     """
+    failed: list[int] = []
+    claimed = _claim(store, queue, worker, lease, failed)
+    if ended is not None:
+        ended += failed
+    return claimed
+
+
+def _claim(store: Store, queue: str, worker: str, lease: float, failed: list[int]) -> int | None:
     with store.session() as session:
         limit = session.scalars(select(Queue.max_attempts).where(Queue.name == queue)).first()
         limit = _defaults(queue)["max_attempts"] if limit is None else limit
@@ -539,6 +575,7 @@ def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
                 break
             stopped = submission.attempts
             move(session, submission, FAILED, f"stopped {stopped} worker{'s' * (stopped != 1)}")
+            failed.append(submission.id)
         else:
             return None
         previous = submission.worker

@@ -64,7 +64,7 @@ from nlpbench.errors import InputError, collected_warnings, raised_at
 from nlpbench.files import MemoryPath
 from nlpbench.formats.sandbox import record_json
 from nlpbench.model import Document
-from nlpbench.platform import accounts, challenges, images, ranks, tasks
+from nlpbench.platform import accounts, challenges, images, ranks, tasks, webhooks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
 from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
@@ -140,12 +140,17 @@ class Worker:
     sandbox: Sandbox = field(default_factory=Sandbox)
     #: The submission given back to the queue when the worker was stopped, if any.
     given_back: int | None = None
+    #: The webhook deliveries this worker may have in flight (:mod:`nlpbench.platform.webhooks`).
+    deliveries: threading.BoundedSemaphore = field(default_factory=webhooks.slots, repr=False)
 
     def run(self, *, until_idle: bool = False) -> int:
         """Work on the queue; with ``until_idle``, return once nothing in it waits or runs. How many were claimed."""
         claimed = 0
         while True:
-            submission_id = queues.claim(self.store, self.queue, self.name, self.lease)
+            ended: list[int] = []  # failed at their claim: they stopped too many workers
+            submission_id = queues.claim(self.store, self.queue, self.name, self.lease, ended)
+            for done in ended:
+                webhooks.deliver_later(self.store, done, self.deliveries)
             if submission_id is not None:
                 claimed += 1
                 self.process(submission_id)
@@ -166,7 +171,8 @@ class Worker:
 
         Nothing one submission does stops the worker: an exception nobody foresaw ends it FAILED with
         :data:`INTERNAL_ERROR`, and the log names the exception's type and place only (its message may
-        quote a note or what a tool sent).
+        quote a note or what a tool sent). Once it has ended, its completion goes to its queue's webhook, if
+        any, in the background (:mod:`nlpbench.platform.webhooks`).
         """
         job = _Job(self, submission_id)
         try:
@@ -182,6 +188,7 @@ class Worker:
                 job.move(FAILED, INTERNAL_ERROR)
             except Exception as again:  # the store itself failing, or the lease lost: another claim ends it
                 log.error("submission %d could not be marked FAILED: %s", submission_id, raised_at(again))
+        webhooks.deliver_later(self.store, submission_id, self.deliveries)  # once it has ended, in the background
 
 
 class _Job:

@@ -87,6 +87,10 @@ class Queue(Base):
     #: The organisers' price table, US dollars per million tokens by model:
     #: ``{model: {"input": p, "output": p}}`` (:mod:`nlpbench.toolapi.cost`).
     prices: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    #: Where a worker posts each submission's completion (:mod:`nlpbench.platform.webhooks`); NULL: nowhere.
+    webhook_url: Mapped[str | None] = mapped_column(Text, default=None)
+    #: The organisers' secret the completion is signed with (HMAC-SHA256); kept as given, since it signs.
+    webhook_secret: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class Submission(Base):

@@ -16,6 +16,9 @@ Under ``/api/v1``:
 - ``POST /submissions/{id}/disqualify|hide`` (``{reason}``), ``POST /submissions/{id}/rerun`` — organisers only:
   off every leaderboard with the reason kept, or a FAILED submission run again without spending quota
   (:mod:`nlpbench.platform.moderation`);
+- ``POST /submissions/{id}/requeue``, ``GET /admin/queue`` and ``GET /admin/queue.html`` — organisers only: the
+  workers, their leases and the submissions stuck past twice their time budget, and a stuck one taken from its
+  worker and queued again without spending quota (:mod:`~nlpbench.api.platform.admin`);
 - ``POST /challenges``, ``GET /challenges/{name}``, ``POST /challenges/{name}/phases/{phase}/open|close|freeze``
   (organisers only), ``GET /challenges/{name}/phases/{phase}/leaderboard`` — challenges and their phases
   (:mod:`~nlpbench.api.platform.challenges`); a submission names ``challenge`` and ``phase`` to be made to one,
@@ -35,7 +38,8 @@ a lone surrogate in a request, or an id past any submission's, is a problem
 too (400, 404), never a 500.
 
 The app mounts a router per resource (:mod:`~nlpbench.api.platform.health`,
-:mod:`~nlpbench.api.platform.submissions`, :mod:`~nlpbench.api.platform.archives`),
+:mod:`~nlpbench.api.platform.submissions`, :mod:`~nlpbench.api.platform.archives`,
+:mod:`~nlpbench.api.platform.challenges`, :mod:`~nlpbench.api.platform.admin`),
 whose routes take the caller and the store as dependencies
 (:mod:`nlpbench.api.platform.access`) reading ``app.state``.
 """
@@ -47,7 +51,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from nlpbench.api.datanode.app import add_store_handlers
-from nlpbench.api.platform import archives, challenges, health, submissions
+from nlpbench.api.platform import admin, archives, challenges, health, submissions
 from nlpbench.api.problems import install_problem_handlers
 from nlpbench.platform import queue as queues
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES
@@ -82,6 +86,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
     add_store_handlers(app)
 
-    for resource in (health, submissions, archives, challenges):
+    for resource in (health, submissions, archives, challenges, admin):
         app.include_router(resource.router, prefix=BASE_PATH)
     return app

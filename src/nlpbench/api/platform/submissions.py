@@ -1,17 +1,19 @@
 """Submissions: make, list, read (with events, results and per-document counts), cancel; organisers read logs,
-disqualify or hide a submission (the reason kept) and run a FAILED one again without spending quota."""
+disqualify or hide a submission (the reason kept), run a FAILED one again and re-queue a stuck one, without
+spending quota."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from nlpbench.api.platform.access import Stored, Who, acting_team, errors
 from nlpbench.errors import Kind
-from nlpbench.platform import moderation, visibility
+from nlpbench.platform import admin, moderation, visibility
 from nlpbench.platform import queue as queues
 from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.store.models import utcnow
@@ -146,6 +148,22 @@ def rerun(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
     if not me.organiser:
         raise HTTPException(403, "running a submission again is the organisers' to do")
     moderation.rerun(store, submission_id)
+    with store.session(readonly=True) as session:
+        return submission_json(session, queues.get(session, submission_id))
+
+
+@router.post(
+    "/submissions/{submission_id}/requeue",
+    responses=errors(Kind.forbidden, Kind.not_found, Kind.conflict) | {303: {"description": "A form: to the page"}},
+)
+def requeue(submission_id: int, me: Who, store: Stored, request: Request) -> Any:
+    """Organisers only: take a stuck submission from its worker and queue it again, without spending its team's
+    quota (:func:`nlpbench.platform.admin.requeue`). A form (the admin page's button) is sent back to the page."""
+    if not me.organiser:
+        raise HTTPException(403, "re-queueing a submission is the organisers' to do")
+    admin.requeue(store, submission_id)
+    if request.headers.get("content-type", "").startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+        return RedirectResponse("../../admin/queue.html", status_code=303)
     with store.session(readonly=True) as session:
         return submission_json(session, queues.get(session, submission_id))
 
