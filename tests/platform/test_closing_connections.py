@@ -14,7 +14,8 @@ from tests.toolkit import RegexPhi
 
 @pytest.mark.parametrize("hang_up", HANG_UPS)
 def test_a_submission_whose_tool_closes_its_connections_is_scored(nb, dataset, hang_up):
-    queued = nb("submissions", "queue", "default", "--retries", "0", "--timeout", "5", "--concurrency", "2")
+    # No retry, so a close that is not met fails the run; the time limit is generous, as a busy machine needs
+    queued = nb("submissions", "queue", "default", "--retries", "0", "--timeout", "30", "--concurrency", "2")
     assert queued.exit_code == 0, queued.stderr
     with closing(create_app(RegexPhi()), hang_up) as server:
         submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", server.url)

@@ -86,6 +86,9 @@ __all__ = ["Limits", "Outcome", "Sandbox", "SandboxError", "SandboxUnavailable",
 
 #: Seconds between two looks at the tool's memory, CPU time and processes.
 POLL_SECONDS = 0.05
+#: Seconds a stop waits for the processes it killed to be gone (a process in the kernel's uninterruptible
+#: sleep may outlast it; nothing else can).
+GONE_SECONDS = 10.0
 HEALTH_PATH = "/api/v1/healthCheck"
 #: Run as scripts (the standard library only), not with ``-m``: they start without importing the runner.
 RELAY = Path(__file__).with_name("relay.py")
@@ -459,6 +462,7 @@ class SandboxedTool:
             self.cgroup.kill()
         if isinstance(self._backend, Podman):  # the container runs under podman's monitor, not below us
             self._backend.stop()
+        _until_gone(everything, GONE_SECONDS)
 
     def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
@@ -616,3 +620,19 @@ def start_tool(
         yield tool
     finally:
         tool.stop()
+
+
+def _until_gone(processes: list[psutil.Process], seconds: float) -> None:
+    """Return once every one of ``processes`` has ended (gone, or a zombie its parent has yet to reap), or after
+    ``seconds``. A killed process shows as running until the kernel schedules its exit, and the first process
+    of a PID namespace ends only after every process of the namespace has: waiting for all of them means that
+    when a stop returns, nothing of the tool runs, however busy the machine."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        while time.monotonic() < deadline:
+            try:
+                if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(POLL_SECONDS / 5)
