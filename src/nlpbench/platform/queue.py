@@ -191,21 +191,56 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "weak_sandbox": bool,
     "token_budget": int,
     "prices": lambda table: {model: {"input": p.input, "output": p.output} for model, p in table.items()},
+    "deid_steps": list,
 }
 
 
 def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
     """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``token_budget=0`` the
     token budget, ``tool_hosts`` replaces the allow-list, ``[]`` empties it; ``prices`` is a price table by
-    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's); returns the queue."""
+    model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's; ``deid_steps`` are
+    :func:`read_deid_steps`'s, ``[]`` the default steps); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
         queue = get_queue(session, name)
         for key, value in settings.items():
             if value is not None:
-                setattr(queue, key, None if key in ("quota", "token_budget") and value == 0 else SETTINGS[key](value))
+                cleared = value == 0 if key in ("quota", "token_budget") else key == "deid_steps" and not value
+                setattr(queue, key, None if cleared else SETTINGS[key](value))
         return queue
+
+
+def read_deid_steps(path: Path) -> list[dict[str, Any]]:
+    """The de-identification steps of the file ``path`` for a queue (``submissions queue --deid-steps``), as
+    ``score deid --config`` reads them (:func:`nlpbench.tasks.deid.read_config`) and as JSON: 1.2.0 steps that a
+    de-identifier can carry out (:func:`nlpbench.toolapi.deidentify.check_steps`), never nlpbench's own
+    ``surrogateConfig``, which no tool is asked for. Bad steps are an :class:`InputError` naming the file."""
+    from nlpbench.tasks.deid import SURROGATE_STRATEGY, read_config
+    from nlpbench.toolapi.deidentify import StepError, check_steps
+    from nlpbench.toolapi.schemas import dump
+
+    steps = read_config(path)
+    if any(SURROGATE_STRATEGY in names for names in steps.strategies.values()):
+        raise InputError("surrogateConfig is a step nlpbench scores, not one a 1.2.0 de-identifier is asked for", path)
+    try:
+        check_steps(steps.api)
+    except StepError as error:
+        raise InputError(str(error), path) from None
+    return [dump(step) for step in steps.api]
+
+
+def deid_steps(queue: Queue | None) -> tuple[dict[str, Any], ...]:
+    """The de-identification steps ``queue`` asks for and is scored against: its own, or (a queue with none, or
+    none yet) :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`."""
+    from nlpbench.toolapi.deidentify import DEFAULT_STEPS
+
+    return tuple(queue.deid_steps) if queue is not None and queue.deid_steps else DEFAULT_STEPS
+
+
+def submission_deid_steps(session: Session, submission: Submission) -> tuple[dict[str, Any], ...]:
+    """The de-identification steps of the queue ``submission`` is in (:func:`deid_steps`)."""
+    return deid_steps(session.scalars(select(Queue).where(Queue.name == submission.queue)).first())
 
 
 def upload(store: Store, stream: BinaryIO, kind: str, team: str, *, limit: int = MAX_ARCHIVE_BYTES) -> str:

@@ -87,6 +87,9 @@ class Queue(Base):
     #: The organisers' price table, US dollars per million tokens by model:
     #: ``{model: {"input": p, "output": p}}`` (:mod:`nlpbench.toolapi.cost`).
     prices: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    #: The de-identification steps the queue's de-identifiers are asked for and scored against, 1.2.0
+    #: ``DeidentificationStep`` objects; NULL: :data:`nlpbench.toolapi.deidentify.DEFAULT_STEPS`.
+    deid_steps: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, default=None)
 
 
 class Submission(Base):
