@@ -118,3 +118,6 @@ def test_deidentifier_is_the_only_annotator_served_on_a_model(cli):
     result = cli("serve", "--annotator", "phi", "--llm", "http://127.0.0.1:9/v1", "--model", "m", "--port", "0")
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert "both only for --annotator deidentifier on a model" in result.stderr
+    other = cli("serve", "-a", "deidentifier", "--phi-annotator", "date", "--llm", "http://127.0.0.1:9/v1",
+                "--model", "m", "--port", "0")  # fmt: skip
+    assert other.exit_code == 2 and "--phi-annotator with --llm" in other.stderr

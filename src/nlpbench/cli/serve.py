@@ -177,6 +177,8 @@ def serve(
             "give --annotator NAME (see `nlpbench serve --list`) or --llm URL --model NAME, one of the two "
             f"(both only for --annotator {DEIDENTIFIER} on a model)"
         )
+    if llm is not None and phi_annotator != "phi":
+        raise fail(f"--phi-annotator with --llm: the {DEIDENTIFIER} finds PHI with the model; give one of the two")
     from nlpbench.api.server import run
 
     if llm is not None:
