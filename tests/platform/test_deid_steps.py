@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from nlpbench.api.tool import create_deidentifier_app
 from nlpbench.cli.serve import build_annotator
 from nlpbench.store import open_store
+from nlpbench.store.submissions import Submission
 from nlpbench.web.app import create_app as create_site
 from tests.platform.test_worker import assert_no_text, note_texts, run_worker, shown, submit
 from tests.toolkit import served
@@ -80,6 +81,29 @@ def test_the_default_steps_have_no_date_shift_and_come_back_on_request(nb, datas
          "annotationTypeMaskConfig": {}}
     ]  # fmt: skip
     assert overall(result["scores"]["deid"], "date_shift")["whole"] == 0
+
+
+def test_a_rescore_uses_the_steps_the_submission_ran_with(nb, dataset, db_url, tmp_path):
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps(STEPS))
+    assert nb("submissions", "queue", "default", "--deid-steps", steps).exit_code == 0
+    with served(create_deidentifier_app(build_annotator("phi"))) as url:
+        submission = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", url)
+        run_worker(nb)
+    (first,) = shown(nb, submission)["results"]
+    assert overall(first["scores"]["deid"], "date_shift")["whole"] > 0
+    # the organiser goes back to the default steps after the run: the submission was asked for date offsets
+    assert nb("submissions", "queue", "default", "--default-deid-steps").exit_code == 0
+    rescored = nb("rescore", submission, "--profile", first["profile"])
+    assert rescored.exit_code == 0, rescored.stderr
+    (again,) = shown(nb, submission)["results"]
+    assert again["scores"] == first["scores"] and again["reproducibility"]["deidSteps"] == STEPS
+    opened = open_store(db_url)
+    try:
+        with opened.session(readonly=True) as session:
+            assert session.get_one(Submission, int(submission)).deid_steps == STEPS
+    finally:
+        opened.close()
 
 
 @pytest.mark.parametrize(

@@ -300,7 +300,8 @@ def configure(
         None,
         "--deid-steps",
         help="A JSON list of phi-deidentifier 1.2.0 DeidentificationStep objects (or {deidentificationSteps: "
-        "[…]}): what the queue's de-identifiers are asked for and scored against, e.g. a date offset.",
+        "[…]}): what the queue's de-identifiers are asked for and scored against, e.g. a date offset (a "
+        "submission keeps the steps of when it was first claimed, for its run and every rescore).",
     ),
     default_deid_steps: bool = typer.Option(
         False, "--default-deid-steps", help="Ask de-identifiers for the default steps (every PHI type's tag)."

@@ -65,5 +65,6 @@ def rerun(store: Store, submission_id: int, *, by: str = "organiser") -> Submiss
         session.execute(delete(Result).where(Result.submission_id == submission_id))
         submission.attempts = submission.notes_done = submission.notes_total = 0
         submission.started_at = submission.finished_at = None
+        submission.deid_steps = None  # a new run: the queue's steps when it is claimed again
         queues.move(session, submission, RECEIVED, f"run again by {by}: it costs no quota")
         return submission

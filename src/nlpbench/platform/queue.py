@@ -238,9 +238,13 @@ def deid_steps(queue: Queue | None) -> tuple[dict[str, Any], ...]:
     return tuple(queue.deid_steps) if queue is not None and queue.deid_steps else DEFAULT_STEPS
 
 
-def submission_deid_steps(session: Session, submission: Submission) -> tuple[dict[str, Any], ...]:
-    """The de-identification steps of the queue ``submission`` is in (:func:`deid_steps`)."""
-    return deid_steps(session.scalars(select(Queue).where(Queue.name == submission.queue)).first())
+def submission_deid_steps(submission: Submission) -> tuple[dict[str, Any], ...]:
+    """The de-identification steps a ``deid`` submission runs with and is scored against: its queue's when it
+    was first claimed (:func:`claim` keeps them), whatever the queue asks now; one claimed before they were
+    kept ran with :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`."""
+    from nlpbench.toolapi.deidentify import DEFAULT_STEPS
+
+    return tuple(submission.deid_steps) if submission.deid_steps is not None else DEFAULT_STEPS
 
 
 def upload(store: Store, stream: BinaryIO, kind: str, team: str, *, limit: int = MAX_ARCHIVE_BYTES) -> str:
@@ -560,7 +564,8 @@ def move(session: Session, submission: Submission, status: str, reason: str) -> 
 
 
 def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
-    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id.
+    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id. A ``deid``
+    submission taken the first time keeps the queue's de-identification steps (:func:`submission_deid_steps`).
 
     A submission already claimed the queue's ``max_attempts`` times ends FAILED instead ("stopped N
     workers") and the next is looked at: whatever ended those workers (a crash, an OOM kill) is not
@@ -580,6 +585,10 @@ def claim(store: Store, queue: str, worker: str, lease: float) -> int | None:
         submission.worker, submission.lease_expires_at = worker, now() + timedelta(seconds=lease)
         submission.attempts += 1
         if submission.status == RECEIVED:
+            if tasks.is_deid(submission.task):  # the steps it runs with, whatever the queue asks later
+                submission.deid_steps = list(
+                    deid_steps(session.scalars(select(Queue).where(Queue.name == queue)).first())
+                )
             move(session, submission, VALIDATING, f"claimed by worker {worker}")
         else:
             move(

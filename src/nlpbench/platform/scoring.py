@@ -150,7 +150,7 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
 
 def _score_deid(session: Session, submission: Submission, profile: str) -> Scored:
     """Score a ``deid`` submission's de-identified notes against the dataset's notes and gold standard,
-    read from the store, under the steps its queue asks for; the notes and the steps are handed to the task as
+    read from the store, under the steps it ran with; the notes and the steps are handed to the task as
     the JSON it reads, in memory."""
     gold = InMemory(tuple(repository.documents(session, submission.dataset, repository.GOLDSTANDARD)))
     stored = session.execute(
@@ -162,7 +162,7 @@ def _score_deid(session: Session, submission: Submission, profile: str) -> Score
         json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n" for identifier, text in stored
     )
     pred = MemoryPath.file(DEIDENTIFIED_NOTES, lines)
-    config = MemoryPath.file(DEID_STEPS, json.dumps(list(submission_deid_steps(session, submission))))
+    config = MemoryPath.file(DEID_STEPS, json.dumps(list(submission_deid_steps(submission))))
     scored = Scored()
     scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile, config=config))
     return scored
@@ -212,7 +212,7 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         "predictionsSha256": _sha256(submission.predictions),
         "dataset": dataset,
         "profile": profile,
-        **({"deidSteps": list(submission_deid_steps(session, submission))} if tasks.is_deid(submission.task) else {}),
+        **({"deidSteps": list(submission_deid_steps(submission))} if tasks.is_deid(submission.task) else {}),
         "nlpbench": __version__,
     }
 

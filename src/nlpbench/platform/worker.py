@@ -24,7 +24,7 @@ a worker that died goes on where that one stopped:
   first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
   A ``deid`` submission's de-identifier is sent the notes instead
   (:func:`~nlpbench.runner.deidentifier.deidentified`, ``POST /deidentifiedNotes``
-  with the queue's steps, :func:`nlpbench.platform.queue.deid_steps`), and its answers are
+  with the steps it keeps from its queue, :func:`nlpbench.platform.queue.submission_deid_steps`), and its answers are
   stored as de-identified notes, batched and fenced the same way.
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result and
   :mod:`nlpbench.platform.ranks` the rank groups of the task's columns it
@@ -528,7 +528,7 @@ class _Job:
             )
         options = ClientOptions(queue.concurrency, queue.request_timeout, RetryPolicy(retries=queue.retries),
                                 queue.max_response_bytes)  # fmt: skip
-        steps = queues.deid_steps(queue)
+        steps = queues.submission_deid_steps(submission)
 
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async with options.client(reached.url, reached.transport()) as client:
@@ -760,7 +760,7 @@ def _guarded(reached: _Reached | None, submission: Submission, queue: Queue) -> 
 def _settings(submission: Submission, queue: Queue, told: Disclosure) -> Settings:
     return Settings(
         labels=tasks.PHI_TASKS.get(submission.task, ()),
-        steps=queues.deid_steps(queue) if tasks.is_deid(submission.task) else None,
+        steps=queues.submission_deid_steps(submission) if tasks.is_deid(submission.task) else None,
         disclosure=told,
         api_version_fatal=queue.api_version_fatal,
         timeout=queue.request_timeout,

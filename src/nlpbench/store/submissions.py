@@ -144,6 +144,10 @@ class Submission(Base):
     model: Mapped[str | None] = mapped_column(String(NAME_LENGTH * 2), default=None)
     #: An ``llm`` submission's prompt template (an organiser's endpoint, at ``tool_url``, served by the worker).
     template: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    #: A ``deid`` submission's de-identification steps, its queue's when a worker first claimed it: what its
+    #: de-identifier is asked for and what it is scored and rescored against, whatever the queue asks later.
+    #: NULL: not claimed yet (or claimed before they were kept, with :data:`nlpbench.toolapi.deidentify.DEFAULT_STEPS`).
+    deid_steps: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, default=None)
 
 
 class SubmissionEvent(Base):
