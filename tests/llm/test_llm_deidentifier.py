@@ -11,6 +11,7 @@ import pytest
 from nlpbench import formats
 from nlpbench.annotators.llm import prompts
 from nlpbench.model import Annotation, Document, Span
+from nlpbench.toolapi.account import HEADER, Account
 from tests.llm.server import regex_entities
 from tests.llm.test_llm_tool import NOTE, note_body, serve_llm
 
@@ -121,3 +122,25 @@ def test_deidentifier_is_the_only_annotator_served_on_a_model(cli):
     other = cli("serve", "-a", "deidentifier", "--phi-annotator", "date", "--llm", "http://127.0.0.1:9/v1",
                 "--model", "m", "--port", "0")  # fmt: skip
     assert other.exit_code == 2 and "--phi-annotator with --llm" in other.stderr
+
+
+def test_its_answer_carries_the_notes_account_grounding_of_the_types_asked_tokens_once(cli, monkeypatch, endpoint):
+    app, url = endpoint
+    annotator = serve_llm(cli, monkeypatch, url, "--no-llm-cache")
+    per_type = {
+        label: Account.parse(annotator.post(f"/api/v1/{array}", json=note_body()).headers[HEADER])
+        for label, array in (("date", "textDateAnnotations"), ("person_name", "textPersonNameAnnotations"))
+    }
+    assert per_type["date"].exact == 2 and per_type["person_name"].exact == 2  # the model's mentions of NOTE
+    client = serve_deidentifier(cli, monkeypatch, url)
+    both = client.post("/api/v1/deidentifiedNotes", json={**note_body(), "deidentificationSteps": STEPS})
+    account = Account.parse(both.headers[HEADER])
+    call = app.state.calls[-1]
+    content = json.dumps({"entities": regex_entities(NOTE)})
+    assert (account.tokens_in, account.tokens_out) == (sum(len(m["content"]) for m in call["messages"]) // 4,
+                                                       len(content) // 4)  # fmt: skip
+    assert (account.tokens_in, account.tokens_out) == (per_type["date"].tokens_in, per_type["date"].tokens_out)
+    assert account.exact == per_type["date"].exact + per_type["person_name"].exact and account.unplaced == 0
+    dates_only = [{"annotationTypes": ["text_date"], "annotationTypeMaskConfig": {}}]
+    dated = client.post("/api/v1/deidentifiedNotes", json={**note_body(), "deidentificationSteps": dates_only})
+    assert Account.parse(dated.headers[HEADER]).exact == per_type["date"].exact

@@ -47,8 +47,8 @@ def gold_mentions(db_url: str) -> dict[str, list[dict[str, str]]]:
 
 
 @contextmanager
-def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache, *, invent: bool):
-    """An LLM tool's URL: ``serve --llm`` over a test model that lists the gold mentions (and, with
+def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache, *args: str, invent: bool):
+    """An LLM tool's URL: ``serve --llm ARGS…`` over a test model that lists the gold mentions (and, with
     ``invent``, one person the note never names), its answers cached in ``cache``; and, once it is closed,
     the tokens in and out of each note as the model counted them."""
 
@@ -59,7 +59,7 @@ def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache,
     tokens: dict[str, tuple[int, int]] = {}
     with ExitStack() as stack:
         url = stack.enter_context(served(model))
-        tool = serve_llm(cli, monkeypatch, f"{url}/v1", "--llm-cache", cache)
+        tool = serve_llm(cli, monkeypatch, f"{url}/v1", "--llm-cache", cache, *args)
         yield stack.enter_context(served(tool.app)), tokens
     for call in model.state.calls:  # the test server's usage: characters // 4
         note = next(m["content"] for m in call["messages"] if m["role"] == "user")

@@ -71,7 +71,8 @@ def submit(
         None,
         "--llm",
         help="An OpenAI-compatible endpoint (…/v1) the organisers run: the worker serves it as a PHI annotator "
-        "(`nlpbench serve --llm`) with --model and --template.",
+        "(`nlpbench serve --llm`) with --model and --template, or for --task deid as a de-identifier "
+        "(`nlpbench serve --annotator deidentifier --llm`).",
     ),
     model: str | None = typer.Option(
         None,

@@ -389,14 +389,14 @@ def _checked_request(request: Request) -> str:
 
 def _check_llm(request: Request) -> None:
     """An organiser's LLM endpoint: an organiser's request, a URL, a model, a prompt template that exists
-    (:data:`~nlpbench.annotators.llm.prompts.DEFAULT_TEMPLATE` when none is named); a PHI task."""
+    (:data:`~nlpbench.annotators.llm.prompts.DEFAULT_TEMPLATE` when none is named). Its task is one a tool
+    runs (:func:`_checked_request` checked it): a PHI task, or ``deid``, whose model the worker serves as a
+    de-identifier."""
     from nlpbench.annotators.llm import prompts
 
     assert request.llm_url is not None  # the kind says so
     if not request.organiser:
         raise Forbidden("LLM endpoints are served by the organisers' workers: a team submits its tool's URL")
-    if not tasks.is_phi(request.task):
-        raise InputError(f"an LLM endpoint annotates PHI; task {request.task} is not a PHI task", record="--llm")
     try:
         checked_url(request.llm_url)
     except ToolError as error:

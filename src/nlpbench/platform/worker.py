@@ -90,7 +90,6 @@ from nlpbench.store.submissions import (
     SCORING,
     VALIDATING,
     DeidentifiedNote,
-    NoteAccount,
     Queue,
     Submission,
     SubmissionLog,
@@ -414,12 +413,15 @@ class _Job:
     @contextmanager
     def _llm_tool(self, submission: Submission) -> Iterator[str]:
         """The URL of ``nlpbench serve --llm`` started on this machine for an organiser's endpoint, with the
-        submission's model and template, for the time the block takes (the endpoint's key, if any, from this
+        submission's model and template (``--annotator deidentifier`` too for a ``deid`` submission), for the
+        time the block takes (the endpoint's key, if any, from this
         worker's ``NLPBENCH_LLM_API_KEY``; answers cached in its data directory)."""
         from nlpbench.runner.services import local_tools
 
         assert submission.tool_url is not None and submission.model is not None  # checked when it was submitted
         served = ["--llm", submission.tool_url, "--model", submission.model, "--template", submission.template or ""]
+        if tasks.is_deid(submission.task):  # the de-identifier on the model's mentions
+            served += ["--annotator", "deidentifier"]  # nlpbench.cli.serve.DEIDENTIFIER
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-llm-{self.id}-") as logs, ExitStack() as stack:
             try:
                 urls = stack.enter_context(local_tools(["llm"], Path(logs), arguments={"llm": served}))
@@ -494,27 +496,15 @@ class _Job:
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
 
-        rows: dict[str, dict[str, Any]] = {}  # an LLM tool's account of each note answered, until it is written
-        with self.store.session(readonly=True) as session:
-            budget = accounts.TokenBudget(queue.token_budget, accounts.tokens_spent(session, self.id))
-
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async for document in run.stream(notes):
                 self._same_tool(submission, run)
-                row = accounts.note_row(self.id, document)
-                if row is not None:
-                    rows[document.id] = row
                 yield document
 
         def write(session: Session, documents: list[Document]) -> None:
             _insert_records(session, dataset, annotations, documents)
-            kept = [rows.pop(document.id) for document in documents if document.id in rows]
-            if kept:
-                session.connection().execute(cast(Table, NoteAccount.__table__).insert(), kept)
 
-        await self._run_notes(
-            submission, queue, reached, done, answers, write, lambda document: budget.spend(rows.get(document.id))
-        )
+        await self._run_notes(submission, queue, reached, done, answers, write)
         self._same_tool(submission, run)
 
     async def _deidentify(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
@@ -548,12 +538,14 @@ class _Job:
         done: set[str],
         answers: Callable[[Iterator[Document]], AsyncIterator[Document]],
         write: Callable[[Session, list[Document]], None],
-        spent: Callable[[Document], str | None] = lambda _document: None,
     ) -> None:
         """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
-        the answers in batches; ``spent`` says why the run stops after a note (its token budget), if it does."""
+        the answers in batches, with an LLM tool's account of each note (:class:`accounts.Accounting`) under the
+        queue's token budget."""
         assert submission.started_at is not None  # set when a worker claimed it
         remaining = submission.started_at.timestamp() + self.budget - time.time()
+        with self.store.session(readonly=True) as session:
+            accounting = accounts.Accounting.of(session, self.id, queue.token_budget)
         batch: list[Document] = []
         flushed = time.monotonic()
 
@@ -568,6 +560,7 @@ class _Job:
                 documents, batch = batch, []
                 with self.fenced(notes_done=Submission.notes_done + len(documents)) as session:
                     write(session, documents)
+                    accounting.store(session, documents)
             flushed = time.monotonic()
 
         with self.store.session(readonly=True) as reader:
@@ -575,9 +568,10 @@ class _Job:
             try:
                 async with asyncio.timeout(max(remaining, 0)):
                     async for document in answers(notes):
+                        accounting.see(document)
                         batch.append(document)
                         # counted before the batch is written: writing it hands the note's account to the store
-                        why = spent(document)
+                        why = accounting.spend(document)
                         if why is not None or len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
                         if why is not None:
