@@ -20,12 +20,12 @@ from tests.platform.test_worker import assert_no_text, note_texts, run_worker, s
 pytest.importorskip("rapidfuzz")
 
 
-def deid_row(db_url: str, team: str) -> dict:
-    """The ``deid`` leaderboard's line of ``team``, as ``/tasks/deid.json`` gives it."""
+def deid_board(db_url: str) -> tuple[dict[str, dict], str]:
+    """The ``deid`` leaderboard's lines by team, as ``/tasks/deid.json`` gives them, and its page."""
     opened = open_store(db_url)
     try:
         with TestClient(create_site(opened)) as site:
-            return {row["team"]: row for row in site.get("/tasks/deid.json").json()}[team]
+            return {row["team"]: row for row in site.get("/tasks/deid.json").json()}, site.get("/tasks/deid").text
     finally:
         opened.close()
 
@@ -53,6 +53,9 @@ def test_an_llm_deidentifier_shows_its_grounding_tokens_once_per_note_latency_an
     assert used["costUsd"] == pytest.approx((tokens_in * 1.5 + tokens_out * 6.0) / 1e6)
     text = nb("submissions", "show", submission).stdout
     assert f"LLM: {len(dataset)} notes" in text and "; cost $" in text
-    line = deid_row(db_url, "team-a")
+    lines, page = deid_board(db_url)
+    line = lines["team-a"]
     assert line["tokens in"] == tokens_in and line["unplaced"] == len(dataset) and line["cost USD"] == used["costUsd"]
+    assert "<th>tokens in</th>" in page and "<th>cost USD</th>" in page  # the LLM columns, and the cost plot
+    assert '<figure class="plot" id="accuracy-cost"><svg' in page and "LLM tool's HIPAA-token recall" in page
     assert_no_text(json.dumps(data) + text, texts)
