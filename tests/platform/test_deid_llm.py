@@ -1,6 +1,7 @@
 """LLM de-identifiers through the queue (issue 22 §1, §2): ``nlpbench serve --annotator deidentifier --llm``
 over the local OpenAI-compatible test server, run by ``nlpbench worker``, read back with ``submissions show``
-and the leaderboard — grounding counts, tokens counted once per note, latency and cost. The token budget and
+and the leaderboard — grounding counts, tokens counted once per note, latency and cost; a rerun's steps. The
+token budget and
 an organiser's endpoint (``submit --task deid --llm``) are tested with the annotator's, in
 :mod:`tests.platform.test_llm_submissions`."""
 
@@ -13,7 +14,9 @@ from fastapi.testclient import TestClient
 
 from nlpbench.store import open_store
 from nlpbench.toolapi.cost import percentile
+from nlpbench.toolapi.deidentify import DEFAULT_STEPS
 from nlpbench.web.app import create_app as create_site
+from tests.platform.test_deid_steps import STEPS
 from tests.platform.test_llm_submissions import SERVED_AS, gold_mentions, llm_tool, priced, stored_rows
 from tests.platform.test_worker import assert_no_text, note_texts, run_worker, shown, submit
 
@@ -59,3 +62,23 @@ def test_an_llm_deidentifier_shows_its_grounding_tokens_once_per_note_latency_an
     assert "<th>tokens in</th>" in page and "<th>cost USD</th>" in page  # the LLM columns, and the cost plot
     assert '<figure class="plot" id="accuracy-cost"><svg' in page and "LLM tool's HIPAA-token recall" in page
     assert_no_text(json.dumps(data) + text, texts)
+
+
+def test_a_rerun_takes_the_queues_steps_again(cli, nb, dataset, db_url, monkeypatch, tmp_path):
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps(STEPS))
+    assert nb("submissions", "queue", "default", "--deid-steps", steps, "--token-budget", 1).exit_code == 0
+    cache = tmp_path / "answers.sqlite"
+    with llm_tool(cli, monkeypatch, gold_mentions(db_url), cache, *SERVED_AS["deid"], invent=False) as (url, _):
+        submission = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", url)
+        run_worker(nb)
+        failed = shown(nb, submission)
+        assert failed["status"] == "FAILED" and failed["reason"].startswith("token budget of 1 tokens exceeded")
+        assert nb("submissions", "queue", "default", "--default-deid-steps", "--token-budget", 0).exit_code == 0
+        assert nb("submissions", "rerun", submission).exit_code == 0
+        run_worker(nb)
+    data = shown(nb, submission)
+    assert data["status"] == "SCORED", data["reason"]
+    (result,) = data["results"]
+    assert result["reproducibility"]["deidSteps"] == list(DEFAULT_STEPS)  # a new run: the queue's steps now
+    assert data["llm"]["notes"] == len(dataset)  # the failed run's accounts went with it (once an IntegrityError)
