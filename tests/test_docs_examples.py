@@ -18,7 +18,9 @@ What may vary between runs is normalised on both sides: ports, timings and
 notes per second. In a page, ``…`` stands for any text (an elided part of
 a long output). A block that cannot run here (a long-running server, a tool
 over HTTP) is preceded by ``<!-- not executed: REASON -->``: it is listed, not
-silently skipped, and :data:`NOT_EXECUTED_AT_MOST` keeps the list short.
+silently skipped, and :data:`NOT_EXECUTED_AT_MOST` keeps the list short. A server a page starts in the
+background (``$ COMMAND > LOG 2>&1 &``, then a command that waits until it answers) is stopped when the
+page's session ends.
 """
 
 from __future__ import annotations
@@ -171,6 +173,7 @@ def test_console_blocks_of_a_page(page: str, tmp_path: Path):
         shutil.copy(example_file(name), work / name)
     script = [
         "exec 2>&1",
+        "trap 'kill $(jobs -p) 2>/dev/null' EXIT",  # servers a page starts in the background stop with it
         "V=../shared/vectors/omin G=../shared/vectors/omin/OMIn_dataset/gold_standard/processed",
         "T=../shared/vectors/codiesp/eval-repo C=../shared/vectors/codiesp/corpus/test",
     ]

@@ -11,7 +11,7 @@ is ``{"entities": entities}`` as the message content, with ``usage`` of
 - ``reject_schema``: answer 400 to a request with ``response_format``;
 - ``fenced``: wrap the JSON in a Markdown code fence, as chat models do.
 
-``app.state.calls`` records each request's body.
+``app.state.calls`` records each request's body. ``python -m tests.llm.server --port PORT`` serves it (:func:`main`).
 """
 
 from __future__ import annotations
@@ -71,3 +71,19 @@ def openai_app(answer: Callable[[str], list[dict[str, str]]] = regex_entities) -
         }
 
     return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tests.llm.server [--port PORT]``: :func:`openai_app` on 127.0.0.1 until stopped, as the
+    how-to of LLM tools on the platform (``docs/how-to/llm-on-the-platform.md``) runs it."""
+    import argparse
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser(prog="python -m tests.llm.server", description=main.__doc__)
+    parser.add_argument("--port", type=int, default=18431, help="the port to listen on (default 18431)")
+    uvicorn.run(openai_app(), host="127.0.0.1", port=parser.parse_args(argv).port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -47,8 +47,8 @@ def gold_mentions(db_url: str) -> dict[str, list[dict[str, str]]]:
 
 
 @contextmanager
-def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache, *, invent: bool):
-    """An LLM tool's URL: ``serve --llm`` over a test model that lists the gold mentions (and, with
+def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache, *args: str, invent: bool):
+    """An LLM tool's URL: ``serve --llm ARGS…`` over a test model that lists the gold mentions (and, with
     ``invent``, one person the note never names), its answers cached in ``cache``; and, once it is closed,
     the tokens in and out of each note as the model counted them."""
 
@@ -59,7 +59,7 @@ def llm_tool(cli, monkeypatch, mentions: dict[str, list[dict[str, str]]], cache,
     tokens: dict[str, tuple[int, int]] = {}
     with ExitStack() as stack:
         url = stack.enter_context(served(model))
-        tool = serve_llm(cli, monkeypatch, f"{url}/v1", "--llm-cache", cache)
+        tool = serve_llm(cli, monkeypatch, f"{url}/v1", "--llm-cache", cache, *args)
         yield stack.enter_context(served(tool.app)), tokens
     for call in model.state.calls:  # the test server's usage: characters // 4
         note = next(m["content"] for m in call["messages"] if m["role"] == "user")
@@ -92,13 +92,18 @@ def fp_by_document(db_url: str, submission: str, annotation_type: str) -> dict[t
         opened.close()
 
 
-def test_an_llm_tool_reaches_the_leaderboard_with_grounding_tokens_latency_cost_and_invented_mentions_as_fps(
-    cli, nb, dataset, db_url, monkeypatch, tmp_path
-):
+def priced(nb, tmp_path) -> None:
+    """The default queue with the price table :data:`PRICES`."""
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps(PRICES))
     configured = nb("submissions", "queue", "default", "--prices", prices)
     assert configured.exit_code == 0 and "prices for 1 models" in configured.stdout
+
+
+def test_an_llm_tool_reaches_the_leaderboard_with_grounding_tokens_latency_cost_and_invented_mentions_as_fps(
+    cli, nb, dataset, db_url, monkeypatch, tmp_path
+):
+    priced(nb, tmp_path)
     mentions = gold_mentions(db_url)
     texts = note_texts(db_url)
     with (
@@ -214,12 +219,18 @@ def test_a_bad_account_header_fails_the_submission_in_one_line_quoting_no_value(
     assert stored_rows(db_url, submission) == []
 
 
-def test_a_run_past_its_token_budget_stops_failed_saying_so(cli, nb, dataset, db_url, monkeypatch, tmp_path):
+#: The tasks an LLM tool runs, each with what ``nlpbench serve --llm`` is told to serve it as.
+SERVED_AS = {"phi": (), "deid": ("--annotator", "deidentifier")}
+
+
+@pytest.mark.parametrize("task", sorted(SERVED_AS))
+def test_a_run_past_its_token_budget_stops_failed_saying_so(cli, nb, dataset, db_url, monkeypatch, tmp_path, task):
     mentions = gold_mentions(db_url)
-    with llm_tool(cli, monkeypatch, mentions, tmp_path / "answers.sqlite", invent=False) as (url, _):
+    cache = tmp_path / "answers.sqlite"
+    with llm_tool(cli, monkeypatch, mentions, cache, *SERVED_AS[task], invent=False) as (url, _):
         configured = nb("submissions", "queue", "default", "--token-budget", 3000)
         assert configured.exit_code == 0 and "token budget 3000" in configured.stdout
-        submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", url)
+        submission = submit(nb, "--task", task, "--dataset", "notes", "--tool", url)
         # a batch written after every note, as a slow store's flush deadline makes it: a note's tokens still
         # count (they were once counted only when the note's batch had not been written yet)
         monkeypatch.setattr(worker_module, "FLUSH_SECONDS", 0)
@@ -237,22 +248,35 @@ def test_a_run_past_its_token_budget_stops_failed_saying_so(cli, nb, dataset, db
     assert "token budget none" in unlimited.stdout
 
 
-def test_an_organisers_endpoint_is_served_by_the_worker_and_scored(nb, dataset, db_url, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("task", "name", "kind"),
+    [("phi", "llm-test-model", "nlpsandbox:phi-annotator"),
+     ("deid", "llm-test-model-deidentifier", "nlpsandbox:phi-deidentifier")],
+)  # fmt: skip
+def test_an_organisers_endpoint_is_served_by_the_worker_and_scored(
+    nb, dataset, db_url, tmp_path, monkeypatch, task, name, kind
+):
     mentions = gold_mentions(db_url)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # where the served tool caches answers
     model = openai_app(lambda note: [*mentions.get(note, []), {"text": INVENTED, "type": "person_name"}])
     with served(model) as url:
-        submission = submit(nb, "--task", "phi", "--dataset", "notes", "--llm", f"{url}/v1", "--model", "test-model")
+        submission = submit(nb, "--task", task, "--dataset", "notes", "--llm", f"{url}/v1", "--model", "test-model")
         run_worker(nb)
     data = shown(nb, submission)
     assert data["status"] == "SCORED", data["reason"]
-    assert data["kind"] == "llm" and data["tool"]["name"] == "llm-test-model"
+    assert data["kind"] == "llm" and (data["tool"]["name"], data["tool"]["type"]) == (name, kind)
     assert data["llm"]["notes"] == len(dataset) and data["llm"]["grounding"]["unplaced"] == len(dataset)
     (result,) = data["results"]
     assert result["reproducibility"]["model"] == "test-model"
     assert result["reproducibility"]["template"] == "phi-entities-v1"
     assert result["reproducibility"]["tool"]["version"].startswith("1.0.0+")  # the template's hash
     assert len(model.state.calls) >= len(dataset)
+    opened = open_store(db_url)  # from submission to the task's leaderboard row, with the model's tokens
+    with TestClient(create_site(opened)) as site:
+        (line,) = site.get(f"/tasks/{task}.json").json()
+    opened.close()
+    assert line["tokens in"] == data["llm"]["tokensIn"] and line["unplaced"] == len(dataset)
+    assert submission in {str(value) for key, value in line.items() if key.endswith(" submission")}
 
 
 @pytest.mark.parametrize(

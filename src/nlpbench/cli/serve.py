@@ -16,6 +16,7 @@ from nlpbench.cli.options import TOOL_PORT, LogLevel, host_option, log_level_opt
 
 if TYPE_CHECKING:
     from nlpbench.annotators import Annotator
+    from nlpbench.annotators.llm import LLMAnnotator
 
 DEIDENTIFIER = "deidentifier"
 
@@ -61,7 +62,7 @@ def build_llm_annotator(
     timeout: float,
     structured: Structured,
     cache: Path | None,
-) -> Annotator:
+) -> LLMAnnotator:
     """The :class:`~nlpbench.annotators.llm.LLMAnnotator` of ``--llm URL --model NAME``; bad options, one line."""
     from importlib.util import find_spec
 
@@ -119,7 +120,10 @@ def serve(
         CACHE_BYTES, "--cache-bytes", min=0, help="Keep recent notes' annotations up to this many bytes in all."
     ),
     llm: str = typer.Option(
-        None, "--llm", help="Instead of --annotator: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+        None,
+        "--llm",
+        help=f"An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1: instead of --annotator, or with "
+        f"--annotator {DEIDENTIFIER} as the PHI annotator it finds PHI with.",
     ),
     model: str = typer.Option(None, "--model", help="With --llm: the model the endpoint serves, as it names it."),
     template: str = typer.Option(
@@ -158,7 +162,9 @@ def serve(
     are placed at every occurrence in the note, and each answer carries the
     X-Nlpbench-Account header (mentions placed exactly, after normalising,
     fuzzily, or not at all; tokens; latency). Answers are cached on disk by
-    (template hash, model, note hash), so a rerun costs nothing.
+    (template hash, model, note hash), so a rerun costs nothing. With
+    --annotator deidentifier it serves the de-identifier on the model's
+    placed mentions instead (its tool object names the model and template).
     """
     if list_names:
         from nlpbench import annotators
@@ -166,13 +172,18 @@ def serve(
         for name in [*annotators.load_all(), DEIDENTIFIER]:
             typer.echo(name)
         return
-    if (annotator is None) == (llm is None):
-        raise fail("give --annotator NAME (see `nlpbench serve --list`) or --llm URL --model NAME, one of the two")
+    if annotator is None if llm is None else annotator not in (None, DEIDENTIFIER):
+        raise fail(
+            "give --annotator NAME (see `nlpbench serve --list`) or --llm URL --model NAME, one of the two "
+            f"(both only for --annotator {DEIDENTIFIER} on a model)"
+        )
+    if llm is not None and phi_annotator != "phi":
+        raise fail(f"--phi-annotator with --llm: the {DEIDENTIFIER} finds PHI with the model; give one of the two")
     from nlpbench.api.server import run
 
     if llm is not None:
         from nlpbench.annotators.llm.cache import default_path as default_cache_path
-        from nlpbench.api.tool import create_app
+        from nlpbench.api.tool import create_app, create_deidentifier_app
         from nlpbench.runner.client import checked_url
 
         found = build_llm_annotator(
@@ -185,8 +196,15 @@ def serve(
             structured=structured,
             cache=None if no_llm_cache else llm_cache or default_cache_path(),
         )
-        annotator = f"model {model} at {checked_url(llm)}"
-        app = create_app(found, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
+        on = f"model {model} at {checked_url(llm)}"
+        if annotator == DEIDENTIFIER:
+            annotator = f"{DEIDENTIFIER} on {on}"
+            app = create_deidentifier_app(
+                found, found.deidentifier_info(), max_body_bytes=max_body_bytes, cache_bytes=cache_bytes
+            )
+        else:
+            annotator = on
+            app = create_app(found, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
     else:
         app = build_app(annotator, phi_annotator, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes)
     sock = listen(host, port)

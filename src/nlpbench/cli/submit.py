@@ -76,7 +76,8 @@ def submit(
         None,
         "--llm",
         help="An OpenAI-compatible endpoint (…/v1) the organisers run: the worker serves it as a PHI annotator "
-        "(`nlpbench serve --llm`) with --model and --template.",
+        "(`nlpbench serve --llm`) with --model and --template, or for --task deid as a de-identifier "
+        "(`nlpbench serve --annotator deidentifier --llm`).",
     ),
     model: str | None = typer.Option(
         None,
@@ -316,18 +317,31 @@ def configure(
         show_envvar=True,
         help="The secret the webhook's X-Nlpbench-Signature is an HMAC-SHA256 with (16+ characters); '' removes it.",
     ),
+    deid_steps: Path | None = typer.Option(
+        None,
+        "--deid-steps",
+        help="A JSON list of phi-deidentifier 1.2.0 DeidentificationStep objects (or {deidentificationSteps: "
+        "[…]}): what the queue's de-identifiers are asked for and scored against, e.g. a date offset (a "
+        "submission keeps the steps of when it was first claimed, for its run and every rescore).",
+    ),
+    default_deid_steps: bool = typer.Option(
+        False, "--default-deid-steps", help="Ask de-identifiers for the default steps (every PHI type's tag)."
+    ),
     db: str = DB_OPTION,
 ) -> None:
-    """Show or change a queue's settings (time budget, token budget, prices, quota, profile, request limits,
-    attempts, tool hosts, webhook)."""
-    from nlpbench.platform.queue import configure_queue
+    """Show or change a queue's settings (time budget, token budget, prices, de-identification steps, quota,
+    profile, request limits, attempts, tool hosts, webhook)."""
+    from nlpbench.platform.queue import configure_queue, read_deid_steps
     from nlpbench.toolapi.cost import read_prices
 
     if tool_hosts and no_tool_hosts:
         raise fail("give --tool-host HOST (the whole list) or --no-tool-hosts, not both")
     if registries and no_registries:
         raise fail("give --image-registry HOST (the whole list) or --no-image-registries, not both")
+    if deid_steps is not None and default_deid_steps:
+        raise fail("give --deid-steps FILE or --default-deid-steps, not both")
     table = read_prices(prices) if prices is not None else None
+    steps = [] if default_deid_steps else read_deid_steps(deid_steps) if deid_steps is not None else None
     store = open_db(db)
     try:
         queue = configure_queue(
@@ -351,6 +365,7 @@ def configure(
             prices=table,
             webhook_url=webhook,
             webhook_secret=webhook_secret,
+            deid_steps=steps,
         )
     finally:
         store.close()
@@ -367,8 +382,24 @@ def configure(
         f"team tool hosts allowed: {', '.join(queue.tool_hosts) or 'none'}, "
         f"image registries: {', '.join(queue.image_registries) or 'none'}, "
         f"weak sandbox on public data: {'allowed' if queue.weak_sandbox else 'no'}, "
+        f"de-identification steps: {_steps_text(queue.deid_steps)}, "
         f"webhook: {_webhook_shown(queue.webhook_url, queue.webhook_secret)}"
     )
+
+
+def _steps_text(steps: list[dict[str, Any]] | None) -> str:
+    """A queue's de-identification steps in a few words: ``default``, or each step's strategy and types."""
+    if not steps:
+        return "default"
+    described = []
+    for step in steps:
+        key = next(key for key in step if key.endswith("Config"))
+        strategy = key.removesuffix("Config")
+        if key == "dateOffsetConfig":
+            strategy += f" {step[key]['offsetDays']:+d} days"
+        types = ",".join(t.removeprefix("text_") for t in step["annotationTypes"])
+        described.append(f"{strategy} ({types})")
+    return "; ".join(described)
 
 
 def _webhook_shown(url: str | None, secret: str | None) -> str:

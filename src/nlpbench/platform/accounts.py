@@ -25,6 +25,12 @@ is the least an invented mention could cost (its text, and so its tokens, is
 not sent: the header holds counts only). The per-subtype rows leave them out
 (the header gives no subtype); the result's warnings say how many were charged.
 
+An LLM de-identifier (``nlpbench serve --annotator deidentifier --llm``)
+sends one such header with each ``POST /deidentifiedNotes`` answer: the
+note's account, stored the same way without counts per type. The worker's
+loops keep both through one :class:`Accounting`, which also holds the
+submission's :class:`TokenBudget`.
+
 A submission's :class:`Usage` sums its notes: grounding counts, tokens, the
 nearest-rank latency percentiles per note (:func:`nlpbench.toolapi.cost.percentile`)
 and, when the queue's price table (organisers') prices the model the
@@ -37,7 +43,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import Integer, cast, func, insert, select
 from sqlalchemy.orm import Session
 
 from nlpbench.metrics.counts import PRF
@@ -45,7 +51,7 @@ from nlpbench.model import Document
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report
 from nlpbench.runner import ToolError
-from nlpbench.runner.client import ACCOUNTS
+from nlpbench.runner.client import ACCOUNTS, NOTE_ACCOUNT
 from nlpbench.store.submissions import NoteAccount, Queue, Submission
 from nlpbench.toolapi.account import HEADER, Account
 from nlpbench.toolapi.cost import PERCENTILES, parse_prices, percentile
@@ -55,33 +61,69 @@ STAGES = ("exact", "normalised", "fuzzy", "unplaced")
 
 
 def note_row(submission_id: int, document: Document) -> dict[str, Any] | None:
-    """The :class:`NoteAccount` row of an annotated note whose tool sent accounts, else None.
+    """The :class:`NoteAccount` row of an annotated or de-identified note whose tool sent accounts, else None.
 
-    The note's answers (one per type) share one model call: a :class:`~nlpbench.runner.ToolError` when they
-    disagree on its tokens, latency or caching, naming the note, never a value.
+    An annotated note's answers (one per type) share one model call: a :class:`~nlpbench.runner.ToolError`
+    when they disagree on its tokens, latency or caching, naming the note, never a value. A de-identified
+    note's one answer gives the note's account (:data:`~nlpbench.runner.client.NOTE_ACCOUNT`), without counts
+    per type (``by_type`` is empty).
     """
     accounts: Mapping[str, Account] = document.metadata.get(ACCOUNTS) or {}
-    if not accounts:
-        return None
-    costs = {(a.tokens_in, a.tokens_out, a.latency_ms, a.cached) for a in accounts.values()}
-    if len(costs) > 1:
-        raise ToolError(
-            f"note {document.id}: the {HEADER} headers of its answers give different tokens, latency or "
-            "caching, though one model call answers every type"
-        )
-    ((tokens_in, tokens_out, latency_ms, cached),) = costs
-    by_type = {label: {stage: getattr(a, stage) for stage in STAGES} for label, a in accounts.items()}
-    totals = {stage: sum(counts[stage] for counts in by_type.values()) for stage in STAGES}
+    note: Account | None = document.metadata.get(NOTE_ACCOUNT)
+    if note is None:
+        if not accounts:
+            return None
+        if len({(a.tokens_in, a.tokens_out, a.latency_ms, a.cached) for a in accounts.values()}) > 1:
+            raise ToolError(
+                f"note {document.id}: the {HEADER} headers of its answers give different tokens, latency or "
+                "caching, though one model call answers every type"
+            )
+        note = Account.of_note(accounts.values())
     return {
         "submission_id": submission_id,
         "note_identifier": document.id,
-        **totals,
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
-        "latency_ms": latency_ms,
-        "cached": bool(cached),
-        "by_type": by_type,
+        **{stage: getattr(note, stage) for stage in STAGES},
+        "tokens_in": note.tokens_in,
+        "tokens_out": note.tokens_out,
+        "latency_ms": note.latency_ms,
+        "cached": bool(note.cached),
+        "by_type": {label: {stage: getattr(a, stage) for stage in STAGES} for label, a in accounts.items()},
     }
+
+
+class Accounting:
+    """A run's accounts of its notes (:func:`note_row`) from each answer until the note is stored, and its token
+    budget: what the worker's annotating and de-identifying loops share.
+
+    :meth:`see` each answer as it comes, :meth:`spend` it when it joins a batch (why the run stops after it,
+    if its tokens take the run over ``budget``), :meth:`store` the batch's rows in its transaction.
+    """
+
+    def __init__(self, submission_id: int, budget: TokenBudget):
+        self.submission_id = submission_id
+        self.budget = budget
+        self._rows: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def of(cls, session: Session, submission_id: int, token_budget: int | None) -> Accounting:
+        """The accounting of a submission whose notes stored so far spent part of ``token_budget``."""
+        return cls(submission_id, TokenBudget(token_budget, tokens_spent(session, submission_id)))
+
+    def see(self, document: Document) -> None:
+        """Keep the account of a note answered (a :class:`ToolError` for one that contradicts itself)."""
+        row = note_row(self.submission_id, document)
+        if row is not None:
+            self._rows[document.id] = row
+
+    def spend(self, document: Document) -> str | None:
+        """Spend a note's tokens: why the run stops after it (its token budget), else None."""
+        return self.budget.spend(self._rows.get(document.id))
+
+    def store(self, session: Session, documents: list[Document]) -> None:
+        """Insert the :class:`NoteAccount` rows of ``documents`` that have one, in ``session``'s transaction."""
+        kept = [self._rows.pop(document.id) for document in documents if document.id in self._rows]
+        if kept:
+            session.connection().execute(insert(NoteAccount), kept)  # Core executemany: cheaper than the ORM's
 
 
 def unplaced(session: Session, submission_id: int) -> dict[str, dict[str, int]]:

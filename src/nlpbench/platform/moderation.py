@@ -25,7 +25,7 @@ from nlpbench.platform import ranks, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.scoring import predictions_store
 from nlpbench.store import Store, repository
-from nlpbench.store.submissions import FAILED, RECEIVED, DeidentifiedNote, Result, Submission
+from nlpbench.store.submissions import FAILED, RECEIVED, DeidentifiedNote, NoteAccount, Result, Submission
 
 #: How a submission leaves the leaderboards.
 REMOVALS = ("disqualified", "hidden")
@@ -53,8 +53,9 @@ def remove(store: Store, submission_id: int, removal: str, reason: str, *, by: s
 
 
 def rerun(store: Store, submission_id: int, *, by: str = "organiser") -> Submission:
-    """Queue a FAILED submission again from the start (RECEIVED), its stored predictions dropped; it costs its
-    team no quota. :class:`Conflict` for any other status."""
+    """Queue a FAILED submission again from the start (RECEIVED), its stored predictions, an LLM tool's accounts
+    of its notes and a ``deid`` submission's steps dropped; it costs its team no quota. :class:`Conflict` for any
+    other status."""
     with store.session() as session:
         submission = queues.get(session, submission_id)
         if submission.status != FAILED:
@@ -71,6 +72,9 @@ def restart(session: Session, submission: Submission) -> None:
         with suppress(repository.NotFound):  # it stopped before it stored a prediction
             repository.delete_annotation_store(session, submission.dataset, predictions_store(submission.id))
     session.execute(delete(DeidentifiedNote).where(DeidentifiedNote.submission_id == submission.id))
+    # an LLM tool's accounts of the notes go with them: the new run accounts for every note again
+    session.execute(delete(NoteAccount).where(NoteAccount.submission_id == submission.id))
     session.execute(delete(Result).where(Result.submission_id == submission.id))
     submission.attempts = submission.notes_done = submission.notes_total = 0
     submission.started_at = submission.finished_at = None
+    submission.deid_steps = None  # a new run: the queue's steps when it is claimed again

@@ -196,9 +196,11 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "prices": lambda table: {model: {"input": p.input, "output": p.output} for model, p in table.items()},
     "webhook_url": lambda url: checked_webhook(url),
     "webhook_secret": lambda secret: checked_secret(secret),
+    "deid_steps": list,
 }
-#: The settings a value clears: ``0`` (no quota, no token budget), ``""`` (no webhook, no secret).
-CLEARED = {"quota": 0, "token_budget": 0, "webhook_url": "", "webhook_secret": ""}
+#: The settings a value clears: ``0`` (no quota, no token budget), ``""`` (no webhook, no secret), ``[]`` (the
+#: default de-identification steps).
+CLEARED: dict[str, Any] = {"quota": 0, "token_budget": 0, "webhook_url": "", "webhook_secret": "", "deid_steps": []}
 
 
 def checked_webhook(url: str) -> str:
@@ -224,7 +226,8 @@ def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
     """Change the settings given (see :data:`SETTINGS`; ``quota=0`` removes the quota, ``token_budget=0`` the
     token budget, ``tool_hosts`` replaces the allow-list, ``[]`` empties it; ``prices`` is a price table by
     model, :func:`nlpbench.toolapi.cost.read_prices`'s, replacing the queue's; ``webhook_url`` and
-    ``webhook_secret`` are :mod:`nlpbench.platform.webhooks`', ``""`` removes them); returns the queue."""
+    ``webhook_secret`` are :mod:`nlpbench.platform.webhooks`', ``""`` removes them; ``deid_steps`` are
+    :func:`read_deid_steps`'s, ``[]`` the default steps); returns the queue."""
     if settings.get("quota_window") is not None:
         window_start(now(), settings["quota_window"])
     with store.session() as session:
@@ -234,6 +237,42 @@ def configure_queue(store: Store, name: str, **settings: Any) -> Queue:
                 cleared = key in CLEARED and value == CLEARED[key]
                 setattr(queue, key, None if cleared else SETTINGS[key](value))
         return queue
+
+
+def read_deid_steps(path: Path) -> list[dict[str, Any]]:
+    """The de-identification steps of the file ``path`` for a queue (``submissions queue --deid-steps``), as
+    ``score deid --config`` reads them (:func:`nlpbench.tasks.deid.read_config`) and as JSON: 1.2.0 steps that a
+    de-identifier can carry out (:func:`nlpbench.toolapi.deidentify.check_steps`), never nlpbench's own
+    ``surrogateConfig``, which no tool is asked for. Bad steps are an :class:`InputError` naming the file."""
+    from nlpbench.tasks.deid import SURROGATE_STRATEGY, read_config
+    from nlpbench.toolapi.deidentify import StepError, check_steps
+    from nlpbench.toolapi.schemas import dump
+
+    steps = read_config(path)
+    if any(SURROGATE_STRATEGY in names for names in steps.strategies.values()):
+        raise InputError("surrogateConfig is a step nlpbench scores, not one a 1.2.0 de-identifier is asked for", path)
+    try:
+        check_steps(steps.api)
+    except StepError as error:
+        raise InputError(str(error), path) from None
+    return [dump(step) for step in steps.api]
+
+
+def deid_steps(queue: Queue | None) -> tuple[dict[str, Any], ...]:
+    """The de-identification steps ``queue`` asks for and is scored against: its own, or (a queue with none, or
+    none yet) :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`."""
+    from nlpbench.toolapi.deidentify import DEFAULT_STEPS
+
+    return tuple(queue.deid_steps) if queue is not None and queue.deid_steps else DEFAULT_STEPS
+
+
+def submission_deid_steps(submission: Submission) -> tuple[dict[str, Any], ...]:
+    """The de-identification steps a ``deid`` submission runs with and is scored against: its queue's when it
+    was first claimed (:func:`claim` keeps them), whatever the queue asks now; one claimed before they were
+    kept ran with :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`."""
+    from nlpbench.toolapi.deidentify import DEFAULT_STEPS
+
+    return tuple(submission.deid_steps) if submission.deid_steps is not None else DEFAULT_STEPS
 
 
 def upload(store: Store, stream: BinaryIO, kind: str, team: str, *, limit: int = MAX_ARCHIVE_BYTES) -> str:
@@ -378,14 +417,14 @@ def _checked_request(request: Request) -> str:
 
 def _check_llm(request: Request) -> None:
     """An organiser's LLM endpoint: an organiser's request, a URL, a model, a prompt template that exists
-    (:data:`~nlpbench.annotators.llm.prompts.DEFAULT_TEMPLATE` when none is named); a PHI task."""
+    (:data:`~nlpbench.annotators.llm.prompts.DEFAULT_TEMPLATE` when none is named). Its task is one a tool
+    runs (:func:`_checked_request` checked it): a PHI task, or ``deid``, whose model the worker serves as a
+    de-identifier."""
     from nlpbench.annotators.llm import prompts
 
     assert request.llm_url is not None  # the kind says so
     if not request.organiser:
         raise Forbidden("LLM endpoints are served by the organisers' workers: a team submits its tool's URL")
-    if not tasks.is_phi(request.task):
-        raise InputError(f"an LLM endpoint annotates PHI; task {request.task} is not a PHI task", record="--llm")
     try:
         checked_url(request.llm_url)
     except ToolError as error:
@@ -553,7 +592,8 @@ def move(session: Session, submission: Submission, status: str, reason: str) -> 
 
 
 def claim(store: Store, queue: str, worker: str, lease: float, ended: list[int] | None = None) -> int | None:
-    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id.
+    """Take the oldest waiting submission of ``queue``, or one whose worker's lease expired; its id. A ``deid``
+    submission taken the first time keeps the queue's de-identification steps (:func:`submission_deid_steps`).
 
     A submission already claimed the queue's ``max_attempts`` times ends FAILED instead ("stopped N
     workers"; its id added to ``ended``, once committed) and the next is looked at: whatever ended those
@@ -582,6 +622,10 @@ def _claim(store: Store, queue: str, worker: str, lease: float, failed: list[int
         submission.worker, submission.lease_expires_at = worker, now() + timedelta(seconds=lease)
         submission.attempts += 1
         if submission.status == RECEIVED:
+            if tasks.is_deid(submission.task):  # the steps it runs with, whatever the queue asks later
+                submission.deid_steps = list(
+                    deid_steps(session.scalars(select(Queue).where(Queue.name == queue)).first())
+                )
             move(session, submission, VALIDATING, f"claimed by worker {worker}")
         else:
             move(

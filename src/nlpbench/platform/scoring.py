@@ -40,7 +40,7 @@ from nlpbench.model import Document
 from nlpbench.platform import accounts, intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
-from nlpbench.platform.queue import get
+from nlpbench.platform.queue import get, submission_deid_steps
 from nlpbench.platform.submitted import in_memory
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
@@ -56,6 +56,8 @@ _NAMING = ("document", "metric")
 PREDICTIONS_FOLDER = "predictions"
 #: The name of a ``deid`` submission's stored de-identified notes, as the JSON lines its task reads.
 DEIDENTIFIED_NOTES = "deidentified.jsonl"
+#: The name of its queue's de-identification steps, as the ``config`` file its task reads.
+DEID_STEPS = "deid-steps.json"
 
 
 @dataclass
@@ -148,7 +150,8 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
 
 def _score_deid(session: Session, submission: Submission, profile: str) -> Scored:
     """Score a ``deid`` submission's de-identified notes against the dataset's notes and gold standard,
-    read from the store; the notes are handed to the task as the JSON lines it reads, in memory."""
+    read from the store, under the steps it ran with; the notes and the steps are handed to the task as
+    the JSON it reads, in memory."""
     gold = InMemory(tuple(repository.documents(session, submission.dataset, repository.GOLDSTANDARD)))
     stored = session.execute(
         select(DeidentifiedNote.note_identifier, DeidentifiedNote.text)
@@ -159,8 +162,9 @@ def _score_deid(session: Session, submission: Submission, profile: str) -> Score
         json.dumps({"noteId": identifier, "text": text}, ensure_ascii=False) + "\n" for identifier, text in stored
     )
     pred = MemoryPath.file(DEIDENTIFIED_NOTES, lines)
+    config = MemoryPath.file(DEID_STEPS, json.dumps(list(submission_deid_steps(submission))))
     scored = Scored()
-    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile))
+    scored.add(submission.task, tasks.spec(submission.task).score(gold, pred, profile=profile, config=config))
     return scored
 
 
@@ -180,7 +184,8 @@ def _score_files(session: Session, submission: Submission, profile: str) -> Scor
 
 
 def reproducibility(session: Session, submission: Submission, profile: str) -> dict[str, Any]:
-    """What a result was computed from: the tool, its command or image, the data, the profile, nlpbench."""
+    """What a result was computed from: the tool, its command or image, the data, the profile (and a ``deid``
+    result's de-identification steps), nlpbench."""
     if tasks.on_dataset(submission.task):
         row = repository.get_dataset(session, submission.dataset)
         dataset = {
@@ -207,6 +212,7 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         "predictionsSha256": _sha256(submission.predictions),
         "dataset": dataset,
         "profile": profile,
+        **({"deidSteps": list(submission_deid_steps(submission))} if tasks.is_deid(submission.task) else {}),
         "nlpbench": __version__,
     }
 

@@ -24,7 +24,7 @@ a worker that died goes on where that one stopped:
   first ``ANNOTATING`` and is enforced as a deadline around the whole run (a hanging tool included).
   A ``deid`` submission's de-identifier is sent the notes instead
   (:func:`~nlpbench.runner.deidentifier.deidentified`, ``POST /deidentifiedNotes``
-  with :data:`~nlpbench.toolapi.deidentify.DEFAULT_STEPS`), and its answers are
+  with the steps it keeps from its queue, :func:`nlpbench.platform.queue.submission_deid_steps`), and its answers are
   stored as de-identified notes, batched and fenced the same way.
 - ``SCORING``: :mod:`nlpbench.platform.scoring` stores the result and
   :mod:`nlpbench.platform.ranks` the rank groups of the task's columns it
@@ -90,12 +90,10 @@ from nlpbench.store.submissions import (
     SCORING,
     VALIDATING,
     DeidentifiedNote,
-    NoteAccount,
     Queue,
     Submission,
     SubmissionLog,
 )
-from nlpbench.toolapi.deidentify import DEFAULT_STEPS
 
 #: Notes of the dataset validated when it has no ``-subset`` twin.
 SUBSET_NOTES = 10
@@ -422,12 +420,15 @@ class _Job:
     @contextmanager
     def _llm_tool(self, submission: Submission) -> Iterator[str]:
         """The URL of ``nlpbench serve --llm`` started on this machine for an organiser's endpoint, with the
-        submission's model and template, for the time the block takes (the endpoint's key, if any, from this
+        submission's model and template (``--annotator deidentifier`` too for a ``deid`` submission), for the
+        time the block takes (the endpoint's key, if any, from this
         worker's ``NLPBENCH_LLM_API_KEY``; answers cached in its data directory)."""
         from nlpbench.runner.services import local_tools
 
         assert submission.tool_url is not None and submission.model is not None  # checked when it was submitted
         served = ["--llm", submission.tool_url, "--model", submission.model, "--template", submission.template or ""]
+        if tasks.is_deid(submission.task):  # the de-identifier on the model's mentions
+            served += ["--annotator", "deidentifier"]  # nlpbench.cli.serve.DEIDENTIFIER
         with tempfile.TemporaryDirectory(prefix=f"nlpbench-llm-{self.id}-") as logs, ExitStack() as stack:
             try:
                 urls = stack.enter_context(local_tools(["llm"], Path(logs), arguments={"llm": served}))
@@ -502,27 +503,15 @@ class _Job:
             reached.url, labels=labels, transport=reached.transport(), scheduler=scheduler, **_limits(queue)
         )
 
-        rows: dict[str, dict[str, Any]] = {}  # an LLM tool's account of each note answered, until it is written
-        with self.store.session(readonly=True) as session:
-            budget = accounts.TokenBudget(queue.token_budget, accounts.tokens_spent(session, self.id))
-
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async for document in run.stream(notes):
                 self._same_tool(submission, run)
-                row = accounts.note_row(self.id, document)
-                if row is not None:
-                    rows[document.id] = row
                 yield document
 
         def write(session: Session, documents: list[Document]) -> None:
             _insert_records(session, dataset, annotations, documents)
-            kept = [rows.pop(document.id) for document in documents if document.id in rows]
-            if kept:
-                session.connection().execute(cast(Table, NoteAccount.__table__).insert(), kept)
 
-        await self._run_notes(
-            submission, queue, reached, done, answers, write, lambda document: budget.spend(rows.get(document.id))
-        )
+        await self._run_notes(submission, queue, reached, done, answers, write)
         self._same_tool(submission, run)
 
     async def _deidentify(self, submission: Submission, queue: Queue, reached: _Reached) -> None:
@@ -536,10 +525,11 @@ class _Job:
             )
         options = ClientOptions(queue.concurrency, queue.request_timeout, RetryPolicy(retries=queue.retries),
                                 queue.max_response_bytes)  # fmt: skip
+        steps = queues.submission_deid_steps(submission)
 
         async def answers(notes: Iterator[Document]) -> AsyncIterator[Document]:
             async with options.client(reached.url, reached.transport()) as client:
-                async for document in deidentified(client, notes, DEFAULT_STEPS, 4 * queue.concurrency):
+                async for document in deidentified(client, notes, steps, 4 * queue.concurrency):
                     yield document
 
         def write(session: Session, documents: list[Document]) -> None:
@@ -555,12 +545,14 @@ class _Job:
         done: set[str],
         answers: Callable[[Iterator[Document]], AsyncIterator[Document]],
         write: Callable[[Session, list[Document]], None],
-        spent: Callable[[Document], str | None] = lambda _document: None,
     ) -> None:
         """Send the dataset's notes not in ``done`` through ``answers`` under the time budget and ``write``
-        the answers in batches; ``spent`` says why the run stops after a note (its token budget), if it does."""
+        the answers in batches, with an LLM tool's account of each note (:class:`accounts.Accounting`) under the
+        queue's token budget."""
         assert submission.started_at is not None  # set when a worker claimed it
         remaining = submission.started_at.timestamp() + self.budget - time.time()
+        with self.store.session(readonly=True) as session:
+            accounting = accounts.Accounting.of(session, self.id, queue.token_budget)
         batch: list[Document] = []
         flushed = time.monotonic()
 
@@ -575,6 +567,7 @@ class _Job:
                 documents, batch = batch, []
                 with self.fenced(notes_done=Submission.notes_done + len(documents)) as session:
                     write(session, documents)
+                    accounting.store(session, documents)
             flushed = time.monotonic()
 
         with self.store.session(readonly=True) as reader:
@@ -582,9 +575,10 @@ class _Job:
             try:
                 async with asyncio.timeout(max(remaining, 0)):
                     async for document in answers(notes):
+                        accounting.see(document)
                         batch.append(document)
                         # counted before the batch is written: writing it hands the note's account to the store
-                        why = spent(document)
+                        why = accounting.spend(document)
                         if why is not None or len(batch) >= FLUSH_NOTES or time.monotonic() - flushed >= FLUSH_SECONDS:
                             flush()
                         if why is not None:
@@ -767,7 +761,7 @@ def _guarded(reached: _Reached | None, submission: Submission, queue: Queue) -> 
 def _settings(submission: Submission, queue: Queue, told: Disclosure) -> Settings:
     return Settings(
         labels=tasks.PHI_TASKS.get(submission.task, ()),
-        steps=DEFAULT_STEPS if tasks.is_deid(submission.task) else None,
+        steps=queues.submission_deid_steps(submission) if tasks.is_deid(submission.task) else None,
         disclosure=told,
         api_version_fatal=queue.api_version_fatal,
         timeout=queue.request_timeout,

@@ -58,6 +58,9 @@ MAX_ANNOTATIONS = 10_000
 DEIDENTIFIED_ANNOTATIONS = "deidentifiedAnnotations"
 #: The metadata key of an annotated document's accounts per type, when the tool sent them (an LLM tool).
 ACCOUNTS = "accounts"
+#: The metadata key of a de-identified note's account, when the tool sent one (an LLM de-identifier): the
+#: grounding counts of every type asked for and the note's cost, in one account.
+NOTE_ACCOUNT = "account"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.
@@ -304,18 +307,19 @@ class ToolClient:
     async def deidentify(self, document: Document, steps: Sequence[dict[str, Any]]) -> Document:
         """``POST /deidentifiedNotes``: ``document`` de-identified by ``steps``, as a document holding the
         de-identified text, with the tool's ``deidentifiedAnnotations`` (schema-valid, as it gave them: they
-        are kept, not scored) in its metadata."""
+        are kept, not scored) in its metadata, and the note's account under :data:`NOTE_ACCOUNT` when the tool
+        sent one (an LLM de-identifier)."""
         note = note_json(document)
         what = f"POST /deidentifiedNotes for note {document.id}"
         body = {"note": note, "deidentificationSteps": list(steps)}
-        reply = _checked(
-            schemas.DeidentifyResponse,
-            await self._request("POST", "/deidentifiedNotes", what, json=body),
-            f"{self.url}: {what}",
-        )
+        data, headers = await self._request_reply("POST", "/deidentifiedNotes", what, json=body)
+        account = self._account(headers, what)
+        reply = _checked(schemas.DeidentifyResponse, data, f"{self.url}: {what}")
         if reply.deidentifiedNote.identifier != note["identifier"]:
             raise ToolError(f"{self.url}: {what}: the answer is about another note")
         metadata = {**document.metadata, DEIDENTIFIED_ANNOTATIONS: schemas.dump(reply.deidentifiedAnnotations)}
+        if account is not None:  # an LLM de-identifier's account of the note (nlpbench.toolapi.account)
+            metadata[NOTE_ACCOUNT] = account
         return Document(document.id, reply.deidentifiedNote.text, metadata=metadata)
 
     async def _annotate_one(
@@ -325,12 +329,7 @@ class ToolClient:
         attribute = PHI_TYPES[label].type_attribute
         what = f"POST /{array} for note {document.id}"
         data, headers = await self._request_reply("POST", f"/{array}", what, json={"note": note})
-        account = None
-        if HEADER in headers:
-            try:
-                account = Account.parse(headers[HEADER])
-            except AccountError as error:
-                raise ToolError(f"{self.url}: {what}: {error}") from None
+        account = self._account(headers, what)
         self._count(data, array, label, counts, what)
         reply = _checked(schemas.RESPONSE_MODELS[label], data, f"{self.url}: {what}")
         found = []
@@ -353,6 +352,16 @@ class ToolClient:
                 raise ToolError(f"{self.url}: {error}") from None
             found.append(annotation)
         return found, account
+
+    def _account(self, headers: httpx.Headers, what: str) -> Account | None:
+        """The account an LLM tool sent in the answer's :data:`~nlpbench.toolapi.account.HEADER`, None without
+        one; a :class:`ToolError` naming the field, never the value, for a bad one."""
+        if HEADER not in headers:
+            return None
+        try:
+            return Account.parse(headers[HEADER])
+        except AccountError as error:
+            raise ToolError(f"{self.url}: {what}: {error}") from None
 
     def _count(self, data: Any, array: str, label: str, counts: dict[str, int], what: str) -> None:
         """Add the length of ``data[array]`` to the note's ``counts``; a :class:`ToolError` past ``max_annotations``.

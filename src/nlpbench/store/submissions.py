@@ -87,6 +87,9 @@ class Queue(Base):
     #: The organisers' price table, US dollars per million tokens by model:
     #: ``{model: {"input": p, "output": p}}`` (:mod:`nlpbench.toolapi.cost`).
     prices: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    #: The de-identification steps the queue's de-identifiers are asked for and scored against, 1.2.0
+    #: ``DeidentificationStep`` objects; NULL: :data:`nlpbench.toolapi.deidentify.DEFAULT_STEPS`.
+    deid_steps: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, default=None)
     #: Where a worker posts each submission's completion (:mod:`nlpbench.platform.webhooks`); NULL: nowhere.
     webhook_url: Mapped[str | None] = mapped_column(Text, default=None)
     #: The organisers' secret the completion is signed with (HMAC-SHA256); kept as given, since it signs.
@@ -145,6 +148,10 @@ class Submission(Base):
     model: Mapped[str | None] = mapped_column(String(NAME_LENGTH * 2), default=None)
     #: An ``llm`` submission's prompt template (an organiser's endpoint, at ``tool_url``, served by the worker).
     template: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    #: A ``deid`` submission's de-identification steps, its queue's when a worker first claimed it: what its
+    #: de-identifier is asked for and what it is scored and rescored against, whatever the queue asks later.
+    #: NULL: not claimed yet (or claimed before they were kept, with :data:`nlpbench.toolapi.deidentify.DEFAULT_STEPS`).
+    deid_steps: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, default=None)
 
 
 class SubmissionEvent(Base):

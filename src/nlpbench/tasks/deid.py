@@ -60,6 +60,8 @@ _STRATEGY_NAMES = {
 }
 #: The step nlpbench adds to the 1.2.0 four: ``{"annotationTypes": […], "surrogateConfig": {}}``.
 SURROGATE = "surrogateConfig"
+#: That step's strategy, as :class:`Steps` names it.
+SURROGATE_STRATEGY = "surrogate"
 
 
 @register("deid", "De-identified notes: residual PHI, over-redaction, format, date shifts, alignment", "deid",
@@ -184,7 +186,7 @@ def read_config(config: Input | None) -> Steps:
         if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
             raise InputError("annotationTypes must be a list of annotation types", config, where)
         if SURROGATE in step:
-            names = ["surrogate"]
+            names = [SURROGATE_STRATEGY]
         else:
             try:
                 parsed = DeidentificationStep.model_validate(step)
@@ -249,7 +251,7 @@ class _Tally:
             return False
         original = text[group.start : group.end]
         expected = None
-        if "surrogate" not in strategies:
+        if SURROGATE_STRATEGY not in strategies:
             members = [
                 Annotation("", Span(s.start - group.start, s.end - group.start), s.label, confidence=100,
                            attributes={"dateFormat": s.subtype} if s.label == "date" and s.subtype else {})

@@ -21,11 +21,15 @@ occurrences it was placed at); ``tokens-in``, ``tokens-out`` and
 ``latency-ms`` are the note's, the same on each of its five answers (one
 model call serves them all), so a client takes them once per note;
 ``cached=1`` says the answer came from the tool's answer cache (its tokens and
-latency are the call's that filled it).
+latency are the call's that filled it). An LLM de-identifier's ``POST
+/deidentifiedNotes`` answer carries the note's account in the same header
+(:meth:`Account.of_note`): the grounding counts of every type its steps ask for,
+summed, and the note's tokens, latency and caching once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
 from nlpbench.errors import Kind, NlpbenchError
@@ -66,6 +70,23 @@ class Account:
 
     def __add__(self, other: Account) -> Account:
         return Account(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    @classmethod
+    def of_note(cls, accounts: Iterable[Account]) -> Account:
+        """The account of a note from its accounts per type, one model call's (at least one): the grounding
+        counts summed, the note's tokens, latency and caching counted once (the first account's)."""
+        given = list(accounts)
+        first = given[0]
+        return cls(
+            exact=sum(a.exact for a in given),
+            normalised=sum(a.normalised for a in given),
+            fuzzy=sum(a.fuzzy for a in given),
+            unplaced=sum(a.unplaced for a in given),
+            tokens_in=first.tokens_in,
+            tokens_out=first.tokens_out,
+            latency_ms=first.latency_ms,
+            cached=first.cached,
+        )
 
     @property
     def placed(self) -> int:

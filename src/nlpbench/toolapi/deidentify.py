@@ -124,6 +124,15 @@ def deidentify(
 Strategy = Callable[[str, list[Annotation], list[str]], str]
 
 
+def check_steps(steps: Sequence[DeidentificationStep]) -> None:
+    """Refuse, as :func:`deidentify` would, steps it cannot carry out on any note: none at all, a step without
+    exactly one strategy, a date offset for types other than ``text_date`` (:class:`StepError`)."""
+    if not steps:
+        raise StepError("no de-identification steps: give at least one")
+    for number, step in enumerate(steps, 1):
+        _strategy(step, number)
+
+
 def _strategy(step: DeidentificationStep, number: int) -> Strategy:
     given = [name for name in STRATEGIES if getattr(step, name) is not None]
     if len(given) != 1:

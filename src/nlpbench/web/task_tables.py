@@ -50,7 +50,7 @@ class Facts:
 CELL_PARTS = ("", " ci_low", " ci_high", " rank", " submission")
 #: The columns after the scores: what the shown submission's tool said of itself, and when it was submitted.
 FACT_COLUMNS = ("version", "license", "url", "apiVersion", "digest", "submitted")
-#: The columns of a PHI task's table, after the scores, of what the shown submission's LLM tool said of its
+#: The columns of a PHI or ``deid`` task's table, after the scores, of what the shown submission's LLM tool said of its
 #: notes (:mod:`nlpbench.platform.accounts`): its mentions by how they were placed, tokens, latency per note
 #: and cost (empty for a tool that is no LLM, or a model the queue's price table does not price).
 LLM_COLUMNS = (
@@ -64,7 +64,7 @@ LLM_COLUMNS = (
 
 def row_columns(task: str, columns: list[str]) -> list[str]:
     """The columns of :func:`line_row` for ``task``'s table of score ``columns``, in order: the export's header."""
-    llm = LLM_COLUMNS if tasks.is_phi(task) else ()
+    llm = LLM_COLUMNS if tasks.on_dataset(task) else ()
     return ["team", "tool", *(f"{key}{part}" for key in columns for part in CELL_PARTS), *llm, *FACT_COLUMNS]
 
 
@@ -77,7 +77,7 @@ def line_row(line: board.Line, task: str, columns: list[str], facts: Facts) -> d
         cell = line.cells.get(key)
         values = (cell.value, cell.low, cell.high, cell.rank, cell.submission.id) if cell else (None,) * 5
         row |= {f"{key}{part}": value for part, value in zip(CELL_PARTS, values, strict=True)}
-    if tasks.is_phi(task):
+    if tasks.on_dataset(task):  # a tool's task: its tool may be an LLM (an annotator or a de-identifier)
         row |= dict.fromkeys(LLM_COLUMNS) | _llm_values(facts.used.get(shown.id))
     digest = made.get("image") or made.get("commandSha256") or made.get("predictionsSha256")
     facts_shown = (

@@ -19,7 +19,8 @@ per type — the grounding counts of that type, and the note's tokens, latency
 and whether the answer was cached — which the tool sends in the
 ``X-Nlpbench-Account`` header. The tool's version is the template's with its
 hash as SemVer build metadata (``1.0.0+3f2a…``), so the tool object, which a
-result's reproducibility fields keep, names the exact prompt.
+result's reproducibility fields keep, names the exact prompt; so does the
+tool object of the de-identifier on the model (:meth:`LLMAnnotator.deidentifier_info`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,20 @@ class LLMAnnotator(Annotator):
             description=(
                 f"The model {client.model[:80]} at an OpenAI-compatible endpoint, asked with prompt template "
                 f"{template.name} (sha256 {template.sha256}); each mention it lists placed in the note."
+            )[:280],
+            license="none",
+        )
+
+    def deidentifier_info(self) -> ToolInfo:
+        """The tool object of the de-identifier that finds PHI with this model (``serve --annotator deidentifier
+        --llm``): ``…-deidentifier``, this annotator's version, so that it too names the exact prompt."""
+        return ToolInfo(
+            name=f"{self.info.name[:47].rstrip('-')}-deidentifier",
+            version=self.info.version,
+            description=(
+                f"De-identifies clinical notes with the PHI mentions the model {self.client.model[:60]} at an "
+                f"OpenAI-compatible endpoint lists, asked with prompt template {self.template.name} "
+                f"(sha256 {self.template.sha256}), each placed in the note."
             )[:280],
             license="none",
         )

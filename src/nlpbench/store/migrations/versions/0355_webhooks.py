@@ -1,7 +1,7 @@
 """A queue's webhook: where a worker posts each submission's completion, and the secret it is signed with.
 
 Revision ID: 0355
-Revises: 0345
+Revises: 0350
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0355"
-down_revision = "0345"
+down_revision = "0350"
 branch_labels = None
 depends_on = None
 
