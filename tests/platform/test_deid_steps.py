@@ -39,7 +39,7 @@ def test_a_date_shift_queue_scores_date_shift_consistency(nb, dataset, db_url, t
     steps.write_text(json.dumps({"deidentificationSteps": STEPS}))
     configured = nb("submissions", "queue", "default", "--deid-steps", steps)
     assert configured.exit_code == 0, configured.stderr
-    assert configured.stdout.rstrip().endswith(SHOWN)
+    assert f"{SHOWN}, webhook: none" in configured.stdout
     with served(create_deidentifier_app(build_annotator("phi"))) as url:
         submission = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", url)
         worked = run_worker(nb)
@@ -71,7 +71,7 @@ def test_the_default_steps_have_no_date_shift_and_come_back_on_request(nb, datas
     steps.write_text(json.dumps(STEPS))
     assert nb("submissions", "queue", "default", "--deid-steps", steps).exit_code == 0
     reset = nb("submissions", "queue", "default", "--default-deid-steps")
-    assert reset.exit_code == 0 and reset.stdout.rstrip().endswith("de-identification steps: default")
+    assert reset.exit_code == 0 and "de-identification steps: default, webhook: none" in reset.stdout
     with served(create_deidentifier_app(build_annotator("phi"))) as url:
         submission = submit(nb, "--task", "deid", "--dataset", "notes", "--tool", url)
         run_worker(nb)
