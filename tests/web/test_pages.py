@@ -21,6 +21,25 @@ def test_home_lists_every_task_with_its_scored_submissions(client):
     exported = {row["task"]: row for row in csv.DictReader(io.StringIO(client.get("/tasks.csv").text))}
     assert exported.keys() == rows.keys() and exported["date"]["scored"] == "7"
     assert client.get("/static/site.css").status_code == 200
+    assert exported["date"]["leader team"] == "alpha" and exported["ner"]["leader team"] == "alpha"
+
+
+def test_home_shows_each_tasks_leaders_with_score_and_interval(client):
+    """The leaders of each dataset column: rank group 1, with the stored score and interval of the table."""
+    table = {row["team"]: row for row in client.get("/tasks/date.json").json()}
+    page = client.get("/").text
+    date_row = page.split('<a href="/tasks/date">date</a>')[1].split("</tr>")[0]
+    for dataset in (PUBLIC, PRIVATE):
+        leaders = [team for team, row in table.items() if row[f"{dataset} rank"] == 1]
+        assert leaders and len(leaders) < len(table)  # not everyone leads
+        for team in leaders:
+            row = table[team]
+            shown = f"{row[f'{dataset} ci_low']:.3f}, {row[f'{dataset} ci_high']:.3f}]"
+            assert f'{dataset}</span>: <span class="tool">{row["tool"]}</span>' in date_row and shown in date_row
+    losers = [team for team, row in table.items() if all(row[f"{d} rank"] not in (1, None) for d in (PUBLIC, PRIVATE))]
+    assert all(f">{team}</a>" not in date_row for team in losers)
+    coref = page.split('<a href="/tasks/coref">coref</a>')[1].split("</tr>")[0]
+    assert coref.endswith("<td>—</td>")  # nothing scored: no leaders
 
 
 def test_a_task_table_ranks_tools_by_token_f1_with_intervals_and_rank_groups(client):
