@@ -71,9 +71,11 @@ def test_an_empty_leaderboard_exports_its_header_row(client):
 
 def test_sorting_is_a_query_parameter(client):
     ascending = client.get("/tasks/date", params={"sort": PUBLIC, "order": "asc"}).text
-    teams = re.findall(r'<td><a href="/teams/(\w+)">', ascending)
+    teams = re.findall(r'<td class="name"><a href="/teams/(\w+)">', ascending)
     assert teams[:3] == ["gamma", "beta", "alpha"] and teams[-1] == "delta"  # delta has no public score: last
-    by_team = re.findall(r'<td><a href="/teams/(\w+)">', client.get("/tasks/date?sort=team&order=asc").text)
+    by_team = re.findall(
+        r'<td class="name"><a href="/teams/(\w+)">', client.get("/tasks/date?sort=team&order=asc").text
+    )
     assert by_team == sorted(by_team)
     csv_rows = list(csv.DictReader(io.StringIO(client.get(f"/tasks/date.csv?sort={PUBLIC}&order=asc").text)))
     assert [row["team"] for row in csv_rows][:3] == ["gamma", "beta", "alpha"]
