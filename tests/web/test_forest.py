@@ -86,3 +86,11 @@ def test_shown_ranks_tie_within_delta_and_keep_stored_ties():
     unranked = [_cell(0.9, 0.8, 1.0, None, 1), _cell(0.5, 0.4, 0.6, 1, 1)]
     assert set(shown_ranks(unranked, 0.1).values()) == {None}
     assert smallest_difference([Cell(None, 0, "t", "m", "f", 0.5)]) is None
+
+
+def test_the_over_time_plot_has_a_date_axis_and_is_hidden_when_all_is_one_day(client):
+    svg = re.search(r'<figure class="plot" id="best-over-time">(<svg.*?</svg>)', client.get("/tasks/date").text, re.S)
+    ticks = re.findall(r'<g id="tick-([^"]*)"', svg.group(1))
+    assert len(ticks) >= 2 and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", tick) for tick in ticks), ticks
+    assert min(ticks) >= "2026-01-05"  # the seeded submissions' days, not times of day
+    assert 'id="best-over-time"' not in client.get("/tasks/ner").text  # its one submission: one day

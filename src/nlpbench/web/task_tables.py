@@ -136,6 +136,7 @@ def task_page(
     order = "asc" if order == "asc" else "desc"
     lines = board.sorted_lines(found, sort, order == "desc")
     series = board.best_over_time(found)
+    series = series if plots.spans_days(series) else {}  # every point on one day: no plot
     source = tuple((key, tuple(points)) for key, points in series.items())
     drawn = request.app.state.drawn
     if series and drawn.get(task, (None,))[0] != source:
