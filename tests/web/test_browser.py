@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from urllib.parse import urlsplit
@@ -18,11 +19,11 @@ from tests.browser.test_demo_report import CHROMIUM, FLAGS  # noqa: E402 - after
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 
 
-@pytest.fixture(scope="module")
-def site(seeded):
+@contextlib.contextmanager
+def serving(store):
+    """The site over ``store`` served on 127.0.0.1 in a thread: its base URL."""
     import uvicorn
 
-    store, _ = seeded
     sock = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -34,6 +35,13 @@ def site(seeded):
     server.should_exit = True
     thread.join(10)
     sock.close()
+
+
+@pytest.fixture(scope="module")
+def site(seeded):
+    store, _ = seeded
+    with serving(store) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +146,6 @@ def long_site(tmp_path_factory):
     tool with the longest names."""
     import warnings
 
-    import uvicorn
-
     from nlpbench.platform import queue
     from nlpbench.platform.worker import Worker
     from nlpbench.store import open_store
@@ -155,17 +161,8 @@ def long_site(tmp_path_factory):
                                 predictions_name=LONG_TOOL)  # fmt: skip
         queue.submit(store, request)
         Worker(store, poll=0.05, lease=30).run(until_idle=True)
-    sock = listen("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    with serving(store) as url:
+        yield url
     store.close()
 
 

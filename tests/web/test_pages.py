@@ -141,7 +141,14 @@ def test_unknown_ids_get_a_404_page(client, url):
 
 def test_no_page_or_export_quotes_a_private_note(client, seeded):
     _, ids = seeded
-    urls = ["/", "/tasks/phi", "/tasks/date", "/tasks/date.json", "/teams/delta"]
+    urls = [
+        "/",
+        "/tasks/phi",
+        "/tasks/date",
+        "/tasks/date.json",
+        "/teams/delta",
+        f"/tasks/phi?rows=all&sort={PRIVATE}/date",
+    ]
     for key, submission in ids.items():
         urls += [f"/submissions/{submission}", f"/submissions/{submission}.json", f"/submissions/{submission}.csv"]
         if key.endswith(PRIVATE):
