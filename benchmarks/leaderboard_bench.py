@@ -58,7 +58,7 @@ def seed(store: Store, root: Path, submissions: int, teams: int, notes: int, var
         pred = root / f"pred-{variant}.json"
         sandbox.write(kept, pred)
         scored = Scored()
-        scored.add("date", score_sandbox(gold, pred, "date"), root)
+        scored.add("date", score_sandbox(gold, pred, "date"))
         scored_files.append((pred.read_text(), scored))
     for n in range(submissions):
         text, scored = scored_files[n % variants]

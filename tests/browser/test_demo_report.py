@@ -49,3 +49,31 @@ def test_home_leads_to_the_ranked_task_and_a_submission_with_errors_in_context(p
     assert page.locator("h1").inner_text() == "Submission 1"
     marked = page.locator("li.context mark").first
     assert marked.is_visible() and marked.inner_text().strip()  # the synthetic dataset is public
+
+
+def test_the_static_site_sorts_and_filters_its_tables_without_a_server(page, site):
+    page.goto((site.parent / "tasks" / "phi.html").as_uri())
+    board = page.locator("table.board")
+    rows = board.locator("tbody tr")
+    assert rows.count() >= 1
+    heading = board.locator("thead th", has_text="tool").first
+    heading.click()  # descending
+    assert page.url == (site.parent / "tasks" / "phi.html").as_uri()  # no navigation: sorted in the page
+    assert heading.get_attribute("aria-sort") == "descending"
+    page.goto(site.as_uri())
+    tasks = page.locator("table#tasks")
+    names = tasks.locator("tbody tr td:first-child")
+    tasks.locator("thead th", has_text="task").click()
+    down = names.all_inner_texts()
+    assert down == sorted(down, reverse=True) and len(down) > 3
+    tasks.locator("thead th", has_text="task").click()
+    assert names.all_inner_texts() == sorted(down)
+    scored = tasks.locator("thead th", has_text="scored submissions")
+    scored.click()
+    counts = [int(text) for text in tasks.locator("tbody tr td:nth-child(3)").all_inner_texts()]
+    assert counts == sorted(counts, reverse=True) and counts[0] > 0
+    page.fill("input.filter", "PERSON_name")  # case does not matter
+    shown = [row for row in tasks.locator("tbody tr").all() if row.is_visible()]
+    assert [row.locator("td").first.inner_text() for row in shown] == ["person_name"]
+    page.fill("input.filter", "")
+    assert all(row.is_visible() for row in tasks.locator("tbody tr").all())

@@ -271,6 +271,8 @@ def test_a_team_sees_no_score_of_a_hidden_phase_until_it_closes(arena, tmp_path,
     assert site.get(f"/submissions/{mine}").status_code == 404
     assert "team-a" not in site.get("/tasks/date").text
     assert site.get("/teams/team-a").status_code == 404
+    home = site.get("/").text
+    assert 'id="challenge-c1"' in home and "scores hidden until the phase closes" in home and "team-a" not in home
 
     arena.call("POST", "/challenges/c1/phases/dev/close", "organiser")
     assert arena.shown(mine)["results"][0]["scores"]
@@ -278,6 +280,8 @@ def test_a_team_sees_no_score_of_a_hidden_phase_until_it_closes(arena, tmp_path,
     assert not board["scoresHidden"] and {row["team"] for row in board["rows"]} == {"team-a", "team-b"}
     assert site.get(f"/submissions/{mine}").status_code == 200
     assert "team-b" in site.get("/tasks/date").text
+    home = site.get("/").text.split('id="tasks"')[0]  # the challenge's section: its phase's leaders
+    assert "scores hidden" not in home and "team-a" in home and "1.000" in home
 
 
 def test_a_public_phase_shows_scores_as_they_come(arena, tmp_path):

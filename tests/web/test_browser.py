@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from urllib.parse import urlsplit
@@ -18,11 +19,11 @@ from tests.browser.test_demo_report import CHROMIUM, FLAGS  # noqa: E402 - after
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 
 
-@pytest.fixture(scope="module")
-def site(seeded):
+@contextlib.contextmanager
+def serving(store):
+    """The site over ``store`` served on 127.0.0.1 in a thread: its base URL."""
     import uvicorn
 
-    store, _ = seeded
     sock = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -34,6 +35,13 @@ def site(seeded):
     server.should_exit = True
     thread.join(10)
     sock.close()
+
+
+@pytest.fixture(scope="module")
+def site(seeded):
+    store, _ = seeded
+    with serving(store) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +134,44 @@ def test_the_pages_render_and_sort_under_their_content_security_policy(browser, 
         violations = [text for text in reported if "Content Security Policy" in text]
         assert violations == [], violations
         context.close()
+
+
+LONG_TEAM = "t" * 60  # the longest team name the store takes
+LONG_TOOL = "a-tool-whose-prediction-file-has-a-name-far-longer-than-any-column-should-be-wide.json"
+
+
+@pytest.fixture(scope="module")
+def long_site(tmp_path_factory):
+    """A site over a store seeded as the others, plus a PHI submission (a column per type) by a team and
+    tool with the longest names."""
+    import warnings
+
+    from nlpbench.platform import queue
+    from nlpbench.platform.worker import Worker
+    from nlpbench.store import open_store
+    from tests.web.seeding import seed
+
+    scratch = tmp_path_factory.mktemp("long")
+    store = open_store(f"sqlite:///{scratch}/long.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seed(store, scratch)
+        predictions = (scratch / "predictions.json").read_text(encoding="utf-8")
+        request = queue.Request(team=LONG_TEAM, task="phi", dataset=PRIVATE, predictions=predictions,
+                                predictions_name=LONG_TOOL)  # fmt: skip
+        queue.submit(store, request)
+        Worker(store, poll=0.05, lease=30).run(until_idle=True)
+    with serving(store) as url:
+        yield url
+    store.close()
+
+
+@pytest.mark.parametrize("path", ["/", "/tasks/phi", "/tasks/phi?rows=all", "/tasks/date"])
+def test_pages_fit_a_1400_pixel_window_with_the_longest_names(page, long_site, path):
+    page.goto(long_site + path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    if path.startswith("/tasks/phi"):
+        assert page.locator("#board td.name", has_text=LONG_TOOL[:20]).is_visible()
+        forest = page.locator("#forest svg")
+        assert forest.is_visible() and forest.locator("circle.estimate").count() >= 4
+        assert forest.bounding_box()["width"] <= 1400

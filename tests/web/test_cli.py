@@ -20,7 +20,19 @@ def test_serve_prints_its_url_and_serves_the_seeded_store(seeded, tmp_path):
     log = tmp_path / "serve.log"
     with log.open("w") as stderr:
         server = subprocess.Popen(
-            [sys.executable, "-m", "nlpbench", "leaderboard", "serve", "--db", url, "--port", "0"],
+            [
+                sys.executable,
+                "-m",
+                "nlpbench",
+                "leaderboard",
+                "serve",
+                "--db",
+                url,
+                "--port",
+                "0",
+                "--baseline",
+                "delta",
+            ],
             stderr=stderr,
             env=os.environ.copy(),
         )
@@ -33,6 +45,9 @@ def test_serve_prints_its_url_and_serves_the_seeded_store(seeded, tmp_path):
         page = httpx.get(f"{base}submissions/{ids['alpha/date/open-notes']}", timeout=60)
         assert page.status_code == 200 and "<h1>Submission" in page.text
         assert httpx.get(f"{base}tasks/nothing", timeout=60).status_code == 404
+        forest = httpx.get(f"{base}tasks/date?sort=closed-notes", timeout=60).text
+        baselines = re.findall(r'<g class="row baseline"[^>]*><title>([^<]*)', forest)
+        assert len(baselines) == 1 and " · delta (baseline)" in baselines[0]
     finally:
         server.terminate()
         server.wait(30)

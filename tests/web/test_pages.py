@@ -21,6 +21,25 @@ def test_home_lists_every_task_with_its_scored_submissions(client):
     exported = {row["task"]: row for row in csv.DictReader(io.StringIO(client.get("/tasks.csv").text))}
     assert exported.keys() == rows.keys() and exported["date"]["scored"] == "7"
     assert client.get("/static/site.css").status_code == 200
+    assert exported["date"]["leader team"] == "alpha" and exported["ner"]["leader team"] == "alpha"
+
+
+def test_home_shows_each_tasks_leaders_with_score_and_interval(client):
+    """The leaders of each dataset column: rank group 1, with the stored score and interval of the table."""
+    table = {row["team"]: row for row in client.get("/tasks/date.json").json()}
+    page = client.get("/").text
+    date_row = page.split('<a href="/tasks/date">date</a>')[1].split("</tr>")[0]
+    for dataset in (PUBLIC, PRIVATE):
+        leaders = [team for team, row in table.items() if row[f"{dataset} rank"] == 1]
+        assert leaders and len(leaders) < len(table)  # not everyone leads
+        for team in leaders:
+            row = table[team]
+            shown = f"{row[f'{dataset} ci_low']:.3f}, {row[f'{dataset} ci_high']:.3f}]"
+            assert f'{dataset}</span>: <span class="tool">{row["tool"]}</span>' in date_row and shown in date_row
+    losers = [team for team, row in table.items() if all(row[f"{d} rank"] not in (1, None) for d in (PUBLIC, PRIVATE))]
+    assert all(f">{team}</a>" not in date_row for team in losers)
+    coref = page.split('<a href="/tasks/coref">coref</a>')[1].split("</tr>")[0]
+    assert coref.endswith("<td>—</td>")  # nothing scored: no leaders
 
 
 def test_a_task_table_ranks_tools_by_token_f1_with_intervals_and_rank_groups(client):
@@ -52,9 +71,11 @@ def test_an_empty_leaderboard_exports_its_header_row(client):
 
 def test_sorting_is_a_query_parameter(client):
     ascending = client.get("/tasks/date", params={"sort": PUBLIC, "order": "asc"}).text
-    teams = re.findall(r'<td><a href="/teams/(\w+)">', ascending)
+    teams = re.findall(r'<td class="name"><a href="/teams/(\w+)">', ascending)
     assert teams[:3] == ["gamma", "beta", "alpha"] and teams[-1] == "delta"  # delta has no public score: last
-    by_team = re.findall(r'<td><a href="/teams/(\w+)">', client.get("/tasks/date?sort=team&order=asc").text)
+    by_team = re.findall(
+        r'<td class="name"><a href="/teams/(\w+)">', client.get("/tasks/date?sort=team&order=asc").text
+    )
     assert by_team == sorted(by_team)
     csv_rows = list(csv.DictReader(io.StringIO(client.get(f"/tasks/date.csv?sort={PUBLIC}&order=asc").text)))
     assert [row["team"] for row in csv_rows][:3] == ["gamma", "beta", "alpha"]
@@ -120,7 +141,14 @@ def test_unknown_ids_get_a_404_page(client, url):
 
 def test_no_page_or_export_quotes_a_private_note(client, seeded):
     _, ids = seeded
-    urls = ["/", "/tasks/phi", "/tasks/date", "/tasks/date.json", "/teams/delta"]
+    urls = [
+        "/",
+        "/tasks/phi",
+        "/tasks/date",
+        "/tasks/date.json",
+        "/teams/delta",
+        f"/tasks/phi?rows=all&sort={PRIVATE}/date",
+    ]
     for key, submission in ids.items():
         urls += [f"/submissions/{submission}", f"/submissions/{submission}.json", f"/submissions/{submission}.csv"]
         if key.endswith(PRIVATE):

@@ -22,6 +22,9 @@ BASELINE = "phi"
 #: The demo's dataset in its store, the task its tools are submitted to, and their queue.
 DATASET, TASK, QUEUE = "synthetic", "phi", "demo"
 TITLE = "nlpbench demo leaderboard"
+#: The script inlined into every page of the static site: its tables sort (click a heading) and filter (type
+#: in the box above) in the browser, as the served site's query parameters would.
+OFFLINE_SCRIPT = Path(__file__).resolve().parent.parent / "web" / "offline" / "tables.js"
 
 
 def demo(
@@ -100,7 +103,13 @@ def demo(
         from nlpbench.cli.leaderboard import serve as serve_leaderboard
 
         serve_leaderboard(
-            db=url, host="127.0.0.1", port=port, pick="best", title=TITLE, log_level=options.LogLevel.warning
+            db=url,
+            host="127.0.0.1",
+            port=port,
+            pick="best",
+            title=TITLE,
+            baseline=[BASELINE],
+            log_level=options.LogLevel.warning,
         )
 
 
@@ -127,7 +136,8 @@ def _write_site(store, site: Path) -> Path:
     """The leaderboard's pages (and their CSV and JSON twins) as files linked to each other; the home page's path.
 
     Every page the home page leads to is requested from the site's app in
-    process; absolute links become relative ones to the written files.
+    process; absolute links become relative ones to the written files, and each page gets
+    :data:`OFFLINE_SCRIPT` inline, so that its tables sort and filter without a server.
     """
     import asyncio
 
@@ -146,7 +156,8 @@ async def _crawl(store, site: Path) -> Path:
     from nlpbench.web.app import Settings, create_app
 
     link = re.compile(r'((?:href|src)=")(/[^"?#]*)[^"]*(")')
-    app = create_app(store, Settings(title=TITLE))
+    script = OFFLINE_SCRIPT.read_text(encoding="utf-8")  # sorting and filtering without a server
+    app = create_app(store, Settings(title=TITLE, baselines=(BASELINE,)))  # the rules, submitted as team phi
     seen, waiting = {"/"}, ["/"]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
         while waiting:
@@ -164,7 +175,7 @@ async def _crawl(store, site: Path) -> Path:
             seen.update(links)
             here = posixpath.dirname(_file_of(path)) or "."
             text = link.sub(functools.partial(_relative, here=here), answer.text)
-            files.write_text(written, text)
+            files.write_text(written, text.replace("</body>", f"<script>{script}</script>\n</body>", 1))
     return site / "index.html"
 
 

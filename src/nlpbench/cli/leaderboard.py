@@ -51,6 +51,9 @@ def serve(
         "best", "--pick", metavar=choices(PICKS), help="Each tool's best or latest scored submission per dataset."
     ),
     title: str = typer.Option("nlpbench leaderboard", "--title", help="The site's title."),
+    baseline: list[str] = typer.Option(
+        [], "--baseline", metavar="TEAM", help="A team whose tools the forest plots mark as baselines (repeatable)."
+    ),
     log_level: LogLevel = log_level_option(LogLevel.warning),
     refresh: Annotated[
         float,
@@ -82,7 +85,11 @@ def serve(
     stop = refreshing(store, refresh) if refresh else None
     try:
         with sock:
-            run(create_app(store, Settings(title=title, pick=pick)), sock, log_level=log_level)
+            run(
+                create_app(store, Settings(title=title, pick=pick, baselines=tuple(baseline))),
+                sock,
+                log_level=log_level,
+            )
     finally:
         if stop is not None:
             stop.set()

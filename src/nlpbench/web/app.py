@@ -77,10 +77,12 @@ PAGES = (home, task_tables, submissions, teams)
 
 @dataclass(frozen=True)
 class Settings:
-    """What the site shows: its title, and whether a task table keeps each tool's best or latest submission."""
+    """What the site shows: its title, whether a task table keeps each tool's best or latest submission, and
+    the teams whose tools the organisers mark as baselines (drawn as such in the forest plots)."""
 
     title: str = "nlpbench leaderboard"
     pick: str = "best"
+    baselines: tuple[str, ...] = ()
 
 
 class SecurityHeaders:

@@ -87,7 +87,10 @@ def task_table(session: Session, task: str, pick: str = "best") -> Table:
 
 
 def sorted_lines(table: Table, sort: str, descending: bool) -> list[Line]:
-    """The lines by a column (a dataset column, ``team``, ``tool`` or ``date``); lines without a value last."""
+    """The lines by a column (a dataset column, ``team``, ``tool`` or ``date``); lines without a value last.
+
+    By a column whose cells all have a rank, the lines go by rank, and lines of one rank by team and tool.
+    """
 
     def key(line: Line) -> Any:
         if sort == "team":
@@ -99,9 +102,18 @@ def sorted_lines(table: Table, sort: str, descending: bool) -> list[Line]:
         cell = line.cells.get(sort)
         return cell.value if cell is not None else None
 
-    present = [line for line in table.lines if key(line) is not None]
+    present = sorted((line for line in table.lines if key(line) is not None), key=key, reverse=descending)
     missing = [line for line in table.lines if key(line) is None]
-    return sorted(present, key=key, reverse=descending) + missing
+    if sort in table.columns and all(line.cells[sort].rank is not None for line in present):
+        # tied lines (one shown rank) by team and tool, never by when they were submitted
+        present.sort(key=lambda line: (_rank(line, sort) * (1 if descending else -1), line.team, line.tool))
+    return present + missing
+
+
+def _rank(line: Line, key: str) -> int:
+    rank = line.cells[key].rank
+    assert rank is not None  # checked by the caller
+    return rank
 
 
 def best_over_time(table: Table) -> dict[str, list[tuple[datetime, float]]]:

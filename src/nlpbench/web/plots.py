@@ -22,11 +22,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 import matplotlib
+import matplotlib.dates as mdates
 from matplotlib.figure import Figure
 
 from nlpbench.web.board import bounded
@@ -96,7 +97,8 @@ def whiskers(title: str, points: Sequence[tuple[str, float, float | None, float 
 
 
 def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, float]]]) -> str:
-    """The best score so far of each column, as a step line over submission dates."""
+    """The best score so far of each column, as a step line over submission dates: a date axis (``2026-01-05``,
+    ticks placed by matplotlib's date locator, in UTC), never times of day nor minutes and seconds."""
     with matplotlib.rc_context(_SETTINGS):
         figure = Figure(figsize=(6, 3))
         axes = figure.subplots()
@@ -112,8 +114,21 @@ def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, flo
         axes.set_ylabel("best score")
         axes.set_title(bounded(title, 2 * LABEL))
         axes.legend(loc="lower right", fontsize="small")
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8, tz=UTC)
+        locator.intervald[mdates.DAILY] = [1, 2, 7, 14]  # whole days at least: never hours
+        axes.xaxis.set_major_locator(locator)
+        axes.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d", tz=UTC))
+        axes.set_xlabel("submitted (UTC)")
         figure.autofmt_xdate()
+        figure.draw_without_rendering()
+        for label in axes.get_xticklabels():  # glyphs are paths: each tick's date kept as its group's id
+            label.set_gid(f"tick-{label.get_text()}")
         return _svg(figure)
+
+
+def spans_days(series: Mapping[str, Sequence[tuple[datetime, float]]]) -> bool:
+    """Whether the points of ``series`` fall on more than one day (UTC): an over-time plot is drawn only then."""
+    return len({moment.astimezone(UTC).date() for points in series.values() for moment, _ in points}) > 1
 
 
 def accuracy_cost(

@@ -11,10 +11,11 @@ from sqlalchemy import select
 
 from nlpbench.platform import accounts, tasks
 from nlpbench.platform.accounts import STAGES
+from nlpbench.platform.standings import Cell
 from nlpbench.store import Store
 from nlpbench.store.submissions import Result
 from nlpbench.toolapi.cost import PERCENTILES
-from nlpbench.web import board, plots
+from nlpbench.web import board, detectable, forest, plots
 from nlpbench.web.render import Stored, export, page
 
 router = APIRouter()
@@ -30,20 +31,23 @@ def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[
         raise HTTPException(404, f"no setting pick={board.bounded(pick)}; known: {', '.join(board.PICKS)}")
     with store.session(readonly=True) as session:
         found = board.task_table(session, task, pick)
+        differences = detectable.apply(found)
         shown = [line.shown.result_id for line in found.lines]
         query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
         made = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
         used = accounts.usages(session, {cell.submission.id for line in found.lines for cell in line.cells.values()})
-    return found, Facts(made, used)
+    return found, Facts(made, used, differences)
 
 
 @dataclass
 class Facts:
     """What a table's lines show beside their scores: the reproducibility fields of each shown result (by
-    its id), the usage of each LLM tool's submission the table shows a cell of (by its id)."""
+    its id), the usage of each LLM tool's submission the table shows a cell of (by its id), and each
+    column's smallest detectable difference (:mod:`nlpbench.web.detectable`)."""
 
     made: dict[int, dict[str, Any]]
     used: dict[int, accounts.Usage]
+    differences: dict[str, float | None]
 
 
 #: A score column's own columns in an export: the score, its interval, its rank group and its submission.
@@ -124,12 +128,15 @@ def task_page(
     sort: str | None = None,
     order: str = "desc",
     pick: str | None = None,
+    rows: str = "teams",
 ):
     found, facts = table(request, store, task, pick)
+    every = rows == "all"
     sort = sort if sort in (*found.columns, "team", "tool", "date") else _default_sort(found)
     order = "asc" if order == "asc" else "desc"
     lines = board.sorted_lines(found, sort, order == "desc")
     series = board.best_over_time(found)
+    series = series if plots.spans_days(series) else {}  # every point on one day: no plot
     source = tuple((key, tuple(points)) for key, points in series.items())
     drawn = request.app.state.drawn
     if series and drawn.get(task, (None,))[0] != source:
@@ -140,12 +147,44 @@ def task_page(
         axis, points = costs
         drawn[(task, "cost")] = (costs, plots.accuracy_cost(f"{task}: {_metric_name(task)} against cost", axis, points))
     cost_plot = drawn[(task, "cost")][1] if costs is not None else None
-    rows = [line_row(line, task, found.columns, facts) for line in lines]
+    shown_rows = [line_row(line, task, found.columns, facts) for line in lines]
+    plotted = sort if sort in found.columns else _default_sort(found)
+    forest_plot = None
+    if plotted in found.columns:
+        baselines = request.app.state.settings.baselines
+        forest_points = forest_rows(found, plotted, baselines, every=every)
+        title = f"{task} · {plotted}: {_metric_name(task)}" + (" (every submission)" if every else "")
+        forest_plot = forest.forest(title, forest_points, facts.differences.get(plotted))
     llm = LLM_COLUMNS if facts.used else ()  # shown on the page when a line's tool is an LLM
     return page(
-        request, "task.html", table=found, lines=lines, rows=rows, sort=sort, order=order, plot=plot,
+        request, "task.html", table=found, lines=lines, rows=shown_rows, sort=sort, order=order, plot=plot,
         metric=_metric_name(task), llm=llm, cost_plot=cost_plot, cost_axis=costs[0] if costs else None,
+        forest_plot=forest_plot, plotted=plotted, every=every, differences=facts.differences,
+        max_rows=forest.MAX_ROWS,
     )  # fmt: skip
+
+
+def forest_rows(found: board.Table, key: str, baselines: tuple[str, ...], every: bool = False) -> list[forest.Row]:
+    """The forest plot's rows of column ``key``, best first: each team's best cell (its tool named), or with
+    ``every`` each scored submission's cell (at most :data:`nlpbench.web.forest.MAX_ROWS`, the best). A
+    submission's rank is its shown rank when the table shows it, none otherwise."""
+    if every:
+        ranks = {line.cells[key].result_id: line.cells[key].rank for line in found.lines if key in line.cells}
+        cells = [(board.tool_name(cell.submission), cell.submission.team, cell, ranks.get(cell.result_id))
+                 for column, cell in found.history if column == key]  # fmt: skip
+        cells = [(f"{tool} · {team} · #{cell.submission.id}", team, cell, rank) for tool, team, cell, rank in cells]
+    else:
+        best: dict[str, tuple[board.Line, Cell]] = {}
+        for line in found.lines:
+            cell = line.cells.get(key)
+            if cell is not None and (line.team not in best or cell.value > best[line.team][1].value):
+                best[line.team] = (line, cell)
+        cells = [(f"{line.tool} · {team}", team, cell, cell.rank) for team, (line, cell) in best.items()]
+    cells.sort(key=lambda held: (-held[2].value, held[3] if held[3] is not None else 0, held[1], held[0]))
+    return [
+        forest.Row(label, cell.value, cell.low, cell.high, rank, baseline=team in baselines)
+        for label, team, cell, rank in cells[: forest.MAX_ROWS]
+    ]
 
 
 #: A point of the accuracy-against-cost plot: the tool, its cost, its value and interval.
