@@ -290,6 +290,8 @@ class SandboxedTool:
         self._started = time.monotonic()
         self._limit: tuple[str, str] | None = None
         self._stopping = False
+        #: The sandbox's processes when a stop began: waited for once killed (see :func:`_until_gone`).
+        self._tree: list[psutil.Process] = []
         self._peak_memory = 0
         self._cpu = 0.0
         self._dropped = 0
@@ -364,6 +366,8 @@ class SandboxedTool:
         """End the tool (``SIGTERM``, then ``SIGKILL`` to every process left after the grace period)."""
         if self._process.poll() is None:
             self._stopping = True
+            # the namespace's first process leaves this tree as soon as the sandbox's own process ends
+            self._tree = self._processes()
             self._signal(signal.SIGTERM)
             try:
                 self._process.wait(self.grace_seconds)
@@ -449,11 +453,15 @@ class SandboxedTool:
         with suppress(ProcessLookupError):  # the group ended meanwhile
             os.killpg(self.pid, number)
 
-    def _kill(self) -> None:
+    def _processes(self) -> list[psutil.Process]:
+        """The sandbox's own process and every process below it, now."""
         try:
-            everything = [psutil.Process(self.pid), *psutil.Process(self.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            everything = []
+            return [psutil.Process(self.pid), *psutil.Process(self.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:  # it has ended: nothing is below it any more
+            return []
+
+    def _kill(self) -> None:
+        everything = self._processes()
         for process in everything:
             with suppress(psutil.NoSuchProcess):  # ended meanwhile
                 process.kill()
@@ -462,7 +470,7 @@ class SandboxedTool:
             self.cgroup.kill()
         if isinstance(self._backend, Podman):  # the container runs under podman's monitor, not below us
             self._backend.stop()
-        _until_gone(everything, GONE_SECONDS)
+        _until_gone([*self._tree, *everything], GONE_SECONDS)
 
     def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
@@ -633,6 +641,6 @@ def _until_gone(processes: list[psutil.Process], seconds: float) -> None:
             try:
                 if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
                     break
-            except psutil.NoSuchProcess:
+            except psutil.NoSuchProcess:  # reaped meanwhile: gone, which is what is waited for
                 break
             time.sleep(POLL_SECONDS / 5)
