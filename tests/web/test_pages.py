@@ -94,7 +94,7 @@ def test_a_submission_page_shows_every_metric_with_intervals_subtypes_and_plots(
     assert page.status_code == 200
     for annotation_type in ("date", "person_name", "location", "id", "contact"):
         assert f">{annotation_type}</h3>" in page.text
-    assert page.text.count("<svg") == 5  # a whisker plot per type
+    assert page.text.count("<svg") == 5  # a plot of the metrics with their intervals per type
     assert re.search(r"<td>token</td>.*?\[0\.\d{3}, [01]\.\d{3}\]", page.text, re.S)
     assert "Per subtype" in page.text and "<td>doctor</td>" in page.text
     assert 'li class="context"' in page.text  # public: errors in context

@@ -49,8 +49,9 @@ def _span(rows: Sequence[Row]) -> tuple[float, float]:
     return low, high
 
 
-def forest(title: str, rows: Sequence[Row], detectable: float | None = None) -> str:
-    """The SVG of ``rows`` (at most :data:`MAX_ROWS`, in the order given) under ``title``."""
+def forest(title: str, rows: Sequence[Row], detectable: float | None = None, ranked: bool = True) -> str:
+    """The SVG of ``rows`` (at most :data:`MAX_ROWS`, in the order given) under ``title``; without ``ranked``,
+    no rank column (a submission's metrics, each with its interval, are not ranked against each other)."""
     rows = list(rows)[:MAX_ROWS]
     if not rows:
         return ""
@@ -98,8 +99,10 @@ def forest(title: str, rows: Sequence[Row], detectable: float | None = None) -> 
             )
         else:
             parts.append(f'<circle class="estimate" cx="{x(row.value)}" cy="{y}" r="5" fill="{colour}"/>')
-        rank = f"#{row.rank}" if row.rank is not None else "–"
-        parts.append(f'<text class="rank" x="{WIDTH - RIGHT + 10}" y="{y + 4}">{rank}</text></g>')
+        if ranked:
+            rank = f"#{row.rank}" if row.rank is not None else "–"
+            parts.append(f'<text class="rank" x="{WIDTH - RIGHT + 10}" y="{y + 4}">{rank}</text>')
+        parts.append("</g>")
     if detectable is not None and 0 < detectable < high - low:
         y = bottom + 30
         parts.append(

@@ -77,25 +77,6 @@ def _svg(figure: Figure) -> str:
     return inline(out.getvalue())
 
 
-def whiskers(title: str, points: Sequence[tuple[str, float, float | None, float | None]]) -> str:
-    """Each ``(label, value, low, high)`` as a dot with its interval as a whisker, labels down the side."""
-    with matplotlib.rc_context(_SETTINGS):
-        figure = Figure(figsize=(6, 0.35 * len(points) + 1.0))
-        axes = figure.subplots()
-        for y, (_, value, low, high) in enumerate(points):
-            if low is not None and high is not None:
-                axes.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color="#1f4e79", capsize=3)
-            else:
-                axes.plot(value, y, "o", color="#888888")
-        axes.set_yticks(range(len(points)), [bounded(label, LABEL) for label, *_ in points])
-        axes.invert_yaxis()
-        axes.set_xlim(0, 1.02)
-        axes.set_xlabel("score (95 % interval)")
-        axes.set_title(bounded(title, 2 * LABEL))
-        axes.grid(axis="x", alpha=0.3)
-        return _svg(figure)
-
-
 def best_over_time(title: str, series: Mapping[str, Sequence[tuple[datetime, float]]]) -> str:
     """The best score so far of each column, as a step line over submission dates: a date axis (``2026-01-05``,
     ticks placed by matplotlib's date locator, in UTC), never times of day nor minutes and seconds."""

@@ -18,7 +18,8 @@ from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
-from nlpbench.web import board, plots
+from nlpbench.web import board
+from nlpbench.web.forest import Row, forest
 from nlpbench.web.render import Stored, checked_id, export, page
 
 router = APIRouter()
@@ -131,7 +132,7 @@ def _result_view(session, submission: Submission, result: Result, public: bool) 
     for annotation_type, score_rows in result.scores.items():
         overall: list[dict[str, Any]] = []
         sliced: list[dict[str, Any]] = []
-        points = []
+        points: list[Row] = []
         for row in score_rows:
             out = {"type": annotation_type, **row}
             for value_field in ("precision", "recall", "f1", "value"):
@@ -144,12 +145,12 @@ def _result_view(session, submission: Submission, result: Result, public: bool) 
             if row in overall_rows(Report(submission.task, "", {}, score_rows)):
                 value_field = "f1" if "f1" in row else "value"
                 if isinstance(row.get(value_field), int | float):
-                    points.append((row["metric"], float(row[value_field]), out.get(f"{value_field}_ci_low"),
-                                   out.get(f"{value_field}_ci_high")))  # fmt: skip
+                    points.append(Row(row["metric"], float(row[value_field]), out.get(f"{value_field}_ci_low"),
+                                      out.get(f"{value_field}_ci_high"), rank=None))  # fmt: skip
         types[annotation_type] = {
             "overall": overall,
             "sliced": sliced,
-            "plot": plots.whiskers(f"{submission.task} · {annotation_type}", points) if points else None,
+            "plot": forest(f"{submission.task} · {annotation_type}", points, ranked=False) if points else None,
         }
     return {
         "id": result.id,
