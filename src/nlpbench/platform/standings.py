@@ -121,6 +121,9 @@ class Table:
     lines: list[Line]
     #: Every scored submission's cells, oldest first.
     history: list[tuple[str, Cell]]
+    #: Each column's stored smallest detectable difference (:func:`nlpbench.platform.ranks.smallest_difference`),
+    #: for a column whose shown results were ranked.
+    detectable: dict[str, float | None] = field(default_factory=dict)
 
 
 def column_key(dataset: str, annotation_type: str, task: str) -> str:
