@@ -114,7 +114,8 @@ def demo(
 
 
 def _ranked(store) -> list[dict]:
-    """A row per PHI type and tool of the demo's task table, by rank group, with the tool's interval."""
+    """A row per column (the overall value, then each PHI type) and tool of the demo's task table, by rank group,
+    with the tool's interval."""
     from nlpbench.web import board
 
     with store.session(readonly=True) as session:
