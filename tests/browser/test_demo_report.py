@@ -77,3 +77,15 @@ def test_the_static_site_sorts_and_filters_its_tables_without_a_server(page, sit
     assert [row.locator("td").first.inner_text() for row in shown] == ["person_name"]
     page.fill("input.filter", "")
     assert all(row.is_visible() for row in tasks.locator("tbody tr").all())
+
+
+def test_the_static_sites_every_submission_link_works_without_a_server(page, site):
+    teams = (site.parent / "tasks" / "phi.html").as_uri()
+    page.goto(teams)
+    assert "(every submission)" not in page.locator("#forest").inner_text()
+    page.locator("#forest a", has_text="Every submission").click()
+    page.wait_for_url((site.parent / "tasks" / "phi-all.html").as_uri())
+    assert "(every submission)" in page.locator("#forest svg").get_attribute("aria-label")
+    assert page.locator("#forest g.row").count() >= 1 and page.locator("table.board").is_visible()
+    page.locator("#forest a", has_text="One row per team").click()
+    page.wait_for_url(teams)

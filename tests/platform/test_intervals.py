@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
 
 from nlpbench.platform.intervals import RESAMPLES, stored
+from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.scoring import result_report
 from nlpbench.stats import bootstrap_interval
 from nlpbench.stats.report import derivations
@@ -132,7 +133,7 @@ def test_stored_intervals_are_bit_for_bit_those_of_each_value_resampled_alone(nb
             chosen = session.get_one(Submission, int(submission))
             for result in session.scalars(select(Result).where(Result.submission_id == chosen.id)):
                 expected: dict[str, list[tuple]] = {}  # by type: PostgreSQL's JSONB keeps no key order
-                for kind in result.scores:
+                for kind in [*result.scores, OVERALL]:  # the overall value (micro over types) too
                     report = result_report(session, chosen, result, kind)
                     for derived in derivations(report):
                         alone = bootstrap_interval(derived.counts, derived.statistic, resamples=RESAMPLES)
@@ -142,6 +143,24 @@ def test_stored_intervals_are_bit_for_bit_those_of_each_value_resampled_alone(nb
                 for i in stored(session, result.id):
                     if i.method != "none":
                         found.setdefault(i.annotation_type, []).append((i.metric, i.field, i.estimate, i.low, i.high))
-                assert len(result.scores) == 5 and found == expected
+                assert len(result.scores) == 5 and len(found) == 6 and found == expected
     finally:
         store.close()
+
+
+def test_results_stored_before_overall_values_get_them_from_leaderboard_refresh(nb, dataset, tool, db_url):
+    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--tool", tool.url)
+    run_worker(nb)
+    (result,) = shown(nb, submission)["results"]
+    (overall,) = [i for i in result["intervals"] if i["type"] == OVERALL and i["ranked"]]
+    assert (overall["metric"], overall["field"], overall["documents"]) == ("token", "f1", NOTES)
+    store = open_store(db_url)
+    try:
+        with store.session() as session:  # as a store written before overall values were
+            session.execute(delete(ResultInterval).where(ResultInterval.annotation_type == OVERALL))
+        assert all(i["type"] != OVERALL for i in shown(nb, submission)["results"][0]["intervals"])
+    finally:
+        store.close()
+    assert nb("leaderboard", "refresh").exit_code == 0
+    again = shown(nb, submission)["results"][0]["intervals"]
+    assert sorted(again, key=str) == sorted(result["intervals"], key=str)  # the same values, bit for bit

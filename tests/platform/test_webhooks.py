@@ -158,3 +158,31 @@ def test_a_submission_failed_at_its_claim_is_posted_too_and_a_full_worker_sends_
             f"webhook of submission {submission}: not sent, {webhooks.IN_FLIGHT} deliveries in flight already"
         )
         assert len(got.received) == 1
+
+
+def test_a_submission_cancelled_while_waiting_is_posted_by_whoever_cancelled_it(arena, tmp_path):
+    with receiving(failing=1) as (got, url):
+        arena.queue("--webhook", url, "--webhook-secret", SECRET)
+        text = json.dumps(arena.exported("open", tmp_path))
+        by_team = arena.submitted(dataset="open", predictions=text, predictionsName="p.json")
+        by_organiser = arena.submitted(dataset="open", predictions=text, predictionsName="p.json")
+        cancelled = arena.call("POST", f"/submissions/{by_team}/cancel")  # through the platform API, by its team
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED"
+        said = arena.nb("submissions", "cancel", str(by_organiser))  # the organisers' command line
+        assert said.exit_code == 0 and said.stdout.strip() == f"submission {by_organiser}: CANCELLED"
+        ends = time.monotonic() + 30
+        while len(got.bodies()) < 2 and time.monotonic() < ends:
+            time.sleep(0.05)
+        delivered = {body["submission"]: (headers, body) for headers, body in got.bodies()}
+        assert sorted(delivered) == [by_team, by_organiser], got.received
+        for _headers, body in delivered.values():
+            assert body["status"] == "CANCELLED" and body["event"] == "submission.completed"
+            assert body["scores"] == [] and body["startedAt"] is None and body["finishedAt"].endswith("Z")
+        for _raw, headers, body in got.received:
+            assert (
+                headers["X-Nlpbench-Signature"]
+                == f"sha256={hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()}"
+            )
+        assert b"reason" not in b"".join(body for *_, body in got.received)  # not "cancelled by team team-a"
+        arena.work()  # nothing waits: no worker claims either of them, so none posts them again
+        assert len(got.received) == 3  # one failed attempt, then one delivery each

@@ -22,10 +22,17 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 @contextlib.contextmanager
 def serving(store):
     """The site over ``store`` served on 127.0.0.1 in a thread: its base URL."""
+    with served(create_app(store)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def served(app):
+    """``app`` served on 127.0.0.1 in a thread: its base URL."""
     import uvicorn
 
     sock = listen("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

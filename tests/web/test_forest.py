@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import itertools
-import math
 import re
 import statistics
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
+from nlpbench.platform.ranks import TEST_RESAMPLES
+from nlpbench.platform.scoring import result_report
 from nlpbench.platform.standings import Cell
+from nlpbench.stats import paired_bootstrap
+from nlpbench.stats.statistics import statistic_for
+from nlpbench.store.ranks import RankGroups
+from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import Settings, create_app
-from nlpbench.web.detectable import shown_ranks, smallest_difference
+from nlpbench.web.detectable import shown_ranks
 from tests.web.seeding import PRIVATE, PUBLIC
 
 
@@ -56,20 +63,43 @@ def client_free_svg(store) -> str:
         return _forest(site.get(f"/tasks/date?sort={PRIVATE}").text)
 
 
-def test_tools_closer_than_the_smallest_detectable_difference_share_a_rank(client):
+def _counts(store, submission_id: int) -> tuple[np.ndarray, list[str]]:
+    """The token ``tp, fp, fn`` of each document of the submission's date result, and the documents."""
+    with store.session(readonly=True) as session:
+        submission = session.get_one(Submission, submission_id)
+        (result,) = session.scalars(select(Result).where(Result.submission_id == submission_id))
+        rows = [r for r in result_report(session, submission, result, "date").per_document if r["metric"] == "token"]
+    rows.sort(key=lambda row: row["document"])
+    return np.array([[row["tp"], row["fp"], row["fn"]] for row in rows], dtype=np.float64), [
+        r["document"] for r in rows
+    ]
+
+
+def test_the_smallest_detectable_difference_is_the_paired_bootstrap_at_the_datasets_size(seeded, client):
+    """δ = the median half-width of the paired intervals of neighbouring tools, computed here directly."""
+    store, _ = seeded
     rows = client.get("/tasks/date.json").json()
     page = client.get("/tasks/date").text
     for dataset in (PUBLIC, PRIVATE):
-        held = [row for row in rows if row[dataset] is not None]
-        halves = [(row[f"{dataset} ci_high"] - row[f"{dataset} ci_low"]) / 2 for row in held]
-        delta = math.sqrt(2) * statistics.median(halves)
+        held = sorted((row for row in rows if row[dataset] is not None), key=lambda row: -row[dataset])
+        halves = []
+        for better, worse in itertools.pairwise(held):
+            (a, documents), (b, others) = (_counts(store, row[f"{dataset} submission"]) for row in (better, worse))
+            assert documents == others
+            test = paired_bootstrap(a, b, statistic_for("f1"), resamples=TEST_RESAMPLES)
+            halves.append((test.high - test.low) / 2)
+        delta = statistics.median(halves)
         assert f'<span class="delta">{dataset} {delta:.3f}</span>' in page
-        held.sort(key=lambda row: -row[dataset])
+        with store.session(readonly=True) as session:
+            stored = {
+                row.column_key: row.detectable
+                for row in session.scalars(select(RankGroups).where(RankGroups.task == "date"))
+            }
+            assert stored[dataset] == pytest.approx(delta, abs=1e-12)
         for better, worse in itertools.pairwise(held):
             if better[dataset] - worse[dataset] < delta:
                 assert better[f"{dataset} rank"] == worse[f"{dataset} rank"], (better, worse)
-    closed = {row["team"]: row[f"{PRIVATE} rank"] for row in rows}
-    assert closed["beta"] == closed["gamma"]  # 0.823 and 0.745: closer than δ = 0.098
+    assert '<span class="delta">conll-demo —</span>' in client.get("/tasks/ner").text  # one tool: no pair
 
 
 def _cell(value: float, low: float, high: float, rank: int, day: int) -> Cell:
@@ -78,14 +108,12 @@ def _cell(value: float, low: float, high: float, rank: int, day: int) -> Cell:
 
 def test_shown_ranks_tie_within_delta_and_keep_stored_ties():
     cells = [_cell(0.90, 0.85, 0.95, 1, 3), _cell(0.88, 0.83, 0.93, 2, 1), _cell(0.70, 0.65, 0.75, 3, 2)]
-    delta = smallest_difference(cells)
-    assert delta == pytest.approx(math.sqrt(2) * 0.05)
+    delta = 0.05
     ranks = shown_ranks(cells, delta)
     assert [ranks[id(cell)] for cell in cells] == [1, 1, 2]  # 0.02 apart: tied though their groups differ
     assert [shown_ranks(cells, None)[id(cell)] for cell in cells] == [1, 2, 3]
     unranked = [_cell(0.9, 0.8, 1.0, None, 1), _cell(0.5, 0.4, 0.6, 1, 1)]
     assert set(shown_ranks(unranked, 0.1).values()) == {None}
-    assert smallest_difference([Cell(None, 0, "t", "m", "f", 0.5)]) is None
 
 
 def test_the_over_time_plot_has_a_date_axis_and_is_hidden_when_all_is_one_day(client):

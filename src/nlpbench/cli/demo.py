@@ -114,7 +114,8 @@ def demo(
 
 
 def _ranked(store) -> list[dict]:
-    """A row per PHI type and tool of the demo's task table, by rank group, with the tool's interval."""
+    """A row per column (the overall value, then each PHI type) and tool of the demo's task table, by rank group,
+    with the tool's interval."""
     from nlpbench.web import board
 
     with store.session(readonly=True) as session:
@@ -144,9 +145,17 @@ def _write_site(store, site: Path) -> Path:
     return asyncio.run(_crawl(store, site))
 
 
+#: The query of a task page's forest plot of every submission, which the static site writes as a page of its own.
+EVERY = "?rows=all"
+
+
 def _file_of(path: str) -> str:
-    """Where the page at ``path`` is written: ``/`` as index.html, a page without a suffix as PATH.html."""
+    """Where the page at ``path`` is written: ``/`` as index.html, a page without a suffix as PATH.html, a task
+    page with :data:`EVERY` (all submissions in its forest plot) as PATH-all.html."""
+    path, every, _ = path.partition(EVERY)
     path = path.strip("/")
+    if every:
+        return f"{path}-all.html"
     return "index.html" if not path else path if posixpath.splitext(path)[1] else f"{path}.html"
 
 
@@ -156,6 +165,8 @@ async def _crawl(store, site: Path) -> Path:
     from nlpbench.web.app import Settings, create_app
 
     link = re.compile(r'((?:href|src)=")(/[^"?#]*)[^"]*(")')
+    # a link to the page itself with a query: all submissions (rows=all), or back to one row per team from them
+    query = re.compile(r'(href=")\?([^"#]*)(")')
     script = OFFLINE_SCRIPT.read_text(encoding="utf-8")  # sorting and filtering without a server
     app = create_app(store, Settings(title=TITLE, baselines=(BASELINE,)))  # the rules, submitted as team phi
     seen, waiting = {"/"}, ["/"]
@@ -170,13 +181,31 @@ async def _crawl(store, site: Path) -> Path:
             if not answer.headers["content-type"].startswith("text/html"):
                 files.write_bytes(written, answer.content)
                 continue
+            page = path.partition(EVERY)[0]
+            targets = {found.group(2): _variant(page, path, found.group(2)) for found in query.finditer(answer.text)}
             links = [found.group(2) for found in link.finditer(answer.text)]
+            links += [target for target in targets.values() if target is not None]
             waiting += [target for target in dict.fromkeys(links) if target not in seen]
             seen.update(links)
             here = posixpath.dirname(_file_of(path)) or "."
             text = link.sub(functools.partial(_relative, here=here), answer.text)
+            text = query.sub(functools.partial(_to_variant, targets=targets, here=here), text)
             files.write_text(written, text.replace("</body>", f"<script>{script}</script>\n</body>", 1))
     return site / "index.html"
+
+
+def _variant(page: str, path: str, query: str) -> str | None:
+    """The page a link ``?query`` on ``path`` leads to in the static site: ``page`` with every submission for a
+    query of ``rows=all``, ``page`` itself from the page of every submission; None (left as it is) otherwise."""
+    if "rows=all" in query.replace("&amp;", "&").split("&"):
+        return page + EVERY
+    return page if path != page else None
+
+
+def _to_variant(found: re.Match, targets: dict[str, str | None], here: str) -> str:
+    """A query link ``found`` pointing at the written file of its target in ``targets``, or as it was without one."""
+    target = targets[found.group(2)]
+    return found.group(0) if target is None else posixpath.relpath(_file_of(target), here).join(found.group(1, 3))
 
 
 def _relative(found: re.Match, here: str) -> str:

@@ -230,9 +230,17 @@ def cancel(
     db: str = DB_OPTION,
 ) -> None:
     """Cancel a submission that has not ended; a worker running it stops at its next heartbeat."""
+    from nlpbench.platform import webhooks
     from nlpbench.platform.queue import cancel as cancel_submission
 
-    done = _by_organiser(db, lambda store, by: cancel_submission(store, submission, by=by))
+    def cancelled(store: Store, by: str) -> Submission:
+        waited: list[int] = []
+        done = cancel_submission(store, submission, by=by, waited=waited)
+        for ended in waited:  # cancelled while it waited: no worker posts its webhook; the process waits for it
+            webhooks.deliver_later(store, ended, webhooks.slots())
+        return done
+
+    done = _by_organiser(db, cancelled)
     typer.echo(f"submission {done.id}: {done.status}")
 
 

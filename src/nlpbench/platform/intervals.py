@@ -8,7 +8,9 @@ documents, seed 0, so the same counts give the same interval — stored as a
 annotation type is marked ``ranked``: the task's primary value
 (:func:`primary`), which leaderboards rank by. A primary value that the
 per-document counts do not determine is stored as a point (``method``
-``none``, no bounds).
+``none``, no bounds). A PHI task of several types has one more annotation type,
+:data:`~nlpbench.platform.overall.OVERALL` (micro over its types,
+:mod:`nlpbench.platform.overall`), whose intervals are computed the same way.
 
 :func:`nlpbench.platform.scoring.store_result` stores a result's intervals in
 the transaction that stores the result; results stored before intervals were
@@ -24,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
+from nlpbench.platform.overall import with_overall
 from nlpbench.report.model import Report, Row
 from nlpbench.stats.bootstrap import Interval, bootstrap_intervals
 from nlpbench.stats.report import Derivation, derivations, overall_rows
@@ -57,8 +60,10 @@ def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterva
     ``value`` is what the report says (its profile's rounding included), ``estimate`` the statistic of the summed
     counts, ``low``/``high`` the bounds of its bootstrap interval over the documents. Every value is resampled as
     if alone (seed 0, :data:`RESAMPLES`), from one draw of the resamples shared by all the values over as many
-    documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`): the same bounds, bit for bit.
+    documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`): the same bounds, bit for bit. The
+    overall report of a task of several types is added to ``reports`` (:func:`~nlpbench.platform.overall.with_overall`).
     """
+    reports = with_overall(reports)
     found: list[ResultInterval] = []
     for (annotation_type, chosen, derived), interval in _bootstrapped(reports):
         found.append(

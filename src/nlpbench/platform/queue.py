@@ -692,11 +692,19 @@ def held(session: Session, submission_id: int, worker: str, lease: float) -> Sub
     return session.get_one(Submission, submission_id, populate_existing=True)
 
 
-def cancel(store: Store, submission_id: int, *, team: str | None = None, by: str = "organiser") -> Submission:
-    """CANCELLED, unless the submission already ended; a worker running it stops at its next heartbeat."""
+def cancel(
+    store: Store, submission_id: int, *, team: str | None = None, by: str = "organiser", waited: list[int] | None = None
+) -> Submission:
+    """CANCELLED, unless the submission already ended; a worker running it stops at its next heartbeat (and
+    posts its webhook). A submission cancelled while it waited (RECEIVED) has no worker to post it: its id is
+    added to ``waited``, for the caller to post once this has committed
+    (:func:`nlpbench.platform.webhooks.deliver_later`)."""
     with store.session() as session:
         submission = get(session, submission_id, team)
         if submission.status in FINAL:
             raise Conflict(f"submission {submission_id} is {submission.status}: it can no longer be cancelled")
+        waiting = submission.status == RECEIVED
         move(session, submission, CANCELLED, f"cancelled by {by}")
-        return submission
+    if waiting and waited is not None:
+        waited.append(submission_id)
+    return submission

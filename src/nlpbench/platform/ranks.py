@@ -6,7 +6,9 @@ and each group's best is tested against the others with a paired bootstrap
 over the documents (:data:`TEST_RESAMPLES` resamples of the per-document
 counts of the primary value), the p-values Holm-corrected
 (:func:`nlpbench.stats.rank_groups`); a result whose difference from the
-group's best is not significant shares its group. That is seconds of work for
+group's best is not significant shares its group. With the groups goes the
+column's smallest detectable difference (:func:`smallest_difference`, from the
+same paired bootstrap at the dataset's size). That is seconds of work for
 thousands of notes, so it is done once per set of results, when they change:
 :func:`rank` computes the groups of every column of a task whose compared
 results (:func:`nlpbench.platform.standings.compared`) have no stored groups
@@ -27,7 +29,10 @@ and the groups of columns that were never ranked.
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 
 from sqlalchemy import Select, delete, select, text
 from sqlalchemy.orm import Session
@@ -35,6 +40,7 @@ from sqlalchemy.orm import Session
 from nlpbench.platform import scoring, tasks
 from nlpbench.platform.standings import Cell, shown_columns
 from nlpbench.stats import paired_bootstrap, rank_groups
+from nlpbench.stats.paired import PairedTest
 from nlpbench.stats.report import Derivation, derivations
 from nlpbench.store import Store
 from nlpbench.store.ranks import RankGroups
@@ -43,8 +49,17 @@ from nlpbench.store.submissions import Result, Submission
 #: Paired bootstrap resamples behind a rank group.
 TEST_RESAMPLES = 1000
 
-#: ``(column key, digest of the results compared)`` → each result id's rank group.
-Groups = dict[tuple[str, str], dict[int, int]]
+
+@dataclass(frozen=True)
+class Ranked:
+    """A column's rank groups (each result id's, 1 for the best) and its smallest detectable difference."""
+
+    groups: dict[int, int]
+    detectable: float | None
+
+
+#: ``(column key, digest of the results compared)`` → the column's :class:`Ranked`.
+Groups = dict[tuple[str, str], Ranked]
 
 
 def stored(task: str) -> Select[RankGroups]:
@@ -74,9 +89,10 @@ def rank(session: Session, task: str, ready: Groups | None = None) -> int:
             task=task,
             column_key=key,
             compared=digest,
-            ranks={str(result): group for result, group in groups.items()},
+            ranks={str(result): group for result, group in ranked.groups.items()},
+            detectable=ranked.detectable,
         )
-        for (key, digest), groups in computed.items()
+        for (key, digest), ranked in computed.items()
     )
     for found, row in held.items():
         if found not in wanted:
@@ -91,24 +107,56 @@ def _lock(session: Session, task: str) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rank-groups/{task}"})
 
 
-def column_groups(session: Session, cells: list[Cell]) -> dict[int, int]:
-    """Each cell's result's rank group among the cells of one column, 1 for the best.
+def column_groups(session: Session, cells: list[Cell]) -> Ranked:
+    """Each cell's result's rank group among the cells of one column, 1 for the best, and the column's
+    :func:`smallest_difference`.
 
     Two results whose primary value is not derived from per-document counts over the same documents are never
-    tied (p-value 0).
+    tied (p-value 0) and have no paired interval.
     """
     tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
     scores = {cell.result_id: cell.value for cell in cells}
+    tested: dict[tuple[int, int], PairedTest | None] = {}
+
+    def test(a: int, b: int) -> PairedTest | None:
+        if (a, b) not in tested:
+            first, second = tables[a], tables[b]
+            if first is None or second is None or set(first.documents) != set(second.documents):
+                tested[a, b] = None  # not comparable document by document
+            else:
+                position = {document: i for i, document in enumerate(second.documents)}
+                aligned = second.counts[[position[d] for d in first.documents]]
+                tested[a, b] = paired_bootstrap(first.counts, aligned, first.statistic, resamples=TEST_RESAMPLES)
+        return tested[a, b]
 
     def p_value(best: int, other: int) -> float:
-        a, b = tables[best], tables[other]
-        if a is None or b is None or set(a.documents) != set(b.documents):
-            return 0.0  # not comparable document by document: not tied
-        position = {document: i for i, document in enumerate(b.documents)}
-        aligned = b.counts[[position[d] for d in a.documents]]
-        return paired_bootstrap(a.counts, aligned, a.statistic, resamples=TEST_RESAMPLES).p_value
+        found = test(best, other)
+        return 0.0 if found is None else found.p_value
 
-    return rank_groups(scores, p_value)
+    return Ranked(rank_groups(scores, p_value), smallest_difference(scores, test))
+
+
+def smallest_difference(scores: Mapping[int, float], test: Callable[[int, int], PairedTest | None]) -> float | None:
+    """The column's smallest detectable difference: the median half-width of the paired bootstrap intervals of
+    the differences between results next to each other by value; None without such a pair.
+
+    With the results sorted by value (greatest first, then by id), ``r_1 … r_n``, and ``[L_i, U_i]`` the
+    95 % percentile interval of ``θ(r_i) − θ(r_{i+1})`` over :data:`TEST_RESAMPLES` paired resamples of the
+    column's documents (:func:`nlpbench.stats.paired_bootstrap`, seed 0)::
+
+        δ = median_i (U_i − L_i) / 2
+
+    A difference of two tools is significant at 95 % about when it exceeds its interval's half-width, so
+    ``δ`` is the smallest difference the dataset's size lets the paired test find between two neighbouring
+    tools. Pairs ``test`` finds not comparable (None) are left out.
+    """
+    ordered = sorted(scores, key=lambda result: (-scores[result], result))
+    halves = [
+        (found.high - found.low) / 2
+        for a, b in pairwise(ordered)
+        if (found := test(a, b)) is not None and found.low is not None and found.high is not None
+    ]
+    return statistics.median(halves) if halves else None
 
 
 def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:

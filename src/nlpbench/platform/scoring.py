@@ -40,6 +40,7 @@ from nlpbench.model import Document
 from nlpbench.platform import accounts, intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
+from nlpbench.platform.overall import OVERALL, applies, overall_report
 from nlpbench.platform.queue import get, submission_deid_steps
 from nlpbench.platform.submitted import in_memory
 from nlpbench.profiles.spans import SpanProfile
@@ -277,7 +278,10 @@ def rescore(store: Store, submission_id: int, profile: str) -> int:
 
 
 def result_report(session: Session, submission: Submission, result: Result, annotation_type: str) -> Report:
-    """The report of one annotation type of a stored result: its score rows and per-document rows."""
+    """The report of one annotation type of a stored result: its score rows and per-document rows; for
+    :data:`~nlpbench.platform.overall.OVERALL`, the overall report of its types."""
+    if annotation_type == OVERALL and annotation_type not in result.scores:
+        return overall_report({kind: result_report(session, submission, result, kind) for kind in result.scores})
     rows = session.scalars(
         select(ResultDocument)
         .where(ResultDocument.result_id == result.id, ResultDocument.annotation_type == annotation_type)
@@ -294,22 +298,34 @@ def _report(task: str, profile: str, scores: list[Row], rows: list[dict[str, Any
 
 
 def result_intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
-    """The result's stored intervals; a result stored before intervals were gets them computed and stored now."""
+    """The result's stored intervals; a result stored before intervals were gets them computed and stored now, and
+    one stored before overall values were (:mod:`nlpbench.platform.overall`) its overall intervals."""
     found = intervals.stored(session, result.id)
     if not found:
         reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
         found = intervals.compute(result.id, reports)
-        session.add_all(found)
-        session.flush()
+    elif applies(submission.task) and all(interval.annotation_type != OVERALL for interval in found):
+        found += intervals.compute(result.id, {OVERALL: result_report(session, submission, result, OVERALL)})
+    else:
+        return found
+    session.add_all(interval for interval in found if interval.id is None)
+    session.flush()
     return found
 
 
 def _without_intervals(task: str | None, submission_id: int | None) -> Select:
-    """Scored results (of ``task``, of ``submission_id``) stored before intervals were, with their submissions."""
+    """Scored results (of ``task``, of ``submission_id``) stored before intervals (or, of a task of several types,
+    overall intervals) were, with their submissions."""
+    several = [name for name in tasks.PHI_TASKS if applies(name)]
+    with_overall = select(ResultInterval.result_id).where(ResultInterval.annotation_type == OVERALL)
     query = (
         select(Submission, Result)
         .join(Result, Result.submission_id == Submission.id)
-        .where(Submission.status == SCORED, ~Result.id.in_(select(ResultInterval.result_id)))
+        .where(
+            Submission.status == SCORED,
+            ~Result.id.in_(select(ResultInterval.result_id))
+            | (Submission.task.in_(several) & ~Result.id.in_(with_overall)),
+        )
     )
     if task is not None:
         query = query.where(Submission.task == task)

@@ -2,7 +2,8 @@
 
 A task's table has a row per tool (a team's tool by its name, or its
 prediction file: :func:`tool_name`) and a column per dataset and annotation
-type (:func:`column_key`); each cell is the tool's best or latest scored
+type (:func:`column_key`; a task of several types has an overall column per dataset,
+:mod:`nlpbench.platform.overall`, first); each cell is the tool's best or latest scored
 submission there (``pick``, one of :data:`PICKS`), by the task's primary value
 (:func:`nlpbench.platform.intervals.primary`, the ``ranked`` interval row).
 Only SCORED submissions and each one's first result are read, and only those whose scores anyone may see
@@ -28,6 +29,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, load_only
 
 from nlpbench.platform import tasks, visibility
+from nlpbench.platform.overall import OVERALL
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
@@ -119,6 +121,9 @@ class Table:
     lines: list[Line]
     #: Every scored submission's cells, oldest first.
     history: list[tuple[str, Cell]]
+    #: Each column's stored smallest detectable difference (:func:`nlpbench.platform.ranks.smallest_difference`),
+    #: for a column whose shown results were ranked.
+    detectable: dict[str, float | None] = field(default_factory=dict)
 
 
 def column_key(dataset: str, annotation_type: str, task: str) -> str:
@@ -216,8 +221,14 @@ def unranked(session: Session, task: str, pick: str, *, phase: int | None = None
         held = line.cells.get(key)
         if held is None or pick == "latest" or cell.value >= held.value:
             line.cells[key] = cell
-    columns = sorted({key for key, _ in history})
+    columns = sorted({key for key, _ in history}, key=_column_order)
     return Table(task, pick, columns, list(lines.values()), history)
+
+
+def _column_order(key: str) -> tuple[str, bool, str]:
+    """A column's place: by dataset, its overall value (micro over types) first, then its types by name."""
+    dataset, _, annotation_type = key.rpartition("/")
+    return dataset, annotation_type != OVERALL, annotation_type
 
 
 def column_cells(table: Table) -> dict[str, list[Cell]]:

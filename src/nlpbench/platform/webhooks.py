@@ -10,7 +10,10 @@ its claim for having stopped too many workers), after the move is committed, it 
 primary scores with their intervals when SCORED, and its timestamps — never a reason (a failure's line
 may quote what a tool said), a log, a note or a span. The body is signed with the queue's secret:
 ``X-Nlpbench-Signature: sha256=HEX``, the HMAC-SHA256 of the exact body bytes; ``X-Nlpbench-Delivery`` names
-the delivery (the same on each retry), so that a receiver drops a duplicate.
+the delivery (the same on each retry), so that a receiver drops a duplicate. A submission cancelled while it
+waited (RECEIVED) has no worker to end it: whoever cancelled it posts it the same way, once the cancel is
+committed — the platform API (``POST /submissions/{id}/cancel``) or ``nlpbench submissions cancel``
+(:func:`nlpbench.platform.queue.cancel` names it in ``waited``).
 
 Delivery runs on a thread of its own (:func:`deliver_later`), at most :data:`IN_FLIGHT` at once per
 worker: the worker goes on with its next submission and nothing a receiver does fails a run. A delivery is

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Integer, String, UniqueConstraint
+from sqlalchemy import Float, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from nlpbench.store.models import Base, Json, UtcDateTime, utcnow
@@ -22,7 +22,9 @@ class RankGroups(Base):
     """The rank group of each result compared in ``column_key`` of ``task``'s table.
 
     ``compared`` is the SHA-256 of the compared results' ids, sorted and joined by commas; ``ranks`` maps each
-    id (as a string: JSON keys are strings) to its group, 1 for the best.
+    id (as a string: JSON keys are strings) to its group, 1 for the best; ``detectable`` is the column's
+    smallest detectable difference (:func:`nlpbench.platform.ranks.smallest_difference`), NULL without two
+    comparable results.
     """
 
     __tablename__ = "rank_groups"
@@ -33,4 +35,5 @@ class RankGroups(Base):
     column_key: Mapped[str] = mapped_column(String(130))
     compared: Mapped[str] = mapped_column(String(64))
     ranks: Mapped[dict[str, int]] = mapped_column(Json)
+    detectable: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

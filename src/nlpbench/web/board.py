@@ -76,13 +76,15 @@ def tool_facts(submission: Any) -> dict[str, str | None] | None:
 
 def task_table(session: Session, task: str, pick: str = "best") -> Table:
     """The task's table: a line per team and tool, each column's cell its best or latest, with the stored rank
-    groups of the cells shown (a cell's rank is None while its column's results have no stored groups)."""
+    groups of the cells shown (a cell's rank is None while its column's results have no stored groups) and each
+    column's stored smallest detectable difference."""
     table = unranked(session, task, pick)
-    held = {(row.column_key, row.compared): row.ranks for row in session.scalars(stored(task))}
+    held = {(row.column_key, row.compared): row for row in session.scalars(stored(task))}
     for key, cells in column_cells(table).items():
-        ranks = held.get((key, compared(cells)), {})
+        row = held.get((key, compared(cells)))
         for cell in cells:
-            cell.rank = ranks.get(str(cell.result_id))
+            cell.rank = row.ranks.get(str(cell.result_id)) if row is not None else None
+        table.detectable[key] = row.detectable if row is not None else None
     return table
 
 

@@ -1,16 +1,14 @@
 """A column's smallest detectable difference, and the ranks a page shows: tools closer than it are tied.
 
-Every result's 95 % interval is a bootstrap over the column's documents (:mod:`nlpbench.platform.intervals`),
-so its half-width ``h = (high - low) / 2`` is ``z · σ`` with ``z = 1.96`` and ``σ`` the standard error of the
-tool's score at the dataset's size. The paired bootstrap of two tools ``a`` and ``b`` on the same documents
-(:func:`nlpbench.stats.paired_bootstrap`) resamples ``a - b``, whose standard error is
-``sqrt(σa² + σb² - 2·cov(a, b))`` — at most ``sqrt(σa² + σb²)``, since two tools scoring the same notes err
-together more often than not. The smallest difference it finds at 95 % is therefore at most::
+The difference ``δ`` of a column is computed once, with its rank groups, from the paired bootstrap of its
+results at the dataset's size (:func:`nlpbench.platform.ranks.smallest_difference`): with the column's
+results sorted by value and ``[L_i, U_i]`` the 95 % percentile interval of the difference between the
+``i``-th and the next over paired resamples of the documents::
 
-    δ = z · sqrt(σ² + σ²) = √2 · h̃
+    δ = median_i (U_i − L_i) / 2
 
-with ``h̃`` the median half-width of the column's stored intervals: what the dataset's size allows any two
-typical tools to be told apart by. It is computed from the stored bounds (no resampling per request).
+the smallest difference the paired test finds between two neighbouring tools. It is stored beside the
+groups (:class:`nlpbench.store.ranks.RankGroups`) and read here, never computed per request.
 
 :func:`shown_ranks` makes it a rule of the page: walking the column's cells from the best, a cell shares the
 shown rank of the group it follows when the stored rank groups (:mod:`nlpbench.platform.ranks`) tie it to
@@ -20,28 +18,15 @@ are listed by team and tool, never by when they were submitted.
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Sequence
 
 from nlpbench.platform.standings import Cell, Table
 
-#: ``√2``: two tools' independent standard errors added in quadrature.
-SQRT2 = math.sqrt(2.0)
-
-
-def smallest_difference(cells: Sequence[Cell]) -> float | None:
-    """``δ = √2 · median((high - low) / 2)`` over the cells with an interval; None without one."""
-    halves = [(cell.high - cell.low) / 2 for cell in cells if cell.low is not None and cell.high is not None]
-    return SQRT2 * statistics.median(halves) if halves else None
-
 
 def column_differences(table: Table) -> dict[str, float | None]:
-    """Each column's :func:`smallest_difference`, over the cells the table shows."""
-    return {
-        key: smallest_difference([line.cells[key] for line in table.lines if key in line.cells])
-        for key in table.columns
-    }
+    """Each column's stored ``δ`` (see the module); None for a column not ranked yet or without two comparable
+    results."""
+    return {key: table.detectable.get(key) for key in table.columns}
 
 
 def shown_ranks(cells: Sequence[Cell], detectable: float | None) -> dict[int, int | None]:

@@ -5,7 +5,7 @@ group at the right (``#1`` …, ``–`` while it has none), best first. A baseli
 settings name, :attr:`nlpbench.web.app.Settings.baselines`) is drawn grey with a hollow diamond and
 labelled ``baseline``. Rows of rank group 1 are drawn dark blue, the others lighter, so the leading group
 reads at a glance. Where the column has a smallest detectable difference
-(:func:`nlpbench.web.detectable.smallest_difference`), a bracket of that width under the axis shows it.
+(:func:`nlpbench.platform.ranks.smallest_difference`, stored), a bracket of that width under the axis shows it.
 
 Every text goes through :func:`nlpbench.web.board.bounded` and XML escaping: a tool's name cannot
 break out of the SVG. Nothing here reads the store: the caller passes the stored values.

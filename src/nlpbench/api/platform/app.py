@@ -54,6 +54,7 @@ from nlpbench.api.datanode.app import add_store_handlers
 from nlpbench.api.platform import admin, archives, challenges, health, submissions
 from nlpbench.api.problems import install_problem_handlers
 from nlpbench.platform import queue as queues
+from nlpbench.platform import webhooks
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES
 from nlpbench.store import Store
 from nlpbench.version import __version__
@@ -82,6 +83,7 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     )
     app.state.store = store
     app.state.settings = settings
+    app.state.deliveries = webhooks.slots()  # of a submission cancelled while it waited
     uploads = {f"{BASE_PATH}/archives": settings.max_archive_bytes}
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
     add_store_handlers(app)

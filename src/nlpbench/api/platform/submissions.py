@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 
 from nlpbench.api.platform.access import Stored, Who, acting_team, errors
 from nlpbench.errors import Kind
-from nlpbench.platform import admin, moderation, visibility
+from nlpbench.platform import admin, moderation, visibility, webhooks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.views import logs_json, per_document, submission_json
 from nlpbench.store.models import utcnow
@@ -126,9 +126,12 @@ def documents(
 
 
 @router.post("/submissions/{submission_id}/cancel", responses=errors(Kind.not_found, Kind.conflict))
-def cancel(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
+def cancel(submission_id: int, me: Who, store: Stored, request: Request) -> dict[str, Any]:
     by = "organiser" if me.organiser else f"team {me.team}"
-    queues.cancel(store, submission_id, team=me.team, by=by)
+    waited: list[int] = []  # cancelled while it waited: no worker posts its webhook, this process does
+    queues.cancel(store, submission_id, team=me.team, by=by, waited=waited)
+    for done in waited:
+        webhooks.deliver_later(store, done, request.app.state.deliveries)
     with store.session(readonly=True) as session:
         return submission_json(session, queues.get(session, submission_id))
 
