@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
 from nlpbench.platform.overall import with_overall
-from nlpbench.report.model import Report, Row
+from nlpbench.report.model import Report, Row, overall_rows
 from nlpbench.stats.bootstrap import Interval, bootstrap_intervals
-from nlpbench.stats.report import Derivation, derivations, overall_rows
+from nlpbench.stats.report import Derivation, derivations
 from nlpbench.store.intervals import ResultInterval
 
 CONFIDENCE = 0.95

@@ -20,8 +20,7 @@ from collections.abc import Mapping
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.platform import tasks
-from nlpbench.report.model import Report, Row
-from nlpbench.stats.report import overall_rows
+from nlpbench.report.model import Report, Row, overall_rows
 
 #: The annotation type of a result's overall (micro over types) value.
 OVERALL = "overall"

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Row = dict[str, Any]
+#: The fields that make a row a slice of the whole — a subtype, an average, a document — not an overall row.
+SLICE_KEYS = ("label", "average", "document")
 
 
 @dataclass
@@ -74,3 +76,8 @@ class Report:
             if row["metric"] == metric and all(row.get(k) == v for k, v in match.items()):
                 return row
         raise KeyError(f"no {metric} row matching {match}")
+
+
+def overall_rows(report: Report) -> list[Row]:
+    """The report's overall score rows: those naming none of :data:`SLICE_KEYS`."""
+    return [row for row in report.scores if not any(row.get(key) is not None for key in SLICE_KEYS)]

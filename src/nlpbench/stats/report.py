@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nlpbench.errors import InputError
-from nlpbench.report.model import Report, Row
+from nlpbench.report.model import Report, Row, overall_rows
 from nlpbench.stats.statistics import (
     COREF_COLUMNS,
     PRF_COLUMNS,
@@ -45,7 +45,6 @@ from nlpbench.stats.statistics import (
 if TYPE_CHECKING:
     from nlpbench.stats.bootstrap import Method
 
-_SLICE_KEYS = ("label", "average", "document")
 _VALUES = ("precision", "recall", "f1")
 _COREF_VALUES = {"recall": "coref_recall", "precision": "coref_precision", "f1": "coref_f1"}
 _CONLL_PARTS = ("muc", "bcub", "ceafe")
@@ -97,10 +96,6 @@ def arithmetic_warnings(report: Report, found: Sequence[Derivation]) -> list[str
         f"{', '.join(differing)}: resampled as the unrounded statistic of the per-document counts; "
         f"profile {report.profile} computes the reported value otherwise (rounding)"
     ]
-
-
-def overall_rows(report: Report) -> list[Row]:
-    return [row for row in report.scores if not any(row.get(key) is not None for key in _SLICE_KEYS)]
 
 
 def derivations(report: Report) -> list[Derivation]:

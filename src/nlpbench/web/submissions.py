@@ -12,8 +12,7 @@ from sqlalchemy import select
 from nlpbench.platform import accounts, intervals, visibility
 from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
-from nlpbench.report.model import Report
-from nlpbench.stats.report import overall_rows
+from nlpbench.report.model import Report, overall_rows
 from nlpbench.store import Store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.models import utcnow
