@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 
 import httpx
 from sqlalchemy import delete, select
 
+from nlpbench.store import open_store
 from nlpbench.store.ranks import RankGroups
 
 
@@ -56,7 +59,14 @@ def test_serve_prints_its_url_and_serves_the_seeded_store(seeded, tmp_path):
 def test_serve_stores_the_rank_groups_of_new_results_in_the_background(seeded, tmp_path):
     """Pages never rank: a column whose results were never ranked shows no rank until the server's own
     refresh has stored its groups."""
-    store, _ = seeded
+    shared, _ = seeded
+    copy = tmp_path / "leaderboard.db"  # a copy: the package's other tests read the shared store's rank groups
+    with (
+        closing(sqlite3.connect(shared.url.removeprefix("sqlite:///"))) as source,
+        closing(sqlite3.connect(copy)) as target,
+    ):
+        source.backup(target)
+    store = open_store(f"sqlite:///{copy}")
     with store.session() as session:
         session.execute(delete(RankGroups))
     log = tmp_path / "serve.log"
@@ -79,6 +89,7 @@ def test_serve_stores_the_rank_groups_of_new_results_in_the_background(seeded, t
         server.wait(30)
     with store.session(readonly=True) as session:
         assert session.scalars(select(RankGroups)).first() is not None
+    store.close()
 
 
 def test_an_unknown_pick_is_one_line_and_exit_2(cli):
