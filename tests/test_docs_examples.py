@@ -28,9 +28,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -49,6 +52,21 @@ VARYING = [
     (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:PORT"),
     (re.compile(r"\bin \d+(\.\d+)? ?m?s\b"), "in TIME"),
 ]
+
+
+#: A port a page names: a host's (``127.0.0.1:8080``, ``localhost:8080``) or ``--port``'s. Each one a page names is
+#: run on a free port of this machine instead (the same one wherever the page names it), so that pages run by two
+#: suites at once, or anything else listening here, never meet each other's servers. Not inside a ``--command``
+#: tool's own command line: the tool listens in its sandbox's network, on the port the sandbox gives it.
+PORT = re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=localhost:)|(?<=--port ))([1-9]\d{1,4})\b")
+SANDBOXED = re.compile(r"""(--command (["']).*?\2)""")
+
+
+def with_ports(text: str, ports: dict[str, str]) -> str:
+    """``text`` with each port of ``ports`` replaced by the free one chosen for it, outside ``--command`` tools."""
+    parts = SANDBOXED.split(text)  # [outside, inside, its quote, outside, …]
+    outside = (PORT.sub(lambda port: ports.get(port[0], port[0]), part) for part in parts[::3])
+    return "".join(part for pair in zip_longest(outside, parts[1::3], fillvalue="") for part in pair)
 
 
 @dataclass
@@ -158,6 +176,22 @@ for _block in BLOCKS:
         BY_PAGE.setdefault(_block.page, []).append(_block)
 
 
+def test_a_pages_ports_are_replaced_outside_the_commands_of_sandboxed_tools():
+    text = """serve --port 8080 & curl localhost:8080/x 127.0.0.1:80801 --command "serve --port 8080" --port 0"""
+    assert with_ports(text, {"8080": "41234"}) == (
+        """serve --port 41234 & curl localhost:41234/x 127.0.0.1:80801 --command "serve --port 8080" --port 0"""
+    )
+
+
+def free_ports(named: set[str]) -> dict[str, str]:
+    """A free port of 127.0.0.1 for each port ``named``, each a different one."""
+    with ExitStack() as held:  # each held until all are chosen, so no two are the same
+        sockets = {port: held.enter_context(socket.socket()) for port in sorted(named)}
+        for probe in sockets.values():
+            probe.bind(("127.0.0.1", 0))
+        return {port: str(probe.getsockname()[1]) for port, probe in sockets.items()}
+
+
 @pytest.mark.parametrize("page", list(BY_PAGE))
 def test_console_blocks_of_a_page(page: str, tmp_path: Path):
     vectors = vectors_dir()
@@ -178,12 +212,15 @@ def test_console_blocks_of_a_page(page: str, tmp_path: Path):
         "T=../shared/vectors/codiesp/eval-repo C=../shared/vectors/codiesp/corpus/test",
     ]
     run_steps = [(block, step) for block in BY_PAGE[page] for step in block.steps]
+    named = (PORT.findall(part) for _, step in run_steps for part in SANDBOXED.split(step.command)[::3])
+    ports = free_ports({port for found in named for port in found})
     for number, (_, step) in enumerate(run_steps):
         shown = shows_file(step)
         if shown and not any(shown in earlier.command for _, earlier in run_steps[:number]):
             # `cat FILE` before any command names FILE shows a file the example starts from
-            (work / shown).write_text("\n".join(step.expected) + "\n", encoding="utf-8")
-        script += [step.command, f"__status=$?; printf '\\n{STEP}\\n'; (exit $__status)"]
+            text = "\n".join(step.expected) + "\n"
+            (work / shown).write_text(with_ports(text, ports), encoding="utf-8")
+        script += [with_ports(step.command, ports), f"__status=$?; printf '\\n{STEP}\\n'; (exit $__status)"]
     bindir = Path(sys.executable).parent
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PYTHONUNBUFFERED="1")
     env.pop("FORCE_COLOR", None)
