@@ -73,12 +73,20 @@ def others(task: str) -> set[str]:
 
 
 def test_scoring_sandbox_imports_its_modules_and_no_other_tasks():
-    """The one-note example's table fits on the screen and holds plain texts: it is laid out without Rich."""
+    """The one-note example's table fits on the screen and holds plain texts: it is laid out without Rich; its few
+    annotations are counted in plain Python, without numpy."""
     gold, pred = example("gold.json"), example("pred.json")
     loaded = imported("score", "sandbox", "--gold", str(gold), "--pred", str(pred))
     assert OWN["sandbox"] <= loaded
-    unwanted = (others("sandbox") | NEVER | {"rich"}) & loaded
+    unwanted = (others("sandbox") | NEVER | {"rich", "numpy", "nlpbench.metrics.span_batch"}) & loaded
     assert not unwanted
+
+
+def test_scoring_one_note_under_the_official_profile_needs_no_numpy():
+    """Treebank tokens are cut one text at a time below a batch: numpy is loaded by batches only."""
+    gold, pred = example("gold.json"), example("pred.json")
+    loaded = imported("score", "sandbox", "--gold", str(gold), "--pred", str(pred), "--profile", "nlpsandbox")
+    assert not ({"numpy", "rich"} & loaded)
 
 
 def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):

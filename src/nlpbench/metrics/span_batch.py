@@ -28,12 +28,21 @@ from typing import Any
 import numpy as np
 
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.spans import SpanRules, Tokenizer, cut_many, hashable, in_text_order, tokens_as_arrays
+from nlpbench.metrics.spans import (
+    EXACT_PROPERTIES,
+    SLICED,
+    SpanRules,
+    Tokenizer,
+    cut_many,
+    greedy_pairs,
+    hashable,
+    in_text_order,
+    tokens_as_arrays,
+)
 from nlpbench.model import MISSING, Annotation, SpanColumns
 from nlpbench.model.columns import LENGTH, START, SUBTYPE, TEXT
 
 Pair = tuple[SpanColumns, SpanColumns]
-_EXACT_PROPERTIES = ("type", "date_format", "hipaa")
 
 
 @dataclass
@@ -48,6 +57,11 @@ class BatchCounts:
 
     def document(self, metric: str, index: int) -> PRF:
         tp, fp, fn = (int(n) for n in self.documents[metric][index])
+        return PRF(tp, fp, fn)
+
+    def total(self, metric: str) -> PRF:
+        """The counts of ``metric`` summed over the documents."""
+        tp, fp, fn = (int(n) for n in self.documents[metric].sum(axis=0))
         return PRF(tp, fp, fn)
 
 
@@ -162,7 +176,7 @@ def batch_counts(
     metric add up to its total.
     """
     values, labels = _Codes(), _Codes()
-    properties = {m: rules.compared(m) for m in metrics if m in _EXACT_PROPERTIES}
+    properties = {m: rules.compared(m) for m in metrics if m in EXACT_PROPERTIES}
     if "date_format" in properties and rules.type_attribute != "dateFormat":
         raise ValueError("date_format compares the subtype of dates: rules whose type attribute is dateFormat")
     if texts is None and ("token" in metrics or label is not None):
@@ -198,8 +212,6 @@ def batch_counts(
     return counts
 
 
-#: The metrics :func:`batch_counts` also counts per label.
-SLICED = ("instance_strict", "instance_relax", "token")
 _TOKEN_KEY = ("token_doc", "token_start", "token_length")
 
 
@@ -361,7 +373,7 @@ def _within_hits(gold, pred, columns: list[str], tolerance: int) -> Hits:
         for key, g, p in zip(crowded, gold_from, pred_from, strict=True):
             gold_rows = gold_order[g : g + n_gold_key[key]]
             pred_rows = pred_order[p : p + n_pred_key[key]]
-            gold_matched, pred_matched = _greedy(gold_length[gold_rows], pred_length[pred_rows], tolerance)
+            gold_matched, pred_matched = greedy_pairs(gold_length[gold_rows], pred_length[pred_rows], tolerance)
             gold_hit[gold_rows[gold_matched]] = True
             pred_hit[pred_rows[pred_matched]] = True
     return gold_hit, pred_hit
@@ -381,27 +393,6 @@ def _per_group(gold, pred, gold_hit, pred_hit, group: str, n_groups: int) -> np.
     tp = np.bincount(gold[group][gold_hit], minlength=n_groups)
     fp = np.bincount(pred[group], minlength=n_groups) - np.bincount(pred[group][pred_hit], minlength=n_groups)
     return np.stack([tp, fp, n_gold - tp], axis=1)
-
-
-def _greedy(gold_lengths: np.ndarray, pred_lengths: np.ndarray, tolerance: int) -> tuple[list[int], list[int]]:
-    """The positions of the gold and predicted lengths that a walk of both in sorted order
-    (ties in their given order) pairs within ``tolerance``: a maximum matching."""
-    gold_sorted = sorted(range(len(gold_lengths)), key=gold_lengths.__getitem__)
-    pred_sorted = sorted(range(len(pred_lengths)), key=pred_lengths.__getitem__)
-    i = j = 0
-    gold_matched, pred_matched = [], []
-    while i < len(gold_sorted) and j < len(pred_sorted):
-        difference = int(gold_lengths[gold_sorted[i]]) - int(pred_lengths[pred_sorted[j]])
-        if abs(difference) <= tolerance:
-            gold_matched.append(gold_sorted[i])
-            pred_matched.append(pred_sorted[j])
-            i += 1
-            j += 1
-        elif difference < 0:
-            i += 1
-        else:
-            j += 1
-    return gold_matched, pred_matched
 
 
 def _pack(gold_columns: list[np.ndarray], pred_columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

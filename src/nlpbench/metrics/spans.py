@@ -33,12 +33,13 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.model import HIPAA_LOCATION, MISSING, Annotation
+
+if TYPE_CHECKING:  # numpy is loaded by what cuts many texts at once, not by this module
+    import numpy as np
 
 #: A token or an instance reduced to what the metrics compare: (start, length).
 Unit = tuple[int, int]
@@ -48,10 +49,14 @@ Unit = tuple[int, int]
 Tokenizer = Callable[[str | None, int], Sequence[Unit]]
 #: The tokens of several texts in one piece: how many each text has, then every token's offset and length,
 #: text after text.
-TokenArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+TokenArrays = tuple["np.ndarray", "np.ndarray", "np.ndarray"]
 
 #: The metrics of this module, in the order reports list them.
 SPAN_METRICS = ("instance_strict", "instance_relax", "token", "type", "date_format", "hipaa")
+#: The metrics also counted per label (slice), matched as for the whole.
+SLICED = ("instance_strict", "instance_relax", "token")
+#: The metrics that compare a property of located instances.
+EXACT_PROPERTIES = ("type", "date_format", "hipaa")
 
 
 @dataclass(slots=True)
@@ -142,6 +147,29 @@ def _match_lengths(gold: list[Annotation], pred: list[Annotation], tolerance: in
     into.spurious.extend(pred[j:])
 
 
+def greedy_pairs(
+    gold_lengths: Sequence[int], pred_lengths: Sequence[int], tolerance: int
+) -> tuple[list[int], list[int]]:
+    """The positions of the gold and predicted lengths that a walk of both in sorted order
+    (ties in their given order) pairs within ``tolerance``: a maximum matching."""
+    gold_sorted = sorted(range(len(gold_lengths)), key=gold_lengths.__getitem__)
+    pred_sorted = sorted(range(len(pred_lengths)), key=pred_lengths.__getitem__)
+    i = j = 0
+    gold_matched, pred_matched = [], []
+    while i < len(gold_sorted) and j < len(pred_sorted):
+        difference = int(gold_lengths[gold_sorted[i]]) - int(pred_lengths[pred_sorted[j]])
+        if abs(difference) <= tolerance:
+            gold_matched.append(gold_sorted[i])
+            pred_matched.append(pred_sorted[j])
+            i += 1
+            j += 1
+        elif difference < 0:
+            i += 1
+        else:
+            j += 1
+    return gold_matched, pred_matched
+
+
 def whitespace_tokens(text: str | None, length: int) -> list[Unit]:
     """The whitespace-separated pieces of the annotation's text (its first ``length`` characters), at their
     true offsets from its start."""
@@ -166,6 +194,8 @@ def cut_many(tokenize: Tokenizer, texts: list[str]) -> TokenArrays:
 def in_text_order(parts: Sequence[tuple[np.ndarray, TokenArrays]], texts: int) -> TokenArrays:
     """The tokens of ``texts`` texts cut in groups, put back in text order: each part gives the places of
     its texts (ascending) and their tokens."""
+    import numpy as np  # loaded for batches only: a small run never cuts texts together
+
     count = np.zeros(texts, np.int64)
     for places, (counts, _, _) in parts:
         count[places] = counts
@@ -178,6 +208,8 @@ def in_text_order(parts: Sequence[tuple[np.ndarray, TokenArrays]], texts: int) -
 
 def tokens_as_arrays(cut: list[Sequence[Unit]]) -> TokenArrays:
     """The tokens of each text, as :data:`TokenArrays`."""
+    import numpy as np  # loaded for batches only
+
     count = np.fromiter(map(len, cut), np.int64, len(cut))
     units = np.fromiter(chain.from_iterable(chain.from_iterable(cut)), np.int64, 2 * int(count.sum())).reshape(-1, 2)
     return count, units[:, 0], units[:, 1]

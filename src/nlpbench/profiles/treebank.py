@@ -13,8 +13,7 @@ import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from itertools import compress
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from nlpbench.loading import import_alone
 from nlpbench.metrics.spans import (
@@ -23,6 +22,9 @@ from nlpbench.metrics.spans import (
     in_text_order,
     tokens_as_arrays,
 )
+
+if TYPE_CHECKING:  # numpy is loaded by the first batch of texts cut together, not by this module
+    import numpy as np
 
 
 @cache
@@ -137,16 +139,19 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
     it stands. Joined a line each, they are cut by numpy over their bytes; every other text is cut on
     its own.
     """
+    import numpy as np
+
+    classes = _byte_classes()
     simple = list(map(_SIMPLE.fullmatch, texts))
     chosen = list(compress(texts, simple))
     joined = "\n".join(chosen)
     codes = np.frombuffer(joined.encode("ascii"), np.uint8)
     breaks = np.flatnonzero(codes == _NEWLINE)
     # a comma or colon is cut off unless a digit follows it (1,000 and 10:30 stay whole)
-    comma = _COMMA_BYTE[codes]
-    before_digit = np.concatenate((_DIGIT_BYTE[codes[1:]], [False]))
-    word = _WORD_BYTE[codes] | (comma & before_digit)
-    padded = _PADDED_BYTE[codes] | (comma & ~before_digit)
+    comma = classes["comma"][codes]
+    before_digit = np.concatenate((classes["digit"][codes[1:]], [False]))
+    word = classes["word"][codes] | (comma & before_digit)
+    padded = classes["padded"][codes] | (comma & ~before_digit)
     starts = np.flatnonzero(padded | (word & ~np.concatenate(([False], word[:-1]))))
     ends = np.flatnonzero(padded | (word & ~np.concatenate((word[1:], [False])))) + 1
     owner = np.searchsorted(breaks, starts)  # the chosen text each token is in
@@ -166,19 +171,30 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
 
 #: Texts whose every character Treebank leaves alone or pads, spaces included (see :func:`_treebank_search_many`).
 _SIMPLE = re.compile(r"[0-9A-Za-z/.\-;@#$%&?!()\[\]{}<>,: ]+")
-_WORD_BYTE = np.zeros(256, bool)
-_WORD_BYTE[list(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/.-")] = True
-_DIGIT_BYTE = np.zeros(256, bool)
-_DIGIT_BYTE[list(b"0123456789")] = True
-_COMMA_BYTE = np.zeros(256, bool)
-_COMMA_BYTE[list(b",:")] = True
-_PADDED_BYTE = np.zeros(256, bool)
-_PADDED_BYTE[list(b";@#$%&?!()[]{}<>")] = True
 _NEWLINE, _PERIOD = ord("\n"), ord(".")
 #: What may follow a final period for Treebank's rule: closing brackets, then spaces.
 _AFTER_PERIOD = " ])}>"
-_AFTER_PERIOD_BYTE = np.zeros(256, bool)
-_AFTER_PERIOD_BYTE[list(_AFTER_PERIOD.encode())] = True
+#: The bytes of each class the batch cut reads (:func:`_byte_classes`).
+_CLASSES = {
+    "word": b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz/.-",
+    "digit": b"0123456789",
+    "comma": b",:",
+    "padded": b";@#$%&?!()[]{}<>",
+    "after_period": _AFTER_PERIOD.encode(),
+}
+
+
+@cache
+def _byte_classes() -> dict[str, np.ndarray]:
+    """For each class of :data:`_CLASSES`, a table of 256 flags: whether a byte is in it. Made on the first batch:
+    numpy is loaded then, not when a profile is chosen."""
+    import numpy as np
+
+    tables = {}
+    for name, members in _CLASSES.items():
+        tables[name] = np.zeros(256, bool)
+        tables[name][list(members)] = True
+    return tables
 
 
 def _beyond_padding(texts: list[str], joined: str, codes: np.ndarray, breaks: np.ndarray) -> list[int]:
@@ -192,12 +208,15 @@ def _beyond_padding(texts: list[str], joined: str, codes: np.ndarray, breaks: np
         for piece in pieces
         for at in _occurrences(text, piece)
     ]
-    comma = _COMMA_BYTE[codes]
+    import numpy as np
+
+    classes = _byte_classes()
+    comma = classes["comma"][codes]
     found += np.flatnonzero(comma[:-1] & comma[1:]).tolist()
     apart = np.searchsorted(breaks, found).tolist()
     last = codes[np.append(breaks, len(codes)) - 1] if texts else codes
     apart += np.flatnonzero(last == _PERIOD).tolist()
-    for index in np.flatnonzero(_AFTER_PERIOD_BYTE[last]).tolist():
+    for index in np.flatnonzero(classes["after_period"][last]).tolist():
         if texts[index].rstrip(_AFTER_PERIOD).endswith("."):
             apart.append(index)
     return apart

@@ -22,21 +22,24 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from nlpbench import profiles
 from nlpbench.errors import InputError, InputWarning, caught_warnings, warning_lines
 from nlpbench.files import Input
 from nlpbench.formats import datanode
 from nlpbench.metrics.counts import PRF
-from nlpbench.metrics.span_batch import SLICED, TokenTable, batch_counts
-from nlpbench.metrics.spans import SpanRules, instance_matching
+from nlpbench.metrics.span_small import SMALL, SmallCounts, small_counts
+from nlpbench.metrics.spans import SLICED, SpanRules, instance_matching
 from nlpbench.model import Document, PhiType, Span, SpanColumns, pair_documents, phi_type
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import listed, no_gold
+
+if TYPE_CHECKING:  # the batch engine (numpy) is loaded by the first batch of SMALL annotations or more
+    from nlpbench.metrics.span_batch import BatchCounts, TokenTable
 
 NO_SUBTYPE = "(none)"
 #: The annotations (gold and predicted) a batch gathers before it is scored: few enough that they are
@@ -357,9 +360,10 @@ class _Run:
     pending: list[tuple[str, SpanColumns, SpanColumns]] = field(default_factory=list)
     pending_rows: int = 0
 
+    texts: TokenTable | None = None
+
     def __post_init__(self) -> None:
         self.subtype = None if self.phi.name == "date" else _slice_label
-        self.texts = TokenTable(self.rules.tokenize)
 
     def add(self, doc_id: str, gold: SpanColumns | None, pred: SpanColumns | None) -> None:
         gold = SpanColumns() if gold is None else gold
@@ -375,13 +379,19 @@ class _Run:
             self.flush()
 
     def flush(self) -> None:
-        """Score the pending notes together and add their counts to the sums."""
+        """Score the pending notes together and add their counts to the sums: with the batch engine, or in plain
+        Python below :data:`~nlpbench.metrics.span_small.SMALL` annotations (the same numbers)."""
         pairs = [(g, p) for _, g, p in self.pending]
-        batch = batch_counts(pairs, self.rules, self.metrics, self.subtype, self.texts)
+        if self.pending_rows < SMALL:
+            batch: BatchCounts | SmallCounts = small_counts(pairs, self.rules, self.metrics, self.subtype)
+        else:
+            from nlpbench.metrics.span_batch import TokenTable, batch_counts
+
+            if self.texts is None:
+                self.texts = TokenTable(self.rules.tokenize)
+            batch = batch_counts(pairs, self.rules, self.metrics, self.subtype, self.texts)
         for metric in self.metrics:
-            table = batch.documents[metric]
-            tp, fp, fn = (int(n) for n in table.sum(axis=0))
-            self.totals[metric] = self.totals.get(metric, PRF()) + PRF(tp, fp, fn)
+            self.totals[metric] = self.totals.get(metric, PRF()) + batch.total(metric)
         if self.keep_documents:
             for index, (doc_id, _, _) in enumerate(self.pending):
                 for metric in self.metrics:
