@@ -44,6 +44,12 @@ class PRF:
     def f1(self) -> float:
         return safe_div(2 * self.tp, 2 * self.tp + self.fp + self.fn)
 
+    def fields(self) -> dict[str, int | float]:
+        """The counts and the three values as a report row's fields: ``tp``, ``fp``, ``fn``, ``precision``,
+        ``recall``, ``f1``."""
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": self.precision, "recall": self.recall,
+                "f1": self.f1}  # fmt: skip
+
     @classmethod
     def from_matches(cls, matched: int, n_gold: int, n_pred: int) -> PRF:
         """Counts from the number of one-to-one matches between ``n_gold`` and ``n_pred`` items."""

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.platform import tasks
-from nlpbench.report.model import Report, Row, overall_rows
+from nlpbench.report.model import Report, overall_rows
 
 #: The annotation type of a result's overall (micro over types) value.
 OVERALL = "overall"
@@ -30,11 +30,6 @@ _COUNTS = ("tp", "fp", "fn")
 def applies(task: str) -> bool:
     """Whether ``task`` has an overall value: a PHI task of several annotation types."""
     return len(tasks.PHI_TASKS.get(task, ())) > 1
-
-
-def _row(counts: PRF) -> Row:
-    return {"tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "precision": counts.precision,
-            "recall": counts.recall, "f1": counts.f1}  # fmt: skip
 
 
 def overall_report(reports: Mapping[str, Report]) -> Report:
@@ -55,8 +50,8 @@ def overall_report(reports: Mapping[str, Report]) -> Report:
                 documents[key] = documents.get(key, PRF()) + PRF(*(int(row[c]) for c in _COUNTS))
     for (_, metric), counts in documents.items():
         totals[metric] += counts
-    scores = [{"metric": metric, **_row(counts)} for metric, counts in totals.items()]
-    per_document = [{"document": document, "metric": metric, **_row(counts)}
+    scores = [{"metric": metric, **counts.fields()} for metric, counts in totals.items()]
+    per_document = [{"document": document, "metric": metric, **counts.fields()}
                     for (document, metric), counts in documents.items()]  # fmt: skip
     return Report(first.task, first.profile, {}, scores, per_document)
 

@@ -29,7 +29,6 @@ from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings, json_kind
 from nlpbench.files import Input, read_bytes
 from nlpbench.formats import jsonstream
-from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.deidentified import (
     GoldSpan,
     Rate,
@@ -299,14 +298,10 @@ def _rows(counts: TokenCounts, conforming: Rate, shifts: Rate, **naming: str) ->
         "date_shift": shifts,
     }
     rows: list[Row] = [
-        {**naming, "metric": "hipaa_token", **_prf(counts.hipaa_token)},
-        {**naming, "metric": "token", **_prf(counts.token)},
+        {**naming, "metric": "hipaa_token", **counts.hipaa_token.fields()},
+        {**naming, "metric": "token", **counts.token.fields()},
     ]
     return rows + [{**naming, "metric": metric, **_rate(rate)} for metric, rate in rates.items()]
-
-
-def _prf(prf: PRF) -> Row:
-    return {"tp": prf.tp, "fp": prf.fp, "fn": prf.fn, "precision": prf.precision, "recall": prf.recall, "f1": prf.f1}
 
 
 def _rate(rate: Rate) -> Row:
