@@ -53,7 +53,11 @@ def information_content(ontology: Ontology, node: str) -> float:
 
 
 def class_similarity(ontology: Ontology, q1: str, q2: str) -> float | None:
-    """IC-weighted overlap of the two nodes' class sets; None when either node is unknown."""
+    """IC-weighted overlap of the two nodes' class sets; None when either node is unknown.
+
+    The sums are exactly rounded (``math.fsum``): a sum over a set in iteration order would depend on the
+    process's string hashing, and so could its last digit.
+    """
     if q1 not in ontology or q2 not in ontology:
         return None
     features = [{q, *superclasses(ontology, q)} for q in dict.fromkeys((q1, q2))]
@@ -61,11 +65,11 @@ def class_similarity(ontology: Ontology, q1: str, q2: str) -> float | None:
     for feature_set in features:
         for c in feature_set:
             weight[c] = weight.get(c, 0.0) + information_content(ontology, c)
-    total = sum(weight.values())
+    total = math.fsum(weight.values())
     if total == 0:
         return 0.0
     shared = set.intersection(*features)
-    return max(sum(weight[c] for c in shared) / total, 0.0)
+    return max(math.fsum(weight[c] for c in shared) / total, 0.0)
 
 
 def most_specific_subsumers(ontology: Ontology, c1: str, c2: str) -> set[str]:
