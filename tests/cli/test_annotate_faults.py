@@ -52,6 +52,11 @@ REPORTED = {
 }
 OPTIONS = ("--concurrency", "1", "--timeout", "0.5", "--retries", "1", "--max-response-bytes", "65536",
            "--max-annotations", "500")  # fmt: skip
+#: :data:`OPTIONS` for the comparison with a Dask worker, whose faults are none of a slow tool: a 5 s timeout,
+#: because it also bounds how long the Dask scheduler may take to answer, and the test's scheduler runs in this
+#: process, beside the command and under the suite's load (at 0.5 s it was once given up as stopped).
+DASK_COMPARED = ("--concurrency", "1", "--timeout", "5", "--retries", "1", "--max-response-bytes", "65536",
+                 "--max-annotations", "500")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +174,7 @@ def test_a_dask_worker_asks_the_tool_with_the_same_options(
         tool.settle()
         tool.reset(fault, notes={failing}, huge_bytes=2**17)  # over the cap, yet all in the socket buffers
         failed = cli("annotate", "--tool", tool.url, "--notes", notes, "--out", tmp_path / f"{executor}.json",
-                     *OPTIONS, *(("--show-text",) if shown else ()), *options)  # fmt: skip
+                     *DASK_COMPARED, *(("--show-text",) if shown else ()), *options)  # fmt: skip
         message = one_line_error(failed)
         said[executor] = message[: message.rindex(" (finished")]
         if not shown:
