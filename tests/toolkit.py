@@ -98,6 +98,13 @@ class AsgiClient:
 @contextmanager
 def served(app, log_level: str = "warning") -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
+    with serving(app, log_level) as (url, _):
+        yield url
+
+
+@contextmanager
+def serving(app, log_level: str = "warning") -> Iterator[tuple[str, uvicorn.Server]]:
+    """:func:`served`, yielding the server too (its state tells which connections and requests are open)."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level=log_level, lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -108,7 +115,7 @@ def served(app, log_level: str = "warning") -> Iterator[str]:
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
     finally:
         server.should_exit = True
         thread.join(timeout=10)

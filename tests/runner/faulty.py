@@ -13,9 +13,13 @@ import random
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from nlpbench.api.tool import create_app
-from tests.toolkit import RegexPhi, served
+from tests.toolkit import RegexPhi, serving
+
+if TYPE_CHECKING:
+    import uvicorn
 
 #: Faults that end a note's request in failure (after any retries).
 FAILING = ("400", "422", "500", "503", "html", "not_json", "schema", "past_end", "huge", "many", "hang", "drip",
@@ -37,6 +41,7 @@ class FaultyTool:
     def __init__(self, app):
         self.app = app
         self.url = ""
+        self.server: uvicorn.Server | None = None
         self.reset()
 
     def reset(
@@ -58,10 +63,20 @@ class FaultyTool:
         self.seen: list[str] = []
 
     def settle(self, seconds: float = 10.0) -> None:
-        """Wait until no request is being answered (a client that gave up may leave one behind)."""
+        """Wait until no request is being answered and no connection is open.
+
+        A client that gave up may leave a request behind, and one it cancelled
+        may still be in the socket when it closes: the server reads it (and
+        counts it) before it sees the connection end, so waiting for no open
+        connection waits for every request already sent.
+        """
         deadline = time.monotonic() + seconds
-        while self.in_flight and time.monotonic() < deadline:
+        while self._busy() and time.monotonic() < deadline:
             time.sleep(0.01)
+
+    def _busy(self) -> bool:
+        state = self.server.server_state if self.server is not None else None
+        return bool(self.in_flight or (state is not None and (state.connections or state.tasks)))
 
     def _hit(self, note_id: str) -> bool:
         if self.fault is None or self.times <= 0:
@@ -188,6 +203,6 @@ async def _send(send, status: int, body: bytes, content_type: str) -> None:
 def faulty(annotator=None) -> Iterator[FaultyTool]:
     """A :class:`FaultyTool` in front of ``annotator`` (the test regex annotator by default), served on 127.0.0.1."""
     tool = FaultyTool(create_app(annotator or RegexPhi()))
-    with served(tool) as url:
-        tool.url = url
+    with serving(tool) as (url, server):
+        tool.url, tool.server = url, server
         yield tool
