@@ -45,6 +45,7 @@ COMMANDS = {
     "worker": "submit",
     "rescore": "submit",
     "challenge": "challenge",
+    "site": "site",
     "compare": "compare",
     "leaderboard": "leaderboard",
 }

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
 from nlpbench.platform.overall import with_overall
+from nlpbench.platform.pooling import strata
 from nlpbench.report.model import Report, Row, overall_rows
 from nlpbench.stats.bootstrap import Interval, bootstrap_intervals
 from nlpbench.stats.report import Derivation, derivations
@@ -54,7 +55,7 @@ def primary(task: str, rows: list[Row]) -> tuple[str, str] | None:
     return None
 
 
-def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterval]:
+def compute(result_id: int, reports: Mapping[str, Report], *, by_site: bool = False) -> list[ResultInterval]:
     """The interval rows of result ``result_id``, from the report (with per-document rows) of each annotation type.
 
     ``value`` is what the report says (its profile's rounding included), ``estimate`` the statistic of the summed
@@ -62,10 +63,12 @@ def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterva
     if alone (seed 0, :data:`RESAMPLES`), from one draw of the resamples shared by all the values over as many
     documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`): the same bounds, bit for bit. The
     overall report of a task of several types is added to ``reports`` (:func:`~nlpbench.platform.overall.with_overall`).
+    ``by_site``: the reports pool several sites' documents (``SITE/…``), resampled within each site
+    (:func:`nlpbench.platform.pooling.strata`).
     """
     reports = with_overall(reports)
     found: list[ResultInterval] = []
-    for (annotation_type, chosen, derived), interval in _bootstrapped(reports):
+    for (annotation_type, chosen, derived), interval in _bootstrapped(reports, by_site):
         found.append(
             ResultInterval(
                 result_id=result_id,
@@ -97,7 +100,7 @@ def compute(result_id: int, reports: Mapping[str, Report]) -> list[ResultInterva
 _Value = tuple[str, tuple[str, str] | None, Derivation]
 
 
-def _bootstrapped(reports: Mapping[str, Report]) -> list[tuple[_Value, Interval]]:
+def _bootstrapped(reports: Mapping[str, Report], by_site: bool) -> list[tuple[_Value, Interval]]:
     """Every derivable value of every report with its interval, in the reports' and their rows' order."""
     values: list[_Value] = []
     for annotation_type, report in reports.items():
@@ -110,6 +113,7 @@ def _bootstrapped(reports: Mapping[str, Report]) -> list[tuple[_Value, Interval]
         confidence=CONFIDENCE,
         resamples=RESAMPLES,
         separately=True,
+        strata=[strata(derived.documents) for *_, derived in values] if by_site else None,
     )
     return list(zip(values, found, strict=True))
 

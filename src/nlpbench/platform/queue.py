@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import urlsplit
 
-from sqlalchemy import CursorResult, and_, or_, select, update
+from sqlalchemy import CursorResult, and_, exists, or_, select, update
 from sqlalchemy.orm import Session
 
 from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.platform import challenges, images, network, tasks
+from nlpbench.platform import at_sites, challenges, images, network, tasks
 from nlpbench.platform.errors import Conflict, Forbidden, Lost, NotFound
 from nlpbench.platform.errors import PlatformError as PlatformError
 from nlpbench.platform.errors import QuotaExceeded as QuotaExceeded
@@ -44,6 +44,7 @@ from nlpbench.platform.submitted import MAX_PREDICTION_BYTES, safe_name
 from nlpbench.runner.client import ToolError, checked_url
 from nlpbench.store import Store, artifacts, repository
 from nlpbench.store.models import Dataset
+from nlpbench.store.sites import SiteRun
 from nlpbench.store.submissions import (
     ANNOTATING,
     CANCELLED,
@@ -325,12 +326,15 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
     moment = moment or now()
     if request.tool_url is not None and not request.organiser:
         with store.session(readonly=True) as session:
-            private = _check_dataset(session, request.task, dataset, version)
+            private = at_sites.check_submission(session, request.task, dataset, kind) or _check_dataset(
+                session, request.task, dataset, version
+            )
             allowed = network.allow_listed(request.tool_url, get_queue(session, request.queue, create=False).tool_hosts)
         if not allowed:  # outside any transaction: it may wait for a resolver
             _check_team_url(request.tool_url, private)
     with store.session() as session:
-        private = _check_dataset(session, request.task, dataset, version)
+        sited = at_sites.check_submission(session, request.task, dataset, kind)
+        private = sited or _check_dataset(session, request.task, dataset, version)
         if private and kind == "predictions" and tasks.on_dataset(request.task) and not request.organiser:
             raise Forbidden(
                 "the notes of a private dataset are annotated by a tool that comes to them (a command), "
@@ -373,6 +377,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
         session.add(submission)
         session.flush()
         session.add(SubmissionEvent(submission_id=submission.id, at=moment, status=RECEIVED, reason=submission.reason))
+        if sited:
+            at_sites.open_runs(session, submission)
         return submission.id
 
 
@@ -647,6 +653,7 @@ def _claimable(session: Session, dialect: str, queue: str) -> Submission | None:
                 Submission.status == RECEIVED,
                 and_(Submission.status.in_(RUNNING), Submission.lease_expires_at < now()),
             ),
+            ~exists().where(SiteRun.submission_id == Submission.id),  # run at its data sites, not here
         )
         .order_by(Submission.id)
         .limit(1)

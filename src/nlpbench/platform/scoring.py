@@ -208,9 +208,9 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
         "toolUrl": submission.tool_url,
         "model": submission.model,
         "template": submission.template,
-        "commandSha256": _sha256(submission.command),
+        "commandSha256": sha256_of(submission.command),
         "image": submission.image,
-        "predictionsSha256": _sha256(submission.predictions),
+        "predictionsSha256": sha256_of(submission.predictions),
         "dataset": dataset,
         "profile": profile,
         **({"deidSteps": list(submission_deid_steps(submission))} if tasks.is_deid(submission.task) else {}),
@@ -218,21 +218,32 @@ def reproducibility(session: Session, submission: Submission, profile: str) -> d
     }
 
 
-def _sha256(value: str | None) -> str | None:
+def sha256_of(value: str | None) -> str | None:
+    """The SHA-256 of ``value``'s UTF-8 (lone surrogates kept), in hexadecimal; None for None."""
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if value is not None else None
 
 
-def store_result(session: Session, submission: Submission, profile: str, scored: Scored) -> Result:
+def store_result(
+    session: Session,
+    submission: Submission,
+    profile: str,
+    scored: Scored,
+    *,
+    reproduced: dict[str, Any] | None = None,
+    by_site: bool = False,
+) -> Result:
     """Replace the submission's result under ``profile`` with ``scored``, per-document rows and intervals included.
 
-    The replaced result's per-document rows and intervals go with it (their foreign keys cascade).
+    The replaced result's per-document rows and intervals go with it (their foreign keys cascade). ``reproduced``:
+    its reproducibility fields, when not those of this store's data (:func:`reproducibility`); ``by_site``: the
+    documents are several sites' (``SITE/…``), resampled within each (:func:`nlpbench.platform.intervals.compute`).
     """
     session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
     result = Result(
         submission_id=submission.id,
         profile=profile,
         scores=scored.scores,
-        reproducibility=reproducibility(session, submission, profile),
+        reproducibility=reproduced if reproduced is not None else reproducibility(session, submission, profile),
         warnings=scored.warnings,
     )
     session.add(result)
@@ -257,7 +268,7 @@ def store_result(session: Session, submission: Submission, profile: str, scored:
         annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
         for annotation_type, score_rows in scored.scores.items()
     }
-    session.add_all(intervals.compute(result.id, reports))
+    session.add_all(intervals.compute(result.id, reports, by_site=by_site))
     session.flush()
     return result
 

@@ -74,28 +74,33 @@ def bootstrap_distributions(
 
 
 def separate_distributions(
-    tables: Sequence[np.ndarray], statistics: Sequence[Statistic], resamples: int, seed: int
+    tables: Sequence[np.ndarray],
+    statistics: Sequence[Statistic],
+    resamples: int,
+    seed: int,
+    strata: Sequence[tuple[int, ...]] | None = None,
 ) -> list[np.ndarray]:
     """θ of each (table, statistic) pair exactly as :func:`bootstrap_interval` computes it alone, bit for bit.
 
     Alone, each table of ``n`` rows draws its weights ``w`` from a generator seeded ``seed`` and sums
-    ``w @ table``; those weights depend only on ``n`` (:func:`~nlpbench.stats.resample.bootstrap_weights`),
-    so they are drawn once for every table of ``n`` rows and multiplied by each table on its own (not laid
-    side by side, whose product may round otherwise); equal tables are multiplied once.
+    ``w @ table``; those weights depend only on ``n`` and the table's ``strata`` (one per table; none: one
+    stratum each, :func:`~nlpbench.stats.resample.bootstrap_weights`), so they are drawn once for every table of
+    ``n`` rows and those strata and multiplied by each table on its own (not laid side by side, whose product
+    may round otherwise); equal tables are multiplied once.
     """
     tables = [np.ascontiguousarray(table, dtype=np.float64) for table in tables]
     values: list[list[np.ndarray]] = [[] for _ in statistics]
-    by_rows: dict[int, list[int]] = {}
+    by_rows: dict[tuple[int, tuple[int, ...]], list[int]] = {}
     for i, table in enumerate(tables):
-        by_rows.setdefault(table.shape[0], []).append(i)
-    for n, members in by_rows.items():
+        by_rows.setdefault((table.shape[0], strata[i] if strata else ()), []).append(i)
+    for (n, blocks), members in by_rows.items():
         distinct: list[int] = []  # the first of each set of equal tables
         same: dict[int, int] = {}
         for i in members:
             same[i] = next((j for j in distinct if np.array_equal(tables[j], tables[i])), i)
             if same[i] == i:
                 distinct.append(i)
-        for weights in bootstrap_weights(n, resamples, np.random.default_rng(seed)):
+        for weights in bootstrap_weights(n, resamples, np.random.default_rng(seed), blocks):
             sums = {j: weights @ tables[j] for j in distinct}
             for i in members:
                 values[i].append(statistics[i].compute(sums[same[i]]))
@@ -125,20 +130,27 @@ def bootstrap_intervals(
     method: Method = "bca",
     seed: int = 0,
     separately: bool = False,
+    strata: Sequence[tuple[int, ...]] | None = None,
 ) -> list[Interval]:
     """The interval of each (counts, statistic) pair; their rows are the same documents, resampled together.
 
     ``separately`` gives each pair the interval :func:`bootstrap_interval` gives it alone, bit for bit, from
     one draw per number of rows (:func:`separate_distributions`); the pairs' tables may then differ in rows.
+    ``strata`` (with ``separately``), one per pair: the sizes of its table's consecutive blocks of rows, each
+    resampled within itself (a stratified bootstrap; BCa's acceleration still leaves out one row at a time).
     """
+    if strata is not None and not separately:
+        raise ValueError("strata go with separately=True: one per pair")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
     if method not in ("percentile", "bca"):
         raise ValueError(f"unknown interval method {method!r}; known: bca, percentile")
     tables = [check_counts(counts, statistic) for counts, statistic in pairs]
     statistics = [statistic for _, statistic in pairs]
-    distribute = separate_distributions if separately else bootstrap_distributions
-    distributions = distribute(tables, statistics, resamples, seed)
+    if separately:
+        distributions = separate_distributions(tables, statistics, resamples, seed, strata)
+    else:
+        distributions = bootstrap_distributions(tables, statistics, resamples, seed)
     alpha = (1 - confidence) / 2
     intervals = []
     for counts, statistic, values in zip(tables, statistics, distributions, strict=True):

@@ -23,6 +23,8 @@ Under ``/api/v1``:
   (organisers only), ``GET /challenges/{name}/phases/{phase}/leaderboard`` — challenges and their phases
   (:mod:`~nlpbench.api.platform.challenges`); a submission names ``challenge`` and ``phase`` to be made to one,
   and while its phase hides scores its team reads its status only;
+- ``POST /sites/lease``, ``POST /sites/runs/{run}/progress|result`` — a data site's, with its site key: the runs
+  of submissions to the datasets it holds, and the counts it returns (:mod:`~nlpbench.api.platform.sites`);
 - ``GET /healthCheck`` — the only request without a key.
 
 Every other request needs a platform API key (``X-API-Key`` or
@@ -51,7 +53,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from nlpbench.api.datanode.app import add_store_handlers
-from nlpbench.api.platform import admin, archives, challenges, health, submissions
+from nlpbench.api.platform import admin, archives, challenges, health, sites, submissions
 from nlpbench.api.problems import install_problem_handlers
 from nlpbench.platform import queue as queues
 from nlpbench.platform import webhooks
@@ -88,6 +90,6 @@ def create_app(store: Store, settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes, path_limits=uploads)
     add_store_handlers(app)
 
-    for resource in (health, submissions, archives, challenges, admin):
+    for resource in (health, submissions, archives, challenges, admin, sites):
         app.include_router(resource.router, prefix=BASE_PATH)
     return app

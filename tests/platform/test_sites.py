@@ -1,0 +1,263 @@
+"""Data sites: one centre and three sites on this machine, a tool submitted once and run where the notes are.
+
+The centre holds no note. Each site has its own store (two SQLite files, one PostgreSQL schema) with its own
+synthetic notes and gold, and its own worker and sandbox (``nlpbench site serve``, a process of its own).
+Every byte a site sends the centre goes through a proxy that keeps it; no note's id nor any of its text may be
+in them. One site is killed mid-run and served again: it goes on. A result of a dataset whose content changed
+is refused in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from nlpbench.api.platform import create_app
+from nlpbench.store import open_store, repository
+from nlpbench.store.sites import SiteRun
+from nlpbench.store.submissions import Submission
+from tests.store.backends import database_url
+from tests.toolkit import served
+
+COMMAND = f"{sys.executable} -m nlpbench serve -a date --port 8080"
+SITES = {"alpha": ("sqlite", 11, 6), "beta": ("sqlite", 12, 9), "gamma": ("postgresql", 13, 40)}
+#: The date annotator, a quarter of a second per note: slow enough for a site to be killed mid-run.
+SLOW_TOOL = """
+import asyncio
+import uvicorn
+from nlpbench.cli.serve import build_app
+
+app = build_app("date", max_body_bytes=2**20, cache_bytes=0)
+
+
+async def slow(scope, receive, send):
+    if scope["type"] == "http" and scope["path"].startswith("/api/v1/text"):
+        await asyncio.sleep(0.25)
+    await app(scope, receive, send)
+
+
+uvicorn.run(slow, host="127.0.0.1", port=8080, log_level="warning")
+"""
+
+
+class Capture:
+    """A TCP proxy to ``target`` on a free port of 127.0.0.1, keeping every byte its clients send."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target, self.sent = target, bytearray()
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, kept: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if kept:
+                    with self.lock:
+                        self.sent += data
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@contextmanager
+def sites(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Each site's store URL, with its synthetic notes (dataset ``notes``, ``notes-subset``) and gold."""
+    urls: dict[str, str] = {}
+    with (
+        database_url(SITES["alpha"][0], tmp_path / "alpha") as alpha,
+        database_url(SITES["beta"][0], tmp_path / "beta") as beta,
+        database_url(SITES["gamma"][0], tmp_path / "gamma") as gamma,
+    ):
+        urls = {"alpha": alpha, "beta": beta, "gamma": gamma}
+        yield urls
+
+
+def nlpbench(*args: object, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nlpbench", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+
+
+def texts(url: str) -> list[str]:
+    """What of a site's notes must never leave it: each note's id, and every gold span of 8 characters or more."""
+    opened = open_store(url)
+    try:
+        with opened.session(readonly=True) as session:
+            notes = list(repository.iter_notes(session, "notes"))
+            found = [note.identifier for note in notes]
+            found += [note.text[i : i + 24] for note in notes for i in range(0, max(len(note.text) - 24, 1), 24)]
+    finally:
+        opened.close()
+    return [text for text in found if len(text) >= 8]
+
+
+@pytest.fixture
+def centre(tmp_path):
+    url = f"sqlite:///{tmp_path / 'centre.db'}"
+    opened = open_store(url)
+    try:
+        with served(create_app(opened)) as base:
+            port = int(base.rsplit(":", 1)[1])
+            capture = Capture(("127.0.0.1", port))
+            try:
+                yield url, opened, f"http://127.0.0.1:{capture.port}", capture
+            finally:
+                capture.close()
+    finally:
+        opened.close()
+
+
+def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(centre, tmp_path):
+    url, opened, central, capture = centre
+    tool = tmp_path / "tool"
+    tool.mkdir(mode=0o755)
+    (tool / "slow.py").write_text(SLOW_TOOL)
+    (tool / "slow.py").chmod(0o644)
+    keys = {}
+    for name in SITES:
+        added = nlpbench("site", "add", name, "--dataset", "notes", "--db", url)
+        assert added.returncode == 0, added.stderr
+        keys[name] = added.stdout.strip()
+    with sites(tmp_path) as stores:
+        for name, (_, seed, notes) in SITES.items():
+            made = nlpbench("synth", "--notes", notes, "--seed", seed, "--into-store", "notes", "--subset", 3,
+                            "--db", stores[name])  # fmt: skip
+            assert made.returncode == 0, made.stderr
+        submitted = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
+                             "--command", f"{sys.executable} {tool / 'slow.py'}", "--db", url)  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+        submission = int(submitted.stdout)
+        serving = ("--until-idle", "--poll", "0.1", "--beat", "0.2", "--lease", "2", "--runtime", tool)
+
+        def serve(name: str, *more: str) -> subprocess.CompletedProcess:
+            return nlpbench("site", "serve", "--central", central, "--key", keys[name], "--db", stores[name],
+                            *serving, *more)  # fmt: skip
+
+        for name in ("alpha", "beta"):
+            served_site = serve(name)
+            assert served_site.returncode == 0, served_site.stderr
+            assert "DATE" not in served_site.stderr
+        killed(["site", "serve", "--central", central, "--key", keys["gamma"], "--db", stores["gamma"], *serving],
+               stores["gamma"])  # fmt: skip
+        finished = serve("gamma")
+        assert finished.returncode == 0, finished.stderr
+        assert "SCORED sent; the submission is SCORED at the centre" in finished.stderr
+
+        with opened.session(readonly=True) as session:
+            shown = session.get_one(Submission, submission)
+            runs = list(session.scalars(select(SiteRun).where(SiteRun.submission_id == submission)))
+        assert shown.status == "SCORED", shown.reason
+        assert sorted(run.status for run in runs) == ["RETURNED"] * 3
+        data = json.loads(nlpbench("submissions", "show", submission, "--format", "json", "--db", url).stdout)
+        assert data["results"], data
+
+        kept = bytes(capture.sent).decode("utf-8", "replace")
+        assert "/sites/runs/" in kept  # the proxy saw the sites' requests
+        for name in SITES:
+            for text in texts(stores[name]):
+                assert text not in kept, f"a note of site {name} reached the centre"
+
+
+def killed(command: list, url: str) -> None:
+    """``nlpbench COMMAND`` (a site serving) runs until its worker has stored some notes' annotations in the site's
+    store ``url``, and is killed (SIGKILL, with its tool)."""
+    process = subprocess.Popen([sys.executable, "-m", "nlpbench", *map(str, command)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    opened = open_store(url)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            with opened.session(readonly=True) as session:
+                done = session.scalars(select(Submission.notes_done)).first()
+            if done:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        with opened.session(readonly=True) as session:
+            left = session.scalars(select(Submission)).one()
+        assert left.status == "ANNOTATING" and 0 < left.notes_done < left.notes_total
+    finally:
+        opened.close()
+
+
+def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(centre):
+    url, _opened, central, _ = centre
+    alpha = nlpbench("site", "add", "alpha", "--dataset", "notes", "--db", url).stdout.strip()
+    beta = nlpbench("site", "add", "beta", "--dataset", "notes", "--db", url).stdout.strip()
+    submitted = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
+                         "--command", COMMAND, "--db", url)  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    refused = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
+                       "--tool", "http://127.0.0.1:9/api/v1", "--db", url)  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith(
+        "dataset notes is held by data sites, whose notes never leave them: a tool submission cannot be run "
+        "there; submit a command (--command)"
+    )
+    with httpx.Client(base_url=f"{central}/api/v1") as client:
+        assert client.post("/sites/lease", headers={"x-api-key": "nbs_000000000000_nope"}).status_code == 401
+        job = client.post("/sites/lease", headers={"x-api-key": alpha}).json()
+        assert job["kind"] == "command" and job["profile"] == "standard" and job["dataset"] == "notes"
+        run = job["run"]
+        assert client.post(f"/sites/runs/{run}/progress", json={"done": 1, "total": 2},
+                           headers={"x-api-key": beta}).status_code == 404  # fmt: skip
+        counts = {"metric": "token", "tp": 1, "fp": 0, "fn": 1}
+        result = {
+            "status": "SCORED",
+            "contentHash": "a" * 64,
+            "notes": 1,
+            "nlpbench": "0",
+            "reports": {"date": {"scores": [dict(counts)], "perDocument": [{"document": "d1", **counts}]}},
+        }
+        quoting = json.loads(json.dumps(result))
+        quoting["reports"]["date"]["perDocument"][0]["document"] = "note-1 of Mr Smith"
+        answer = client.post(f"/sites/runs/{run}/result", json=quoting, headers={"x-api-key": alpha})
+        assert answer.status_code == 400 and "Smith" not in answer.text
+        answer = client.post(f"/sites/runs/{run}/result", json=result, headers={"x-api-key": alpha})
+        assert answer.status_code == 200 and answer.json() == {"status": "ANNOTATING"}
+    # a second submission: alpha's dataset now has another content
+    again = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
+                     "--command", COMMAND, "--db", url)  # fmt: skip
+    assert again.returncode == 0
+    with httpx.Client(base_url=f"{central}/api/v1", headers={"x-api-key": alpha}) as client:
+        run = client.post("/sites/lease").json()["run"]
+        result["contentHash"] = "b" * 64
+        answer = client.post(f"/sites/runs/{run}/result", json=result)
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == (
+        "site alpha: dataset notes has content hash bbbbbbbbbbbb…, not aaaaaaaaaaaa… as its first result had; "
+        "refused until an organiser registers it again (nlpbench site add alpha --dataset notes --replace)"
+    )
