@@ -18,17 +18,19 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from nlpbench.api.platform import create_app
 from nlpbench.store import open_store, repository
-from nlpbench.store.sites import SiteRun
-from nlpbench.store.submissions import Submission
+from nlpbench.store.sites import Site, SiteRun
+from nlpbench.store.submissions import Result, Submission
+from nlpbench.web.app import create_app as create_web_app
 from tests.store.backends import database_url
 from tests.toolkit import served
 
@@ -93,15 +95,11 @@ class Capture:
 
 @contextmanager
 def sites(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Each site's store URL, with its synthetic notes (dataset ``notes``, ``notes-subset``) and gold."""
-    urls: dict[str, str] = {}
-    with (
-        database_url(SITES["alpha"][0], tmp_path / "alpha") as alpha,
-        database_url(SITES["beta"][0], tmp_path / "beta") as beta,
-        database_url(SITES["gamma"][0], tmp_path / "gamma") as gamma,
-    ):
-        urls = {"alpha": alpha, "beta": beta, "gamma": gamma}
-        yield urls
+    """Each site's store URL (of the backend :data:`SITES` names), empty."""
+    with ExitStack() as stack:
+        yield {
+            name: stack.enter_context(database_url(backend, tmp_path / name)) for name, (backend, *_) in SITES.items()
+        }
 
 
 def nlpbench(*args: object, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -164,10 +162,19 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
             return nlpbench("site", "serve", "--central", central, "--key", keys[name], "--db", stores[name],
                             *serving, *more)  # fmt: skip
 
-        for name in ("alpha", "beta"):
-            served_site = serve(name)
-            assert served_site.returncode == 0, served_site.stderr
-            assert "DATE" not in served_site.stderr
+        held = serve("alpha", "--approve")  # alpha's organiser approves each result before it leaves
+        assert held.returncode == 0, held.stderr
+        run = runs_of(opened, submission)["alpha"]
+        assert run.status == "HELD" and run.reports is None
+        assert f"run {run.id}: SCORED, held until approved (nlpbench site approve {run.id})" in held.stderr
+        assert nlpbench("site", "jobs", "--db", stores["alpha"]).stdout.split()[-2:] == ["held", central]
+        approved = nlpbench("site", "approve", run.id, "--db", stores["alpha"])
+        assert approved.returncode == 0 and "approved; site serve sends it" in approved.stdout
+        sent = serve("alpha", "--approve")
+        assert sent.returncode == 0, sent.stderr
+        assert f"run {run.id}: SCORED sent; the submission is ANNOTATING at the centre" in sent.stderr
+        beta = serve("beta")
+        assert beta.returncode == 0, beta.stderr
         killed(["site", "serve", "--central", central, "--key", keys["gamma"], "--db", stores["gamma"], *serving],
                stores["gamma"])  # fmt: skip
         finished = serve("gamma")
@@ -176,17 +183,54 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
 
         with opened.session(readonly=True) as session:
             shown = session.get_one(Submission, submission)
-            runs = list(session.scalars(select(SiteRun).where(SiteRun.submission_id == submission)))
+            result = session.scalars(select(Result).where(Result.submission_id == submission)).one()
+        runs = runs_of(opened, submission)
         assert shown.status == "SCORED", shown.reason
-        assert sorted(run.status for run in runs) == ["RETURNED"] * 3
-        data = json.loads(nlpbench("submissions", "show", submission, "--format", "json", "--db", url).stdout)
-        assert data["results"], data
+        assert [run.status for run in runs.values()] == ["RETURNED"] * 3
+        pooled_row = next(row for row in result.scores["date"] if row["metric"] == "token")
+        for field in ("tp", "fp", "fn"):  # the pooled counts are the sites' counts added up
+            at_sites = [
+                next(r for r in run.reports["date"]["scores"] if r["metric"] == "token") for run in runs.values()
+            ]
+            assert pooled_row[field] == sum(row[field] for row in at_sites)
+        assert result.reproducibility["sites"]["gamma"]["notes"] == SITES["gamma"][2]
+        shown_pages(opened, submission)
 
         kept = bytes(capture.sent).decode("utf-8", "replace")
-        assert "/sites/runs/" in kept  # the proxy saw the sites' requests
+        assert kept.count("/result HTTP/1.1") == 3  # the proxy saw every site's result
         for name in SITES:
-            for text in texts(stores[name]):
+            private = texts(stores[name])
+            assert len(private) > SITES[name][2]
+            for text in private:
                 assert text not in kept, f"a note of site {name} reached the centre"
+
+
+def runs_of(opened, submission: int) -> dict[str, SiteRun]:
+    """The centre's run of ``submission`` at each site, by site name."""
+    with opened.session(readonly=True) as session:
+        query = (
+            select(Site.name, SiteRun).join(Site, Site.id == SiteRun.site_id).where(SiteRun.submission_id == submission)
+        )
+        return dict(sorted((name, run) for name, run in session.execute(query)))
+
+
+def shown_pages(opened, submission: int) -> None:
+    """The task's leaderboard has a column per site beside the pooled score; the submission's page, a row per site."""
+    with TestClient(create_web_app(opened)) as client:
+        pages(client, submission)
+
+
+def pages(client: TestClient, submission: int) -> None:
+    board = client.get("/tasks/date").text
+    for name in SITES:
+        assert f"site {name}</th>" in board
+    exported = client.get("/tasks/date.json").json()
+    assert all(isinstance(exported[0][f"site {name}"], float) for name in SITES)
+    assert exported[0]["site gamma ci_low"] <= exported[0]["site gamma"] <= exported[0]["site gamma ci_high"]
+    page = client.get(f"/submissions/{submission}").text
+    assert '<section class="sites" id="sites">' in page and page.count("RETURNED") >= 3
+    sites = client.get(f"/submissions/{submission}.json").json()["sites"]
+    assert [site["site"] for site in sites] == list(SITES) and all(site["values"] for site in sites)
 
 
 def killed(command: list, url: str) -> None:
@@ -214,7 +258,7 @@ def killed(command: list, url: str) -> None:
 
 
 def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(centre):
-    url, _opened, central, _ = centre
+    url, opened, central, _ = centre
     alpha = nlpbench("site", "add", "alpha", "--dataset", "notes", "--db", url).stdout.strip()
     beta = nlpbench("site", "add", "beta", "--dataset", "notes", "--db", url).stdout.strip()
     submitted = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
@@ -257,7 +301,11 @@ def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(c
         result["contentHash"] = "b" * 64
         answer = client.post(f"/sites/runs/{run}/result", json=result)
     assert answer.status_code == 409
-    assert answer.json()["detail"] == (
+    reason = answer.json()["detail"]
+    assert reason == (
         "site alpha: dataset notes has content hash bbbbbbbbbbbb…, not aaaaaaaaaaaa… as its first result had; "
         "refused until an organiser registers it again (nlpbench site add alpha --dataset notes --replace)"
     )
+    with opened.session(readonly=True) as session:
+        failed = session.get_one(Submission, int(again.stdout))
+        assert (failed.status, failed.reason) == ("FAILED", reason)  # and nothing of it is pooled

@@ -8,6 +8,9 @@ in one line. The runs themselves are :mod:`nlpbench.platform.sites`'.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -16,8 +19,9 @@ from nlpbench.platform import tasks
 from nlpbench.store.sites import Site, SiteDataset, SiteRun
 from nlpbench.store.submissions import Submission
 
-#: A run's first status: no site has taken it yet.
-WAITING = "WAITING"
+#: A run's statuses: no site has taken it yet, its site runs it, finished there and waiting for the site's
+#: approval, returned its counts (or ``FAILED`` there, or ``CANCELLED``: ended unrun).
+WAITING, RUNNING, HELD, RETURNED = "WAITING", "RUNNING", "HELD", "RETURNED"
 #: The submission kinds a site runs: the tool comes to the notes.
 SITE_KINDS = ("command",)
 
@@ -50,3 +54,55 @@ def open_runs(session: Session, submission: Submission) -> int:
         session.add(SiteRun(submission_id=submission.id, site_id=site.id, status=WAITING, reason="waiting"))
     session.flush()
     return len(sites)
+
+
+@dataclass(frozen=True)
+class SiteColumn:
+    """A site's primary value of one annotation type for one submission, with its interval."""
+
+    site: str
+    annotation_type: str
+    value: float
+    low: float | None
+    high: float | None
+    documents: int
+
+
+def site_columns(session: Session, submission_ids: list[int]) -> dict[int, list[SiteColumn]]:
+    """Each submission's per-site primary values (of each annotation type, and overall), by site name; only the
+    runs returned."""
+    query = (
+        select(SiteRun.submission_id, Site.name, SiteRun.intervals)
+        .join(Site, Site.id == SiteRun.site_id)
+        .where(SiteRun.submission_id.in_(submission_ids), SiteRun.status == RETURNED)
+        .order_by(Site.name)
+    )
+    found: dict[int, list[SiteColumn]] = {}
+    for submission_id, site, values in session.execute(query):
+        for value in values or []:
+            column = SiteColumn(
+                site, value["annotationType"], value["value"], value["low"], value["high"], value["documents"]
+            )
+            found.setdefault(submission_id, []).append(column)
+    return found
+
+
+def runs_of(session: Session, submission_id: int) -> list[dict[str, Any]]:
+    """A submission's run at each site, by site name: its status, progress and (once returned) the site's own
+    primary value of each annotation type with its interval — what its page shows, all of nlpbench's making."""
+    query = (
+        select(Site.name, SiteRun)
+        .join(Site, Site.id == SiteRun.site_id)
+        .where(SiteRun.submission_id == submission_id)
+        .order_by(Site.name)
+    )
+    return [
+        {
+            "site": site,
+            "status": run.status,
+            "notesDone": run.notes_done,
+            "notesTotal": run.notes_total,
+            "values": run.intervals or [],
+        }
+        for site, run in session.execute(query)
+    ]

@@ -88,11 +88,13 @@ def _matching(row: Row, report: Report) -> Row | None:
 
 
 def strata(documents: Sequence[str]) -> tuple[int, ...]:
-    """The sizes of the runs of consecutive documents of one site (``SITE/…``), in order: the bootstrap's strata."""
+    """The sizes of the runs of consecutive documents of one site (``SITE/…``), in order: the bootstrap's strata.
+
+    Documents that name no site are one site's."""
     sizes: list[int] = []
     previous = None
     for document in documents:
-        site = document.split(SEPARATOR, 1)[0]
+        site = document.split(SEPARATOR, 1)[0] if SEPARATOR in document else ""
         if site != previous or not sizes:
             sizes.append(0)
             previous = site

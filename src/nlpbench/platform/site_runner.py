@@ -127,7 +127,16 @@ class SiteRunner:
         return response.json()
 
     def _run(self, central: httpx.Client, job: dict[str, Any]) -> None:
+        """Run the job here; a job already finished here (the centre did not hear of it) is told again."""
         run = int(job["run"])
+        state = self._state(run)
+        if state == HELD:
+            self._tell_held(central, run)
+            return
+        if state == SENT:  # the centre did not take it: sent again, or refused for good (a 409)
+            self._mark(run, APPROVED)
+            self._send_approved(central)
+            return
         local = self._local(job)
         self.said(f"run {run} (submission {job['submission']} at the centre): submission {local} here")
         stop = threading.Event()
@@ -151,9 +160,23 @@ class SiteRunner:
             self._mark(run, SENT)
             self.said(f"run {run}: cancelled at the centre")
         elif self.approve:
+            self._tell_held(central, run)
             self.said(f"run {run}: {status}, held until approved (nlpbench site approve {run})")
         else:
             self._send_approved(central)
+
+    def _state(self, run: int) -> str | None:
+        with self.store.session(readonly=True) as session:
+            return session.scalars(
+                select(SiteJob.state).where(SiteJob.central == self.central, SiteJob.run_id == run)
+            ).first()
+
+    def _tell_held(self, central: httpx.Client, run: int) -> None:
+        """Tell the centre the run finished here and waits for approval: it offers it no more."""
+        with self.store.session(readonly=True) as session:
+            local = _job_of(session, self.central, run).submission_id
+            total = session.get_one(Submission, local).notes_total
+        self._post(central, f"/sites/runs/{run}/progress", {"done": total, "total": total, "held": True})
 
     def _local(self, job: dict[str, Any]) -> int:
         """The local submission of the centre's run: the one made before (resumed), or a new one."""

@@ -30,13 +30,13 @@ from datetime import datetime
 from math import isfinite
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
 from nlpbench.platform import pooling
 from nlpbench.platform import queue as queues
-from nlpbench.platform.at_sites import WAITING
+from nlpbench.platform.at_sites import HELD, RETURNED, RUNNING, WAITING
 from nlpbench.platform.errors import Conflict, NotFound
 from nlpbench.platform.scoring import Scored, sha256_of, store_result
 from nlpbench.report.model import Report, Row
@@ -48,8 +48,6 @@ from nlpbench.store.vocabulary import ANNOTATING, CANCELLED, FAILED, INVALID, RE
 from nlpbench.version import __version__
 
 KEY_PREFIX = "nbs"
-#: A run's statuses: the site has not taken it, runs it, returned its counts; it failed there, or ended unrun.
-RUNNING, RETURNED = "RUNNING", "RETURNED"
 #: What a site may say of its run: its counts are in (``SCORED``), or the submission ended there.
 SITE_OUTCOMES = (SCORED, INVALID, FAILED)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,59}")
@@ -170,7 +168,7 @@ def next_run(store: Store, site_id: int) -> Job | None:
             select(SiteRun, Submission)
             .join(Submission, Submission.id == SiteRun.submission_id)
             .where(SiteRun.site_id == site_id, SiteRun.status.in_((WAITING, RUNNING)))
-            .order_by(SiteRun.status.desc(), SiteRun.id)  # RUNNING before WAITING
+            .order_by(case((SiteRun.status == RUNNING, 0), else_=1), SiteRun.id)  # RUNNING before WAITING
             .limit(1)
         )
         found = session.execute(query).first()
@@ -194,51 +192,68 @@ def next_run(store: Store, site_id: int) -> Job | None:
         )
 
 
-def progress(store: Store, site_id: int, run_id: int, done: int, total: int) -> bool:
-    """Record the site's progress on its run; whether it should go on (False once the submission has ended)."""
+def progress(store: Store, site_id: int, run_id: int, done: int, total: int, *, held: bool = False) -> bool:
+    """Record the site's progress on its run (``held``: finished there, its result waiting for the site's
+    approval); whether it should go on (False once the submission has ended)."""
     with store.session() as session:
         run, submission = _run(session, site_id, run_id)
         session.get_one(Site, site_id).seen_at = queues.now()
-        if run.status != RUNNING or submission.status in FINAL:
+        if run.status not in (RUNNING, HELD) or submission.status in FINAL:
             return False
         run.notes_done, run.notes_total, run.updated_at = max(done, 0), max(total, 0), queues.now()
+        if held:
+            run.status, run.reason = HELD, "finished at its site, waiting for the site's approval"
         return True
 
 
 def receive(store: Store, site_id: int, run_id: int, returned: Returned) -> str:
     """Take a site's result for its run; the submission's status after it (``SCORED`` once every site is back).
 
-    Refused (:class:`Conflict`, one line): a run that is not running, a dataset whose content hash is not the one
-    its first result fixed. A run that ended ``INVALID`` or ``FAILED`` at its site ends the submission so.
+    Refused (:class:`Conflict`, one line): a run that is not running (nor held), and a dataset whose content hash
+    is not the one its first result fixed — which also ends the run and its submission FAILED, the refusal their
+    reason. A run that ended ``INVALID`` or ``FAILED`` at its site ends the submission so.
     """
     with store.session() as session:
         run, submission = _run(session, site_id, run_id)
         site = session.get_one(Site, site_id)
         site.seen_at = queues.now()
-        if run.status != RUNNING or submission.status in FINAL:
+        if run.status not in (RUNNING, HELD) or submission.status in FINAL:
             raise Conflict(f"run {run_id} is {run.status} (submission {submission.status}): it takes no result")
         if returned.status not in SITE_OUTCOMES:
             raise InputError(f"a site's outcome is one of {', '.join(SITE_OUTCOMES)}", record="status")
         if returned.status != SCORED:
-            _ended_at_site(session, submission, site, returned.status)
+            _ended_at_site(session, submission, site, returned.status, f"{returned.status} at data site {site.name}")
             return submission.status
         reports = checked_reports(returned.reports)
-        _check_hash(session, site, submission.dataset, returned.content_hash)
-        run.status, run.reason, run.updated_at = RETURNED, f"returned by site {site.name}", queues.now()
-        run.content_hash = returned.content_hash
-        run.reports = {t: dict(report) for t, report in reports.items()}
-        run.reproducibility = {
-            "contentHash": returned.content_hash,
-            "notes": returned.notes,
-            "nlpbench": returned.nlpbench,
-        }
-        run.intervals = _site_intervals(submission.task, reports)
-        run.notes_done = run.notes_total = returned.notes
-        session.flush()
-        runs = list(session.scalars(select(SiteRun).where(SiteRun.submission_id == submission.id)))
-        if all(r.status == RETURNED for r in runs):
-            _pool(session, submission, runs)
-        return submission.status
+        refused = _changed_hash(session, site, submission.dataset, returned.content_hash)
+        if refused is not None:
+            _ended_at_site(session, submission, site, FAILED, refused)
+        else:
+            _returned(session, submission, run, site, returned, reports)
+    if refused is not None:
+        raise Conflict(refused)
+    return submission.status
+
+
+def _returned(
+    session: Session,
+    submission: Submission,
+    run: SiteRun,
+    site: Site,
+    returned: Returned,
+    reports: dict[str, dict[str, list[Row]]],
+) -> None:
+    """Keep the site's counts with its run; once every site's are in, pool them."""
+    run.status, run.reason, run.updated_at = RETURNED, f"returned by site {site.name}", queues.now()
+    run.content_hash = returned.content_hash
+    run.reports = {t: dict(report) for t, report in reports.items()}
+    run.reproducibility = {"contentHash": returned.content_hash, "notes": returned.notes, "nlpbench": returned.nlpbench}
+    run.intervals = _site_intervals(submission.task, reports)
+    run.notes_done = run.notes_total = returned.notes
+    session.flush()
+    runs = list(session.scalars(select(SiteRun).where(SiteRun.submission_id == submission.id)))
+    if all(r.status == RETURNED for r in runs):
+        _pool(session, submission, runs)
 
 
 def _run(session: Session, site_id: int, run_id: int) -> tuple[SiteRun, Submission]:
@@ -248,17 +263,20 @@ def _run(session: Session, site_id: int, run_id: int) -> tuple[SiteRun, Submissi
     return run, session.get_one(Submission, run.submission_id)
 
 
-def _ended_at_site(session: Session, submission: Submission, site: Site, status: str) -> None:
-    """The submission ends ``status`` (INVALID or FAILED) as its run at ``site`` did; its other runs end too."""
+def _ended_at_site(session: Session, submission: Submission, site: Site, status: str, reason: str) -> None:
+    """The submission ends ``status`` (INVALID or FAILED) for ``reason``, as its run at ``site`` did; its other
+    runs end too."""
     for run in session.scalars(select(SiteRun).where(SiteRun.submission_id == submission.id)):
         if run.site_id == site.id:
-            run.status, run.reason = FAILED, f"{status} at site {site.name}"
-        elif run.status in (WAITING, RUNNING):
+            run.status, run.reason = FAILED, reason
+        elif run.status in (WAITING, RUNNING, HELD):
             run.status, run.reason = CANCELLED, f"ended: the submission was {status} at site {site.name}"
-    queues.move(session, submission, status, f"{status} at data site {site.name}")
+    queues.move(session, submission, status, reason)
 
 
-def _check_hash(session: Session, site: Site, dataset: str, content_hash: str | None) -> None:
+def _changed_hash(session: Session, site: Site, dataset: str, content_hash: str | None) -> str | None:
+    """Why the result is refused when its dataset's content hash is not the one its first result fixed (which a
+    first result fixes); None when it is."""
     if content_hash is None or not HASH.fullmatch(content_hash):
         raise InputError("a site's result gives its dataset's content hash (64 hex digits)", record="contentHash")
     held = session.scalars(
@@ -267,11 +285,12 @@ def _check_hash(session: Session, site: Site, dataset: str, content_hash: str | 
     if held.content_hash is None:
         held.content_hash = content_hash
     elif held.content_hash != content_hash:
-        raise Conflict(
+        return (
             f"site {site.name}: dataset {dataset} has content hash {content_hash[:12]}…, not {held.content_hash[:12]}… "
             f"as its first result had; refused until an organiser registers it again "
             f"(nlpbench site add {site.name} --dataset {dataset} --replace)"
         )
+    return None
 
 
 def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, list[Row]]]:
@@ -371,33 +390,3 @@ def _pool(session: Session, submission: Submission, runs: list[SiteRun]) -> None
     rows = len(scored.per_document)
     queues.move(session, submission, SCORED, f"pooled from {len(runs)} data sites: {rows} per-document rows")
     ranks.rank(session, submission.task)
-
-
-@dataclass(frozen=True)
-class SiteColumn:
-    """A site's primary value of one annotation type for one submission, with its interval."""
-
-    site: str
-    annotation_type: str
-    value: float
-    low: float | None
-    high: float | None
-    documents: int
-
-
-def site_columns(session: Session, submission_ids: list[int]) -> dict[int, list[SiteColumn]]:
-    """Each submission's per-site primary values (those returned), by site name."""
-    query = (
-        select(SiteRun.submission_id, Site.name, SiteRun.intervals)
-        .join(Site, Site.id == SiteRun.site_id)
-        .where(SiteRun.submission_id.in_(submission_ids), SiteRun.status == RETURNED)
-        .order_by(Site.name)
-    )
-    found: dict[int, list[SiteColumn]] = {}
-    for submission_id, site, values in session.execute(query):
-        for value in values or []:
-            column = SiteColumn(
-                site, value["annotationType"], value["value"], value["low"], value["high"], value["documents"]
-            )
-            found.setdefault(submission_id, []).append(column)
-    return found

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
-from nlpbench.platform import accounts, intervals, visibility
+from nlpbench.platform import accounts, at_sites, intervals, visibility
 from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report, overall_rows
@@ -43,14 +43,20 @@ def submission_view(store: Store, submission_id: int, only_result: int | None = 
         used = accounts.usage(session, submission)
         shown = {**_submission_json(submission), "model": board.bounded(submission.model, board.LONG),
                  "llm": used.as_json() if used is not None else None}  # fmt: skip
-        return {"submission": shown, "public": public, "results": views}
+        return {
+            "submission": shown,
+            "public": public,
+            "results": views,
+            "sites": at_sites.runs_of(session, submission.id),
+        }
 
 
 @router.get("/submissions/{submission_id}.{fmt}")
 def submission_export(submission_id: int, fmt: str, store: Stored) -> Response:
     view = submission_view(store, submission_id)
     if fmt == "json":
-        return JSONResponse({**view["submission"], "results": [_result_json(r) for r in view["results"]]})
+        results = [_result_json(r) for r in view["results"]]
+        return JSONResponse({**view["submission"], "results": results, "sites": view["sites"]})
     return export(fmt, [row for r in view["results"] for row in r["rows"]], f"submission-{submission_id}")
 
 

@@ -1,4 +1,5 @@
-"""A task's table: one line per tool, a column per dataset and metric, with intervals, ranks and a plot."""
+"""A task's table: one line per tool, a column per dataset and metric, with intervals, ranks and a plot; a column
+per data site when a dataset is held by sites (each site's own value beside the pooled one)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy import select
 
-from nlpbench.platform import accounts, tasks
+from nlpbench.platform import accounts, at_sites, tasks
 from nlpbench.platform.accounts import STAGES
+from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.standings import Cell
 from nlpbench.store import Store
 from nlpbench.store.submissions import Result
@@ -36,18 +38,35 @@ def table(request: Request, store: Store, task: str, pick: str | None) -> tuple[
         query = select(Result.id, Result.reproducibility).where(Result.id.in_(shown))
         made = {result_id: reproducibility for result_id, reproducibility in session.execute(query)}
         used = accounts.usages(session, {cell.submission.id for line in found.lines for cell in line.cells.values()})
-    return found, Facts(made, used, differences)
+        sited = at_sites.site_columns(session, [line.shown.submission.id for line in found.lines])
+    return found, Facts(
+        made, used, differences, {submission: _headline(columns) for submission, columns in sited.items()}
+    )
+
+
+def _headline(columns: list[at_sites.SiteColumn]) -> dict[str, at_sites.SiteColumn]:
+    """Each site's value a table shows: of the overall type where the task has several, else of its one type."""
+    types = {column.annotation_type for column in columns}
+    wanted = OVERALL if OVERALL in types else min(types)
+    return {column.site: column for column in columns if column.annotation_type == wanted}
 
 
 @dataclass
 class Facts:
     """What a table's lines show beside their scores: the reproducibility fields of each shown result (by
-    its id), the usage of each LLM tool's submission the table shows a cell of (by its id), and each
-    column's smallest detectable difference (:mod:`nlpbench.web.detectable`)."""
+    its id), the usage of each LLM tool's submission the table shows a cell of (by its id), each
+    column's smallest detectable difference (:mod:`nlpbench.web.detectable`) and its values at data sites."""
 
     made: dict[int, dict[str, Any]]
     used: dict[int, accounts.Usage]
     differences: dict[str, float | None]
+    #: Each shown submission's value at each data site that returned one (by submission id, then site name).
+    sites: dict[int, dict[str, at_sites.SiteColumn]]
+
+    @property
+    def site_names(self) -> list[str]:
+        """The sites of the table's columns, by name."""
+        return sorted({site for columns in self.sites.values() for site in columns})
 
 
 #: A score column's own columns in an export: the score, its interval, its rank group and its submission.
@@ -66,10 +85,16 @@ LLM_COLUMNS = (
 )
 
 
-def row_columns(task: str, columns: list[str]) -> list[str]:
-    """The columns of :func:`line_row` for ``task``'s table of score ``columns``, in order: the export's header."""
+#: A data site's own columns in an export: its value of the shown submission and that value's interval.
+SITE_PARTS = ("", " ci_low", " ci_high")
+
+
+def row_columns(task: str, columns: list[str], sites: list[str]) -> list[str]:
+    """The columns of :func:`line_row` for ``task``'s table of score ``columns`` and data ``sites``, in order: the
+    export's header."""
     llm = LLM_COLUMNS if tasks.on_dataset(task) else ()
-    return ["team", "tool", *(f"{key}{part}" for key in columns for part in CELL_PARTS), *llm, *FACT_COLUMNS]
+    scores = [f"{key}{part}" for key in columns for part in CELL_PARTS]
+    return ["team", "tool", *scores, *(f"site {s}{part}" for s in sites for part in SITE_PARTS), *llm, *FACT_COLUMNS]
 
 
 def line_row(line: board.Line, task: str, columns: list[str], facts: Facts) -> dict[str, Any]:
@@ -81,6 +106,11 @@ def line_row(line: board.Line, task: str, columns: list[str], facts: Facts) -> d
         cell = line.cells.get(key)
         values = (cell.value, cell.low, cell.high, cell.rank, cell.submission.id) if cell else (None,) * 5
         row |= {f"{key}{part}": value for part, value in zip(CELL_PARTS, values, strict=True)}
+    at_sites_shown = facts.sites.get(shown.id, {})
+    for site in facts.site_names:
+        value = at_sites_shown.get(site)
+        shown_values = (value.value, value.low, value.high) if value else (None,) * 3
+        row |= {f"site {site}{part}": v for part, v in zip(SITE_PARTS, shown_values, strict=True)}
     if tasks.on_dataset(task):  # a tool's task: its tool may be an LLM (an annotator or a de-identifier)
         row |= dict.fromkeys(LLM_COLUMNS) | _llm_values(facts.used.get(shown.id))
     digest = made.get("image") or made.get("commandSha256") or made.get("predictionsSha256")
@@ -117,7 +147,7 @@ def task_export(
     found, facts = table(request, store, task, pick)
     lines = board.sorted_lines(found, sort or _default_sort(found), order != "asc")
     rows = [line_row(line, task, found.columns, facts) for line in lines]
-    return export(fmt, rows, task, row_columns(task, found.columns))
+    return export(fmt, rows, task, row_columns(task, found.columns, facts.site_names))
 
 
 @router.get("/tasks/{task}", response_class=HTMLResponse)
@@ -160,7 +190,7 @@ def task_page(
         request, "task.html", table=found, lines=lines, rows=shown_rows, sort=sort, order=order, plot=plot,
         metric=_metric_name(task), llm=llm, cost_plot=cost_plot, cost_axis=costs[0] if costs else None,
         forest_plot=forest_plot, plotted=plotted, every=every, differences=facts.differences,
-        max_rows=forest.MAX_ROWS,
+        max_rows=forest.MAX_ROWS, site_names=facts.site_names,
     )  # fmt: skip
 
 

@@ -2,8 +2,9 @@
 
 - ``POST /sites/lease`` — the site's next run (one it left unfinished first): 200 and the job (what to run,
   on which dataset, under which profile), or 204 when there is none;
-- ``POST /sites/runs/{run}/progress`` — ``{done, total}`` notes: 200 and ``{"go": true}``, or ``{"go": false}``
-  once the submission has ended (cancelled, or failed at another site), for the site to stop;
+- ``POST /sites/runs/{run}/progress`` — ``{done, total}`` notes (``held``: finished, waiting for the site's
+  approval): 200 and ``{"go": true}``, or ``{"go": false}`` once the submission has ended (cancelled, or failed at
+  another site), for the site to stop;
 - ``POST /sites/runs/{run}/result`` — ``{status, contentHash, notes, nlpbench, reports}``: counts only, in a
   closed form (:func:`nlpbench.platform.sites.checked_reports`); 200 and the submission's status; 409 for a run
   that takes no result or a dataset whose content hash changed, 400 naming the field that is wrong.
@@ -49,6 +50,8 @@ class Progress(BaseModel):
     model_config = ConfigDict(extra="forbid")
     done: int = Field(ge=0, le=2**31 - 1)
     total: int = Field(ge=0, le=2**31 - 1)
+    #: Finished at the site, its result held until the site's organiser approves it.
+    held: bool = False
 
 
 class SiteResult(BaseModel):
@@ -72,7 +75,7 @@ def lease(site: CallingSite, store: Stored) -> Any:
 @router.post("/sites/runs/{run}/progress", responses=errors(Kind.not_found))
 def progress(run: RunId, body: Progress, site: CallingSite, store: Stored) -> dict[str, bool]:
     """Record the run's progress; ``go`` is false once its submission has ended."""
-    return {"go": sites.progress(store, site, run, body.done, body.total)}
+    return {"go": sites.progress(store, site, run, body.done, body.total, held=body.held)}
 
 
 @router.post("/sites/runs/{run}/result", responses=errors(Kind.not_found, Kind.conflict))
