@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nlpbench.platform.pooling import pooled, strata
+from nlpbench.platform.pooling import TOTALS, pooled, strata
 from nlpbench.python_api import example, read, score
 from nlpbench.report.model import overall_rows
 from nlpbench.stats import statistic_for
@@ -14,8 +14,9 @@ from nlpbench.stats.bootstrap import bootstrap_intervals
 from nlpbench.stats.resample import bootstrap_weights
 
 
+@pytest.mark.parametrize("totals_only", [False, True], ids=["per-document", "b-totals-only"])
 @pytest.mark.parametrize("annotation_type", ["date", "person_name", "location"])
-def test_the_pooled_scores_of_two_sites_are_the_scores_of_their_notes_scored_together(annotation_type):
+def test_the_pooled_scores_of_two_sites_are_the_scores_of_their_notes_scored_together(annotation_type, totals_only):
     gold, pred = read("sandbox", example("gold.json")), read("sandbox", example("pred.json"))
     half = len(gold) // 2
     sites = {"a": (gold[:half], pred[:half]), "b": (gold[half:], pred[half:])}
@@ -23,10 +24,16 @@ def test_the_pooled_scores_of_two_sites_are_the_scores_of_their_notes_scored_tog
         site: {annotation_type: score("sandbox", g, p, annotation_type=annotation_type)}
         for site, (g, p) in sites.items()
     }
+    if totals_only:
+        by_site["b"][annotation_type].per_document = []
     together = score("sandbox", gold, pred, annotation_type=annotation_type)
     found = pooled("sandbox", "standard", by_site)[annotation_type]
-    assert len(found.per_document) == len(together.per_document)
-    assert {row["document"].split("/")[0] for row in found.per_document} == {"a", "b"}
+    documents = {row["document"] for row in found.per_document}
+    assert {document.split("/")[0] for document in documents} == {"a", "b"}
+    if totals_only:  # b is one document: its totals
+        assert {d for d in documents if d.startswith("b/")} == {f"b/{TOTALS}"}
+    else:
+        assert len(found.per_document) == len(together.per_document)
     for ours, theirs in zip(found.scores, overall_rows(together), strict=True):
         assert ours["metric"] == theirs["metric"]
         for field in ("tp", "fp", "fn"):

@@ -173,7 +173,7 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
         sent = serve("alpha", "--approve")
         assert sent.returncode == 0, sent.stderr
         assert f"run {run.id}: SCORED sent; the submission is ANNOTATING at the centre" in sent.stderr
-        beta = serve("beta")
+        beta = serve("beta", "--totals-only")  # beta sends each type's totals, no per-document counts
         assert beta.returncode == 0, beta.stderr
         killed(["site", "serve", "--central", central, "--key", keys["gamma"], "--db", stores["gamma"], *serving],
                stores["gamma"])  # fmt: skip
@@ -194,6 +194,8 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
             ]
             assert pooled_row[field] == sum(row[field] for row in at_sites)
         assert result.reproducibility["sites"]["gamma"]["notes"] == SITES["gamma"][2]
+        assert [made["totalsOnly"] for made in result.reproducibility["sites"].values()] == [False, True, False]
+        assert runs["beta"].reports["date"]["perDocument"] == []
         shown_pages(opened, submission)
 
         kept = bytes(capture.sent).decode("utf-8", "replace")
@@ -227,6 +229,8 @@ def pages(client: TestClient, submission: int) -> None:
     exported = client.get("/tasks/date.json").json()
     assert all(isinstance(exported[0][f"site {name}"], float) for name in SITES)
     assert exported[0]["site gamma ci_low"] <= exported[0]["site gamma"] <= exported[0]["site gamma ci_high"]
+    assert exported[0]["site beta ci_low"] is None  # totals only: no interval of its own
+    assert "beta sent totals only, no per-document counts" in board
     page = client.get(f"/submissions/{submission}").text
     assert '<section class="sites" id="sites">' in page and page.count("RETURNED") >= 3
     sites = client.get(f"/submissions/{submission}.json").json()["sites"]

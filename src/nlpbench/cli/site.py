@@ -66,7 +66,7 @@ def list_sites(fmt: ListFormat = FORMAT_OPTION, db: str = DB_OPTION) -> None:
             ]
         )
     for site in found:
-        held = ", ".join(f"{d} ({(h or 'no result yet')[:12]})" for d, h in site.datasets.items())
+        held = ", ".join(f"{d} ({h[:12] if h else 'no result yet'})" for d, h in site.datasets.items())
         seen = f"{site.seen_at:%Y-%m-%d %H:%M:%S} UTC" if site.seen_at else "never"
         typer.echo(f"{site.name}  {site.key}  {held}  last seen {seen}")
     if not found:
@@ -81,6 +81,12 @@ def serve(
     queue: str = typer.Option("site", "--queue", help="The queue of this site's store its runs are made in."),
     approve: bool = typer.Option(
         False, "--approve", help="Hold each finished result until approved here (nlpbench site approve RUN)."
+    ),
+    totals_only: bool = typer.Option(
+        False,
+        "--totals-only",
+        help="Send each type's totals, no per-document counts: the centre adds them to every resample as they are "
+        "(its pooled interval gets no width from this site's documents, and says so).",
     ),
     until_idle: bool = typer.Option(False, "--until-idle", help="Exit once the centre has no run for this site."),
     poll: float = typer.Option(5.0, "--poll", min=0.05, help="Seconds between looks at the centre when idle."),
@@ -110,7 +116,7 @@ def serve(
     store = open_db(db, create=False)
     runner = SiteRunner(
         store, central, key, queue, approve, poll, lease, beat, sandbox=sandbox_settings(sandbox, runtime, disk),
-        said=said,
+        totals_only=totals_only, said=said,
     )  # fmt: skip
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, stop) if main else None

@@ -191,6 +191,8 @@ def show(
     typer.echo(f"  team {data['team']}, task {data['task']}, dataset {data['dataset']}, queue {data['queue']}")
     if data["progress"]["total"]:
         typer.echo(f"  progress: {data['progress']['done']} of {data['progress']['total']} notes")
+    for run in data["sites"]:
+        typer.echo(f"  site {run['site']}: {run['status']}, {run['notesDone']} of {run['notesTotal']} notes")
     if data["tool"]:
         tool = data["tool"]
         typer.echo(f"  tool: {tool['name']} {tool['version']} ({tool['type']}, API {tool['apiVersion']})")

@@ -66,22 +66,25 @@ class SiteColumn:
     low: float | None
     high: float | None
     documents: int
+    #: The site sent its totals only: no interval of its own, and none of the pooled interval's width.
+    totals_only: bool = False
 
 
 def site_columns(session: Session, submission_ids: list[int]) -> dict[int, list[SiteColumn]]:
     """Each submission's per-site primary values (of each annotation type, and overall), by site name; only the
     runs returned."""
     query = (
-        select(SiteRun.submission_id, Site.name, SiteRun.intervals)
+        select(SiteRun.submission_id, Site.name, SiteRun.intervals, SiteRun.reproducibility)
         .join(Site, Site.id == SiteRun.site_id)
         .where(SiteRun.submission_id.in_(submission_ids), SiteRun.status == RETURNED)
         .order_by(Site.name)
     )
     found: dict[int, list[SiteColumn]] = {}
-    for submission_id, site, values in session.execute(query):
+    for submission_id, site, values, made in session.execute(query):
+        totals = bool((made or {}).get("totalsOnly"))
         for value in values or []:
             column = SiteColumn(
-                site, value["annotationType"], value["value"], value["low"], value["high"], value["documents"]
+                site, value["annotationType"], value["value"], value["low"], value["high"], value["documents"], totals
             )
             found.setdefault(submission_id, []).append(column)
     return found
@@ -89,7 +92,8 @@ def site_columns(session: Session, submission_ids: list[int]) -> dict[int, list[
 
 def runs_of(session: Session, submission_id: int) -> list[dict[str, Any]]:
     """A submission's run at each site, by site name: its status, progress and (once returned) the site's own
-    primary value of each annotation type with its interval — what its page shows, all of nlpbench's making."""
+    primary value of each annotation type with its interval, and whether it sent its totals only (pooled as one
+    document, :data:`nlpbench.platform.pooling.TOTALS`) — what its page shows, all of nlpbench's making."""
     query = (
         select(Site.name, SiteRun)
         .join(Site, Site.id == SiteRun.site_id)
@@ -103,6 +107,7 @@ def runs_of(session: Session, submission_id: int) -> list[dict[str, Any]]:
             "notesDone": run.notes_done,
             "notesTotal": run.notes_total,
             "values": run.intervals or [],
+            "totalsOnly": bool((run.reproducibility or {}).get("totalsOnly")),
         }
         for site, run in session.execute(query)
     ]

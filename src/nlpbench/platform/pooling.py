@@ -13,6 +13,10 @@ micro F1 of all sites' documents, as if they had been scored in one run.
 Its interval resamples documents within each site (:func:`strata`: the sites'
 runs of consecutive documents), so that every resample keeps each site's
 size, and the rank groups are computed on the pooled value like any result's.
+A site that sends its totals only (no per-document rows) is pooled as one
+document (:data:`TOTALS`): its counts are in the pooled value and in every
+resample as they are, so the interval has no width from its documents — it
+is narrower than it would be with them, and the pages say so.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ DERIVED = (
 #: The text fields of a row: what names it, not what it counts.
 NAMING = ("metric", "label", "average", "annotation_type", "system")
 SEPARATOR = "/"
+#: The one document a site that sends its totals only is pooled as: a stratum of one, which every resample draws
+#: once, so its counts are in every resample as they are and its documents add no width to the interval.
+TOTALS = "totals"
 
 
 def pooled(task: str, profile: str, by_site: Mapping[str, Mapping[str, Report]]) -> dict[str, Report]:
@@ -54,7 +61,7 @@ def pooled(task: str, profile: str, by_site: Mapping[str, Mapping[str, Report]])
         per_document = [
             {**row, "document": f"{site}{SEPARATOR}{row['document']}"}
             for site, report in zip(sites, reports, strict=True)
-            for row in report.per_document
+            for row in report.per_document or _as_one_document(report)
         ]
         scores = [_summed(row, reports) for row in overall_rows(reports[0])]
         report = Report(task, profile, {}, scores, per_document)
@@ -64,6 +71,19 @@ def pooled(task: str, profile: str, by_site: Mapping[str, Mapping[str, Report]])
                     row[derived.field] = derived.estimate
         found[annotation_type] = report
     return found
+
+
+def _as_one_document(report: Report) -> list[Row]:
+    """A site's totals as the rows of one document, :data:`TOTALS`: each overall row's names and counts."""
+    return [
+        {"document": TOTALS, **{k: v for k, v in row.items() if k in NAMING or k in COUNT_COLUMNS}}
+        for row in overall_rows(report)
+    ]
+
+
+def totals_only(report: Report) -> bool:
+    """Whether a site sent its totals only (no per-document rows): pooled as one document, :data:`TOTALS`."""
+    return not report.per_document
 
 
 def _summed(row: Row, reports: Sequence[Report]) -> Row:

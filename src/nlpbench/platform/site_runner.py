@@ -87,6 +87,9 @@ class SiteRunner:
     beat: float = 5.0
     name: str = field(default_factory=default_name)
     sandbox: Sandbox = field(default_factory=Sandbox)
+    #: Send each type's totals only, no per-document rows: pooled as one document, which adds no width to the
+    #: pooled interval (:data:`nlpbench.platform.pooling.TOTALS`).
+    totals_only: bool = False
     #: Called with one line for each thing done (a run taken, finished, held, sent).
     said: Callable[[str], None] = lambda _line: None
     transport: httpx.BaseTransport | None = None
@@ -228,7 +231,7 @@ class SiteRunner:
                 SiteJob.central == self.central, SiteJob.state == APPROVED
             )))  # fmt: skip
         for run, local in ready:
-            body = site_result(self.store, local)
+            body = site_result(self.store, local, totals_only=self.totals_only)
             try:
                 said = self._post(central, f"/sites/runs/{run}/result", body)
             except CentralError as error:
@@ -258,8 +261,9 @@ def _detail(response: httpx.Response) -> str:
     return detail if isinstance(detail, str) and detail.isprintable() and len(detail) <= 400 else ""
 
 
-def site_result(store: Store, local: int) -> dict[str, Any]:
-    """What the centre gets for the run of local submission ``local``: the outcome and, when SCORED, the counts.
+def site_result(store: Store, local: int, *, totals_only: bool = False) -> dict[str, Any]:
+    """What the centre gets for the run of local submission ``local``: the outcome and, when SCORED, the counts
+    (with ``totals_only``, no per-document rows).
 
     Documents are renamed ``d1``, ``d2``, … in the order their first row was stored; every row is checked by
     :func:`nlpbench.platform.sites.checked_reports` before it may leave.
@@ -283,7 +287,7 @@ def site_result(store: Store, local: int) -> dict[str, Any]:
         reports = {
             annotation_type: {
                 "scores": overall_rows(Report(submission.task, result.profile, {}, rows)),
-                "perDocument": per_document.get(annotation_type, []),
+                "perDocument": [] if totals_only else per_document.get(annotation_type, []),
             }
             for annotation_type, rows in result.scores.items()
         }

@@ -167,7 +167,11 @@ def next_run(store: Store, site_id: int) -> Job | None:
         query = (
             select(SiteRun, Submission)
             .join(Submission, Submission.id == SiteRun.submission_id)
-            .where(SiteRun.site_id == site_id, SiteRun.status.in_((WAITING, RUNNING)))
+            .where(
+                SiteRun.site_id == site_id,
+                SiteRun.status.in_((WAITING, RUNNING)),
+                Submission.status.not_in(FINAL),  # cancelled (or failed elsewhere) meanwhile: not run
+            )
             .order_by(case((SiteRun.status == RUNNING, 0), else_=1), SiteRun.id)  # RUNNING before WAITING
             .limit(1)
         )
@@ -247,8 +251,14 @@ def _returned(
     run.status, run.reason, run.updated_at = RETURNED, f"returned by site {site.name}", queues.now()
     run.content_hash = returned.content_hash
     run.reports = {t: dict(report) for t, report in reports.items()}
-    run.reproducibility = {"contentHash": returned.content_hash, "notes": returned.notes, "nlpbench": returned.nlpbench}
-    run.intervals = _site_intervals(submission.task, reports)
+    totals = all(not report["perDocument"] for report in reports.values())
+    run.reproducibility = {
+        "contentHash": returned.content_hash,
+        "notes": returned.notes,
+        "nlpbench": returned.nlpbench,
+        "totalsOnly": totals,
+    }
+    run.intervals = _site_intervals(submission.task, reports, totals)
     run.notes_done = run.notes_total = returned.notes
     session.flush()
     runs = list(session.scalars(select(SiteRun).where(SiteRun.submission_id == submission.id)))
@@ -341,9 +351,10 @@ def _reports(task: str, profile: str, reports: Mapping[str, Mapping[str, list[Ro
     return {t: Report(task, profile, {}, r["scores"], r["perDocument"]) for t, r in reports.items()}
 
 
-def _site_intervals(task: str, reports: Mapping[str, Mapping[str, list[Row]]]) -> list[dict[str, Any]]:
-    """The site's own primary value of each annotation type (and overall), with its interval over its documents:
-    computed here from its counts alone (:func:`nlpbench.platform.pooling.pooled` of the one site)."""
+def _site_intervals(task: str, reports: Mapping[str, Mapping[str, list[Row]]], totals: bool) -> list[dict[str, Any]]:
+    """The site's own primary value of each annotation type (and overall), with its interval over its documents
+    (none for a site that sent its ``totals`` only): computed here from its counts alone
+    (:func:`nlpbench.platform.pooling.pooled` of the one site)."""
     from nlpbench.platform import intervals  # the bootstrap: only when a result comes
 
     found = intervals.compute(0, pooling.pooled(task, "", {"site": _reports(task, "", reports)}))
@@ -353,8 +364,8 @@ def _site_intervals(task: str, reports: Mapping[str, Mapping[str, list[Row]]]) -
             "metric": i.metric,
             "field": i.field,
             "value": i.value,
-            "low": i.low,
-            "high": i.high,
+            "low": None if totals else i.low,
+            "high": None if totals else i.high,
             "documents": i.documents,
         }
         for i in found

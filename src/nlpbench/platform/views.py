@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import accounts, intervals
+from nlpbench.platform import accounts, at_sites, intervals
 from nlpbench.platform import queue as queues
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
@@ -30,7 +30,8 @@ def submission_json(
     session: Session, submission: Submission, *, details: bool = False, team: bool = False
 ) -> dict[str, Any]:
     """A submission's fields; with ``details``, its events and results (score rows, intervals, reproducibility),
-    and, for an LLM tool, ``llm``: its grounding counts, tokens, latency percentiles and cost
+    its run at each data site (:func:`nlpbench.platform.at_sites.runs_of`; none for a dataset held here), and, for
+    an LLM tool, ``llm``: its grounding counts, tokens, latency percentiles and cost
     (:meth:`nlpbench.platform.accounts.Usage.as_json`; None for other tools).
 
     Seen by its ``team`` on a private dataset, the results keep their aggregate scores but not the
@@ -76,6 +77,7 @@ def submission_json(
             for event in queues.events(session, submission.id)
         ]
         data["results"] = [_result_json(session, result) for result in _results(session, submission.id)]
+        data["sites"] = at_sites.runs_of(session, submission.id)
         if team and queues.is_private(session, submission):
             for result in data["results"]:
                 result["warnings"] = [PRIVATE_WARNINGS] if result["warnings"] else []

@@ -68,6 +68,11 @@ class Facts:
         """The sites of the table's columns, by name."""
         return sorted({site for columns in self.sites.values() for site in columns})
 
+    @property
+    def totals_sites(self) -> list[str]:
+        """The sites that sent their totals only, by name."""
+        return sorted({c.site for columns in self.sites.values() for c in columns.values() if c.totals_only})
+
 
 #: A score column's own columns in an export: the score, its interval, its rank group and its submission.
 CELL_PARTS = ("", " ci_low", " ci_high", " rank", " submission")
@@ -190,7 +195,7 @@ def task_page(
         request, "task.html", table=found, lines=lines, rows=shown_rows, sort=sort, order=order, plot=plot,
         metric=_metric_name(task), llm=llm, cost_plot=cost_plot, cost_axis=costs[0] if costs else None,
         forest_plot=forest_plot, plotted=plotted, every=every, differences=facts.differences,
-        max_rows=forest.MAX_ROWS, site_names=facts.site_names,
+        max_rows=forest.MAX_ROWS, site_names=facts.site_names, totals_sites=facts.totals_sites,
     )  # fmt: skip
 
 

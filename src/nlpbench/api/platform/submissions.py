@@ -109,6 +109,7 @@ def one(submission_id: int, me: Who, store: Stored) -> dict[str, Any]:
         shown = submission_json(session, found, details=True, team=not me.organiser)
         if not me.organiser and visibility.hidden(session, found, utcnow()):
             shown["results"] = []  # its status only, until its phase closes
+            shown["sites"] = [{**run, "values": []} for run in shown["sites"]]  # a site's values are scores too
         return shown
 
 
