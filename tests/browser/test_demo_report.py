@@ -37,18 +37,23 @@ def page(site):
         browser.close()
 
 
-def test_home_leads_to_the_ranked_task_and_a_submission_with_errors_in_context(page, site):
+def test_home_leads_to_the_pooled_task_and_a_submission_with_its_sites(page, site):
     page.locator("a", has_text="phi").first.click()
     page.wait_for_url((site.parent / "tasks" / "phi.html").as_uri())
     board = page.locator("table.board")
     assert board.is_visible() and board.locator("span.rank").first.inner_text() == "#1"
     assert re.fullmatch(r"\[[01]\.\d{3}, [01]\.\d{3}\]", board.locator("span.ci").first.inner_text())
+    assert board.locator("thead th", has_text="site north").is_visible()  # a column per data site
+    assert board.locator("thead th", has_text="site south").is_visible()
+    assert page.locator("#forest svg").is_visible()  # the forest plot of the pooled scores
     assert page.evaluate("getComputedStyle(document.body).fontFamily")  # the local stylesheet applies
     board.locator("td.num a").first.click()
     page.wait_for_url((site.parent / "submissions" / "1.html").as_uri())
     assert page.locator("h1").inner_text() == "Submission 1"
-    marked = page.locator("li.context mark").first
-    assert marked.is_visible() and marked.inner_text().strip()  # the synthetic dataset is public
+    sites = page.locator("#sites table tbody tr")
+    assert sites.count() >= 2 and sites.first.is_visible()
+    assert sites.first.locator("td").first.inner_text().startswith("north")
+    assert page.locator("li.context").count() == 0  # the notes stayed at their sites: no error shown in context
 
 
 def test_the_static_site_sorts_and_filters_its_tables_without_a_server(page, site):

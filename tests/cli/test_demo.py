@@ -1,4 +1,4 @@
-"""``nlpbench demo`` end to end on a few notes: a store, a queue, a worker, a ranked table, the leaderboard."""
+"""``nlpbench demo`` end to end on a few notes: two data sites, a centre, a ranked table, the leaderboard."""
 
 import json
 import re
@@ -13,9 +13,10 @@ TYPES = ("contact", "date", "id", "location", "person_name")
 def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
     result = cli("demo", "--notes", "8", "--tools", "phi", "--out", tmp_path, "--no-serve")
     assert result.exit_code == 0, result.stderr
-    assert "dataset synthetic: 8 notes of 8 patients" in result.stdout
-    assert re.search(r"submission 1: phi at http://127\.0\.0\.1:\d+", result.stderr)
-    assert "submission 1: SCORED" in result.stderr
+    assert "site north:\ndataset synthetic: 4 notes of 4 patients" in result.stdout  # the notes, split
+    assert "site south:\ndataset synthetic: 4 notes of 4 patients" in result.stdout
+    assert "submission 1: phi, run at north, south" in result.stderr
+    assert "south: run 2: SCORED sent" in result.stderr and "north: run 1: SCORED sent" in result.stderr
     assert "token F1 (standard), 95 % intervals, rank groups" in result.stdout
     printed = {}
     for line in result.stdout.splitlines():
@@ -25,10 +26,15 @@ def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
     assert sorted(printed) == list(TYPES)
     # the store holds one scored submission of the tool, the one the table names
     listed = cli("submissions", "list", "--db", f"sqlite:///{tmp_path / 'nlpbench.db'}", "--format", "json")
+    # the centre's store holds no note: the notes are in the sites' stores only
+    assert cli("dataset", "list", "--db", f"sqlite:///{tmp_path / 'nlpbench.db'}").stdout.strip() == ""
     (submission,) = json.loads(listed.stdout)
     assert (submission["id"], submission["status"], submission["team"]) == (1, "SCORED", "phi")
     # the static site: its task table has the printed F1 and interval of every type, its links lead to files
     (row,) = json.loads((tmp_path / "site" / "tasks" / "phi.json").read_text())
+    at_sites = {line.split()[1]: float(line.split()[2]) for line in result.stdout.splitlines() if line[2:6] == "phi "}
+    assert at_sites == {name: round(row[f"site {name}"], 4) for name in ("north", "south")}  # each site's own F1
+    assert row["synthetic/overall ci_low"] <= row["synthetic/overall"] <= row["synthetic/overall ci_high"]
     for name, (_, rank, team, _tool, f1, low, high, shown) in printed.items():
         assert (rank, team, shown) == ("1", "phi", "1")
         key = f"synthetic/{name}"
@@ -61,6 +67,14 @@ def test_unknown_tool_is_one_line(cli, tmp_path):
     result = cli("demo", "--tools", "phi,nonesuch", "--out", tmp_path)
     assert result.exit_code == 2
     assert result.stderr.startswith("nlpbench: error: unknown annotator 'nonesuch'; known:")
+
+
+def test_fewer_notes_than_sites_is_one_line(cli, tmp_path):
+    result = cli("demo", "--notes", "1", "--tools", "phi", "--out", tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "nlpbench: error: --notes 1: at least 2, a note for each data site\n",
+    )
 
 
 def test_run_benchmarks_a_running_tool_on_any_dataset(cli, tmp_path):

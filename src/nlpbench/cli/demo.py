@@ -19,8 +19,10 @@ from nlpbench.report.leaderboard import leaderboard, leaderboard_html
 from nlpbench.report.render import table_text
 
 BASELINE = "phi"
-#: The demo's dataset in its store, the task its tools are submitted to, and their queue.
+#: The demo's dataset at its sites, the task its tools are submitted to, and their queue at the centre.
 DATASET, TASK, QUEUE = "synthetic", "phi", "demo"
+#: The demo's data sites: each holds a share of the embedded notes, in its own store, and runs the tools there.
+SITES = ("north", "south")
 TITLE = "nlpbench demo leaderboard"
 #: The script inlined into every page of the static site: its tables sort (click a heading) and filter (type
 #: in the box above) in the browser, as the served site's query parameters would.
@@ -29,7 +31,7 @@ OFFLINE_SCRIPT = Path(__file__).resolve().parent.parent / "web" / "offline" / "t
 
 def demo(
     out: Path = options.output_option(
-        Path("nlpbench-demo"), "Directory for the store, the tools' logs and the static pages."
+        Path("nlpbench-demo"), "Directory for the centre's store, the sites' stores (sites/) and the static pages."
     ),
     notes: int = typer.Option(0, "--notes", "-n", min=0, help="Use only the first N notes (0: all 300)."),
     tools: str = typer.Option(
@@ -44,57 +46,43 @@ def demo(
     ),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="The leaderboard's port (0: any free port)."),
 ) -> None:
-    """Benchmark PHI annotators on the embedded synthetic dataset through the platform, then show the leaderboard.
+    """Benchmark PHI annotators on the embedded synthetic dataset at two data sites, then show the leaderboard.
 
-    Creates a store (OUT/nlpbench.db, made anew each run), imports the 300
-    synthetic notes with their gold as a public dataset, starts each annotator
-    as an NLP Sandbox tool on localhost, submits it to a queue, runs a worker
-    until the queue is idle (validation, annotation, scoring into per-document
-    results), prints each PHI type's token F1 with its 95 % interval and rank
-    group, and serves the leaderboard (or writes it as static pages).
+    The embedded 300 synthetic notes, with their gold, are split between two
+    data sites on this machine (north and south: OUT/sites/NAME.db, their notes
+    never in the centre's store, OUT/nlpbench.db; both made anew each run). Each
+    annotator is submitted once to the centre, as a command; each site runs it
+    in its sandbox on its own notes (validation, annotation, scoring) and sends
+    back per-document counts only; the centre pools them. Prints each PHI type's
+    token F1 with its 95 % interval (stratified by site) and rank group, and
+    each site's own overall F1; then serves the leaderboard (a column per site
+    beside the pooled score) or writes it as static pages.
     """
     from nlpbench import annotators, synth  # the rules and Faker load only when the demo runs
-    from nlpbench.cli.dataset import import_documents, report
     from nlpbench.cli.db import open_db
-    from nlpbench.platform.queue import Request, configure_queue, submit
-    from nlpbench.platform.worker import Worker, default_name
-    from nlpbench.runner.services import local_tools
 
     names = [name.strip() for name in tools.split(",")] if tools else [BASELINE, *annotators.installed_adapters()]
     unknown = [name for name in names if name not in annotators.load_all()]
     if unknown:
         raise fail(_unknown_tool(unknown[0]))
+    if 0 < notes < len(SITES):
+        raise fail(f"--notes {notes}: at least {len(SITES)}, a note for each data site")
     if serve:  # a busy port fails now, not after minutes of benchmark
         listen("127.0.0.1", port).close()
     database = out / "nlpbench.db"
+    stores = {name: out / "sites" / f"{name}.db" for name in SITES}
     files.refuse_inputs({"the store": store_file(None)}, {"--output's store": database})  # rebuilt, never the user's
     dataset = synth.embedded()[: notes or None]
-    out.mkdir(parents=True, exist_ok=True)
-    database.unlink(missing_ok=True)
+    (out / "sites").mkdir(parents=True, exist_ok=True)
+    for path in (database, *stores.values()):
+        path.unlink(missing_ok=True)
     url = f"sqlite:///{database}"
     store = open_db(url)
     try:
-        imported = import_documents(
-            store,
-            DATASET,
-            dataset,
-            "synth",
-            description="the synthetic notes nlpbench ships",
-            public=True,  # synthetic: pages may show their text
-            subset=min(len(dataset), 5),
-        )
-        report(DATASET, imported)
-        configure_queue(store, QUEUE, profile=profile, concurrency=concurrency)
-
-        def said(submission_id: int, status: str) -> None:
-            stderr().print(f"submission {submission_id}: {status}", markup=False)
-
-        with local_tools(names, out / "logs") as urls:
-            for name, tool_url in urls.items():
-                request = Request(team=name, task=TASK, dataset=DATASET, queue=QUEUE, tool_url=tool_url)
-                stderr().print(f"submission {submit(store, request)}: {name} at {tool_url}", markup=False)
-            Worker(store, QUEUE, default_name(), on_status=said).run(until_idle=True)
+        _at_sites(store, {name: open_db(f"sqlite:///{path}") for name, path in stores.items()}, dataset, names,
+                  profile, concurrency)  # fmt: skip
         typer.echo(table_text(f"token F1 ({profile}), 95 % intervals, rank groups", _ranked(store)))
+        typer.echo(table_text("overall token F1 at each site (its own notes), 95 % intervals", _by_site(store)))
         if not serve:
             typer.echo(f"leaderboard: {_write_site(store, out / 'site')}")
     finally:
@@ -111,6 +99,45 @@ def demo(
             baseline=[BASELINE],
             log_level=options.LogLevel.warning,
         )
+
+
+def _at_sites(store, sites: dict, dataset: list, names: list[str], profile: str, concurrency: int) -> None:
+    """Import each site's share of ``dataset``, register the sites at the centre ``store``, submit each tool as a
+    command, and run every site until the centre has no run left; the site stores are closed on the way out."""
+    import sys
+
+    from nlpbench.cli.dataset import import_documents, report
+    from nlpbench.cli.local_sites import SITE_QUEUE, centre_served, serve_sites
+    from nlpbench.platform.queue import Request, configure_queue, submit
+    from nlpbench.platform.sites import add_site
+
+    try:
+        keys = {}
+        share = -(-len(dataset) // len(sites))
+        for position, (name, site) in enumerate(sites.items()):
+            notes = dataset[position * share : (position + 1) * share]
+            described = f"site {name}'s share of the synthetic notes nlpbench ships"
+            imported = import_documents(site, DATASET, notes, "synth", description=described, public=True,
+                                        subset=min(len(notes), 5))  # fmt: skip
+            typer.echo(f"site {name}:")
+            report(DATASET, imported)
+            # synthetic notes: where no sandbox is installed, the weaker fallback may run the tools on them
+            configure_queue(site, SITE_QUEUE, concurrency=concurrency, weak_sandbox=True)
+            with store.session() as session:
+                key = add_site(session, name, [DATASET])
+            assert key is not None  # the centre's store is new: so is the site
+            keys[name] = key
+        configure_queue(store, QUEUE, profile=profile)
+        for name in names:
+            command = f"{sys.executable} -m nlpbench serve --annotator {name} --port 8080"
+            request = Request(team=name, task=TASK, dataset=DATASET, queue=QUEUE, command=command)
+            stderr().print(f"submission {submit(store, request)}: {name}, run at {', '.join(sites)}", markup=False)
+        with centre_served(store) as central:
+            said = functools.partial(stderr().print, markup=False)
+            serve_sites({name: (site, keys[name]) for name, site in sites.items()}, central, said)
+    finally:
+        for site in sites.values():
+            site.close()
 
 
 def _ranked(store) -> list[dict]:
@@ -131,6 +158,26 @@ def _ranked(store) -> list[dict]:
                      "submission": cell.submission.id}
                 )  # fmt: skip
     return rows
+
+
+def _by_site(store) -> list[dict]:
+    """A row per tool and site: the site's own overall token F1 (its notes only) with its interval."""
+    from sqlalchemy import select
+
+    from nlpbench.platform.at_sites import site_columns
+    from nlpbench.platform.overall import OVERALL
+    from nlpbench.store.submissions import Submission
+
+    with store.session(readonly=True) as session:
+        teams = {sid: team for sid, team in session.execute(select(Submission.id, Submission.team))}
+        found = site_columns(session, sorted(teams))
+    return [
+        {"annotator": teams[submission], "site": c.site, "token F1": round(c.value, 4),
+         "95 % low": c.low and round(c.low, 4), "95 % high": c.high and round(c.high, 4), "notes": c.documents}
+        for submission, columns in sorted(found.items())
+        for c in columns
+        if c.annotation_type == OVERALL
+    ]  # fmt: skip
 
 
 def _write_site(store, site: Path) -> Path:

@@ -12,7 +12,8 @@ While the local worker runs, a thread tells the centre the run's progress
 (notes done, of how many) and cancels the local submission once the centre
 says its submission has ended. What goes to the centre (:func:`site_result`):
 the outcome, the dataset's content hash, the number of notes, the nlpbench
-version, and each annotation type's overall and per-document count rows, the
+version, the tool's name, version and type as it told them before it was sent
+any note (each a name, or left out), and each annotation type's overall and per-document count rows, the
 documents renamed ``d1``, ``d2``, … in the order they were scored — checked
 here by the centre's own closed form (:func:`nlpbench.platform.sites.checked_reports`)
 before it leaves, so a field that is not a name or a number is an error here,
@@ -38,7 +39,7 @@ from sqlalchemy import select
 from nlpbench.errors import InputError, Kind, NlpbenchError
 from nlpbench.platform import queue as queues
 from nlpbench.platform.errors import Conflict, NotFound
-from nlpbench.platform.sites import SITE_OUTCOMES, checked_reports
+from nlpbench.platform.sites import NAME, SITE_OUTCOMES, TOOL_FIELDS, checked_reports
 from nlpbench.platform.worker import Worker, default_name
 from nlpbench.report.model import Report, overall_rows
 from nlpbench.runner.sandbox import Sandbox
@@ -293,6 +294,8 @@ def site_result(store: Store, local: int, *, totals_only: bool = False) -> dict[
         }
         content_hash = repository.content_hash(session, submission.dataset)
         notes = len(names)
+        said = submission.tool_meta or {}  # asked at validation, before the tool was sent any note
+        tool = {key: said[key] for key in TOOL_FIELDS if isinstance(said.get(key), str) and NAME.fullmatch(said[key])}
     try:
         checked = checked_reports(reports)
     except InputError as error:
@@ -303,6 +306,7 @@ def site_result(store: Store, local: int, *, totals_only: bool = False) -> dict[
         "notes": notes,
         "nlpbench": __version__,
         "reports": checked,
+        "tool": tool,
     }
 
 

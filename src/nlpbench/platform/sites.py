@@ -55,6 +55,8 @@ DOCUMENT = re.compile(r"d[1-9][0-9]{0,8}")
 HASH = re.compile(r"[0-9a-f]{64}")
 #: The text fields a returned row may have (each a name: :data:`NAME`); every other field is a number.
 TEXT_FIELDS = (*pooling.NAMING, "document")
+#: What a site tells of the tool it ran, each a name (:data:`NAME`): the leaderboard's label for it.
+TOOL_FIELDS = ("name", "version", "type", "apiVersion")
 MAX_FIELDS = 40
 
 
@@ -96,6 +98,8 @@ class Returned:
     notes: int = 0
     nlpbench: str = ""
     reports: Mapping[str, Mapping[str, list[Row]]] | None = None
+    #: What the tool said of itself (``GET /tool``, asked before it was sent any note): :data:`TOOL_FIELDS`, names.
+    tool: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -229,11 +233,14 @@ def receive(store: Store, site_id: int, run_id: int, returned: Returned) -> str:
             _ended_at_site(session, submission, site, returned.status, f"{returned.status} at data site {site.name}")
             return submission.status
         reports = checked_reports(returned.reports)
+        tool = checked_tool(returned.tool)
         refused = _changed_hash(session, site, submission.dataset, returned.content_hash)
         if refused is not None:
             _ended_at_site(session, submission, site, FAILED, refused)
         else:
             _returned(session, submission, run, site, returned, reports)
+            if tool and submission.tool_meta is None:  # the first site's word; every site ran the same command
+                submission.tool_meta = tool
     if refused is not None:
         raise Conflict(refused)
     return submission.status
@@ -301,6 +308,18 @@ def _changed_hash(session: Session, site: Site, dataset: str, content_hash: str 
             f"(nlpbench site add {site.name} --dataset {dataset} --replace)"
         )
     return None
+
+
+def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:
+    """The tool's self-description a site sends: :data:`TOOL_FIELDS` only, each a name; one line otherwise."""
+    if not tool:
+        return {}
+    if not isinstance(tool, Mapping) or not set(tool) <= set(TOOL_FIELDS):
+        raise InputError(f"a tool is told by {', '.join(TOOL_FIELDS)} only", record="tool")
+    for key, value in tool.items():
+        if not (isinstance(value, str) and NAME.fullmatch(value)):
+            raise InputError(f"the tool's {key} is a name (letters, digits and _.:-)", record="tool")
+    return dict(tool)
 
 
 def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, list[Row]]]:

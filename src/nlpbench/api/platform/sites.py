@@ -5,7 +5,7 @@
 - ``POST /sites/runs/{run}/progress`` — ``{done, total}`` notes (``held``: finished, waiting for the site's
   approval): 200 and ``{"go": true}``, or ``{"go": false}`` once the submission has ended (cancelled, or failed at
   another site), for the site to stop;
-- ``POST /sites/runs/{run}/result`` — ``{status, contentHash, notes, nlpbench, reports}``: counts only, in a
+- ``POST /sites/runs/{run}/result`` — ``{status, contentHash, notes, nlpbench, reports, tool}``: counts only, in a
   closed form (:func:`nlpbench.platform.sites.checked_reports`); 200 and the submission's status; 409 for a run
   that takes no result or a dataset whose content hash changed, 400 naming the field that is wrong.
 
@@ -63,6 +63,7 @@ class SiteResult(BaseModel):
     notes: int = Field(default=0, ge=0, le=2**31 - 1)
     nlpbench: str = Field(default="", max_length=40, pattern=r"^[0-9A-Za-z.+_-]*$")
     reports: dict[str, dict[str, list[dict[str, Any]]]] | None = None
+    tool: dict[str, str] | None = None
 
 
 @router.post("/sites/lease", responses=errors(Kind.not_found))
@@ -81,5 +82,5 @@ def progress(run: RunId, body: Progress, site: CallingSite, store: Stored) -> di
 @router.post("/sites/runs/{run}/result", responses=errors(Kind.not_found, Kind.conflict))
 def result(run: RunId, body: SiteResult, site: CallingSite, store: Stored) -> dict[str, str]:
     """Take the run's result; the submission's status after it."""
-    returned = sites.Returned(body.status, body.contentHash, body.notes, body.nlpbench, body.reports)
+    returned = sites.Returned(body.status, body.contentHash, body.notes, body.nlpbench, body.reports, body.tool)
     return {"status": sites.receive(store, site, run, returned)}
