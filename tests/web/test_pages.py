@@ -92,9 +92,9 @@ def test_a_submission_page_shows_every_metric_with_intervals_subtypes_and_plots(
     _, ids = seeded
     page = client.get(f"/submissions/{ids[f'alpha/phi/{PUBLIC}']}")
     assert page.status_code == 200
-    for annotation_type in ("date", "person_name", "location", "id", "contact"):
+    for annotation_type in ("overall", "date", "person_name", "location", "id", "contact"):
         assert f">{annotation_type}</h3>" in page.text
-    assert page.text.count("<svg") == 5  # a plot of the metrics with their intervals per type
+    assert page.text.count("<svg") == 6  # a plot of the metrics with their intervals per type, and overall
     assert re.search(r"<td>token</td>.*?\[0\.\d{3}, [01]\.\d{3}\]", page.text, re.S)
     assert "Per subtype" in page.text and "<td>doctor</td>" in page.text
     assert 'li class="context"' in page.text  # public: errors in context
@@ -102,6 +102,15 @@ def test_a_submission_page_shows_every_metric_with_intervals_subtypes_and_plots(
     (result,) = data["results"]
     token = next(r for r in result["rows"] if r["type"] == "date" and r["metric"] == "token" and "label" not in r)
     assert token["f1_ci_low"] <= token["f1"] <= token["f1_ci_high"]
+    # the overall (micro over types) row: the types' counts summed, its interval the task page's overall column's
+    overall = next(r for r in result["rows"] if r["type"] == "overall" and r["metric"] == "token")
+    typed = [r for r in result["rows"] if r["type"] != "overall" and r["metric"] == "token" and "label" not in r
+             and "average" not in r]  # fmt: skip
+    assert overall["tp"] == sum(r["tp"] for r in typed) and overall["fn"] == sum(r["fn"] for r in typed)
+    (line,) = [row for row in client.get("/tasks/phi.json").json() if row[f"{PUBLIC}/overall submission"] == data["id"]]
+    assert (overall["f1"], overall["f1_ci_low"], overall["f1_ci_high"]) == pytest.approx(
+        (line[f"{PUBLIC}/overall"], line[f"{PUBLIC}/overall ci_low"], line[f"{PUBLIC}/overall ci_high"])
+    )
     assert any(e["kind"] == "FN" for e in result["errors"])
     exported = list(csv.DictReader(io.StringIO(client.get(f"/submissions/{data['id']}.csv").text)))
     assert len(exported) == len(result["rows"])

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.platform import tasks
-from nlpbench.report.model import Report, overall_rows
+from nlpbench.report.model import Report, Row, overall_rows
 
 #: The annotation type of a result's overall (micro over types) value.
 OVERALL = "overall"
@@ -54,6 +54,21 @@ def overall_report(reports: Mapping[str, Report]) -> Report:
     per_document = [{"document": document, "metric": metric, **counts.fields()}
                     for (document, metric), counts in documents.items()]  # fmt: skip
     return Report(first.task, first.profile, {}, scores, per_document)
+
+
+def overall_scores(task: str, scores: Mapping[str, list[Row]]) -> list[Row]:
+    """The overall rows of a result's per-type score rows (``{type: rows}``) for a task of several types (none
+    otherwise): for each metric every type counts at its overall row, the sums of the types' TP, FP and FN — the
+    same totals as :func:`overall_report`'s, whose documents add up to them — with their precision, recall and F1."""
+    if not applies(task) or not scores:
+        return []
+    overall = [overall_rows(Report(task, "", {}, rows)) for rows in scores.values()]
+    counted = [
+        {row["metric"]: row for row in rows if all(isinstance(row.get(c), int) for c in _COUNTS)} for rows in overall
+    ]
+    metrics = [row["metric"] for row in overall[0] if all(row["metric"] in held for held in counted)]
+    totals = {metric: sum((PRF(*(held[metric][c] for c in _COUNTS)) for held in counted), PRF()) for metric in metrics}
+    return [{"metric": metric, **counts.fields()} for metric, counts in totals.items()]
 
 
 def with_overall(reports: Mapping[str, Report]) -> dict[str, Report]:

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
 from nlpbench.platform import accounts, at_sites, intervals, visibility
+from nlpbench.platform.overall import OVERALL, overall_scores
 from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report, overall_rows
@@ -134,7 +135,8 @@ def _result_view(session, submission: Submission, result: Result, public: bool) 
     stored = {(i.annotation_type, i.metric, i.field): i for i in intervals.stored(session, result.id)}
     rows: list[dict[str, Any]] = []
     types: dict[str, dict[str, Any]] = {}
-    for annotation_type, score_rows in result.scores.items():
+    micro = overall_scores(submission.task, result.scores)  # a task of several types: its overall value first
+    for annotation_type, score_rows in (({OVERALL: micro} if micro else {}) | result.scores).items():
         overall: list[dict[str, Any]] = []
         sliced: list[dict[str, Any]] = []
         points: list[Row] = []
