@@ -313,3 +313,24 @@ def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(c
     with opened.session(readonly=True) as session:
         failed = session.get_one(Submission, int(again.stdout))
         assert (failed.status, failed.reason) == ("FAILED", reason)  # and nothing of it is pooled
+
+
+def test_sigterm_stops_a_site_in_one_line(centre):
+    url, _opened, central, _ = centre
+    key = nlpbench("site", "add", "alpha", "--dataset", "notes", "--db", url).stdout.strip()
+    site_db = url.replace("centre.db", "alpha.db")
+    assert nlpbench("db", "upgrade", "--db", site_db).returncode == 0
+    process = subprocess.Popen([sys.executable, "-m", "nlpbench", "site", "serve", "--central", central, "--key", key,
+                                "--db", site_db, "--poll", "0.1"], stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the site has asked the centre for work
+            if nlpbench("site", "list", "--db", url).stdout.split()[-1] != "never":
+                break
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        _, said = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0
+    assert said == "site: stopped by SIGTERM; its run goes on when it is served again\n"

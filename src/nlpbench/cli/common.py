@@ -180,3 +180,29 @@ def progress(description: str, total: int | None = None) -> Iterator[Callable[..
     with Progress(*columns, console=stderr(), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda *_: bar.advance(task)
+
+
+@contextmanager
+def stopped_by_signal(said: Callable[[BaseException], str]) -> Iterator[None]:
+    """SIGTERM or Ctrl+C while the block runs (a worker's, a site's loop) stops it as
+    :class:`~nlpbench.platform.worker.Stopped` or :class:`KeyboardInterrupt` raised where it was: what the block
+    holds unwinds (the tool it started ends, its claim goes back), then ``said(cause)`` is printed and the command
+    exits 0 (130 for Ctrl+C). SIGTERM is taken in the main thread only, and given back as it was."""
+    import signal
+    import threading
+
+    from nlpbench.platform.worker import Stopped
+
+    def stop(number: int, _frame: Any) -> None:
+        raise Stopped(signal.Signals(number).name)
+
+    main = threading.current_thread() is threading.main_thread()  # only the main thread may take signals
+    previous = signal.signal(signal.SIGTERM, stop) if main else None
+    try:
+        yield
+    except (Stopped, KeyboardInterrupt) as stopped:
+        stderr().print(said(stopped), markup=False)
+        raise typer.Exit(130 if isinstance(stopped, KeyboardInterrupt) else 0) from None
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)

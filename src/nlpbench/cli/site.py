@@ -7,14 +7,11 @@ shows them. At the site: ``site serve`` takes the centre's runs and runs them he
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from nlpbench.cli.common import stderr
+from nlpbench.cli.common import stderr, stopped_by_signal
 from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import DB_OPTION
 from nlpbench.cli.sandboxing import DISK_OPTION, RUNTIME_OPTION, SANDBOX_OPTION, SandboxChoice, sandbox_settings
@@ -105,29 +102,23 @@ def serve(
     where it stopped.
     """
     from nlpbench.platform.site_runner import SiteRunner
-    from nlpbench.platform.worker import Stopped
 
     def said(line: str) -> None:
         stderr().print(f"site: {line}", markup=False)
-
-    def stop(number: int, _frame: Any) -> None:
-        raise Stopped(signal.Signals(number).name)
 
     store = open_db(db, create=False)
     runner = SiteRunner(
         store, central, key, queue, approve, poll, lease, beat, sandbox=sandbox_settings(sandbox, runtime, disk),
         totals_only=totals_only, said=said,
     )  # fmt: skip
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, stop) if main else None
+
+    def stopped(cause: BaseException) -> str:
+        return f"site: stopped by {cause or 'Ctrl+C'}; its run goes on when it is served again"
+
     try:
-        ran = runner.run(until_idle=until_idle)
-    except (Stopped, KeyboardInterrupt) as stopped:
-        stderr().print(f"site: stopped by {stopped or 'Ctrl+C'}; its run goes on when it is served again", markup=False)
-        raise typer.Exit(130 if isinstance(stopped, KeyboardInterrupt) else 0) from None
+        with stopped_by_signal(stopped):
+            ran = runner.run(until_idle=until_idle)
     finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
         store.close()
     said(f"{ran} runs; the centre has no other for this site")
 

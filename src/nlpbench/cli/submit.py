@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -14,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from nlpbench.cli.common import choices, fail, stderr
+from nlpbench.cli.common import choices, fail, stderr, stopped_by_signal
 from nlpbench.cli.db import db_session, open_db
 from nlpbench.cli.options import (
     DB_OPTION,
@@ -584,29 +582,24 @@ def worker(
     the queue at once, for the next worker to take over where it stands. A worker killed outright takes its
     tools with it; the next one on this machine removes what it left.
     """
-    from nlpbench.platform.worker import Stopped, Worker, default_name
+    from nlpbench.platform.worker import Worker, default_name
 
     store = open_db(db)
 
     def said(submission_id: int, status: str) -> None:
         stderr().print(f"submission {submission_id}: {status}", markup=False)
 
-    def stop(number: int, _frame: Any) -> None:
-        raise Stopped(signal.Signals(number).name)
-
     settings = sandbox_settings(sandbox, runtime, disk)
-    worker = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
-    main = threading.current_thread() is threading.main_thread()  # only the main thread may take signals
-    previous = signal.signal(signal.SIGTERM, stop) if main else None
+    running = Worker(store, queue, name or default_name(), lease, poll, said, scheduler=scheduler, sandbox=settings)
+
+    def stopped(cause: BaseException) -> str:
+        given = f"; submission {running.given_back} given back to the queue" if running.given_back else ""
+        return f"worker: stopped by {cause or 'Ctrl+C'}{given}"
+
     try:
-        done = worker.run(until_idle=until_idle)
-    except (Stopped, KeyboardInterrupt) as stopped:
-        given = f"; submission {worker.given_back} given back to the queue" if worker.given_back else ""
-        stderr().print(f"worker: stopped by {stopped or 'Ctrl+C'}{given}", markup=False)
-        raise typer.Exit(130 if isinstance(stopped, KeyboardInterrupt) else 0) from None
+        with stopped_by_signal(stopped):
+            done = running.run(until_idle=until_idle)
     finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
         store.close()
     stderr().print(f"worker: {done} submissions claimed; queue {queue} is idle", markup=False)
 
