@@ -36,6 +36,17 @@ from tests.toolkit import served
 
 COMMAND = f"{sys.executable} -m nlpbench serve -a date --port 8080"
 SITES = {"alpha": ("sqlite", 11, 6), "beta": ("sqlite", 12, 9), "gamma": ("postgresql", 13, 40)}
+CHALLENGE = """
+name: sites-2026
+phases:
+  - name: main
+    tasks: [date]
+    datasets: [notes@1]
+    queue: default
+    opens: 2026-01-01T00:00:00Z
+    closes: 2099-01-01T00:00:00Z
+    kinds: [command]
+"""
 #: The date annotator, a quarter of a second per note: slow enough for a site to be killed mid-run.
 SLOW_TOOL = """
 import asyncio
@@ -152,8 +163,13 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
             made = nlpbench("synth", "--notes", notes, "--seed", seed, "--into-store", "notes", "--subset", 3,
                             "--db", stores[name])  # fmt: skip
             assert made.returncode == 0, made.stderr
-        submitted = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
-                             "--command", f"{sys.executable} {tool / 'slow.py'}", "--db", url)  # fmt: skip
+        (tmp_path / "challenge.yaml").write_text(CHALLENGE)  # one challenge over the three sites
+        for made in (nlpbench("challenge", "create", tmp_path / "challenge.yaml", "--db", url),
+                     nlpbench("challenge", "team", "team-a", "--contact", "a@example.org", "--db", url)):  # fmt: skip
+            assert made.returncode == 0, made.stderr
+        command = f"{sys.executable} {tool / 'slow.py'}"
+        submitted = nlpbench("submit", "--challenge", "sites-2026", "--phase", "main", "--team", "team-a",
+                             "--task", "date", "--dataset", "notes", "--command", command, "--db", url)  # fmt: skip
         assert submitted.returncode == 0, submitted.stderr
         submission = int(submitted.stdout)
         serving = ("--until-idle", "--poll", "0.1", "--beat", "0.2", "--lease", "2", "--runtime", tool)
@@ -197,6 +213,8 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
         assert [made["totalsOnly"] for made in result.reproducibility["sites"].values()] == [False, True, False]
         assert runs["beta"].reports["date"]["perDocument"] == []
         shown_pages(opened, submission)
+        board = nlpbench("challenge", "leaderboard", "sites-2026", "main", "--format", "json", "--db", url)
+        assert board.returncode == 0 and "team-a" in board.stdout, board.stderr
 
         kept = bytes(capture.sent).decode("utf-8", "replace")
         assert kept.count("/result HTTP/1.1") == 3  # the proxy saw every site's result

@@ -2,7 +2,7 @@
 
 A challenge is made whole from its spec (:mod:`nlpbench.platform.challenge_specs`): every
 dataset a phase names must be in the store at that version (a dataset, or a file-scored
-task's gold), and each phase's queue is opened. An organiser then moves a phase:
+task's gold) or held by data sites, and each phase's queue is opened. An organiser then moves a phase:
 
 - ``open`` — it takes submissions from now (until ``until``, or its closing time if later);
   a frozen phase never opens again;
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import visibility
+from nlpbench.platform import at_sites, visibility
 from nlpbench.platform.challenge_specs import ChallengeSpec
 from nlpbench.platform.errors import Conflict, Forbidden, NotFound, QuotaExceeded
 from nlpbench.platform.keys import Caller
@@ -94,7 +94,10 @@ def create(store: Store, spec: ChallengeSpec) -> None:
 
 
 def _check_dataset(session: Session, names: tuple[str, ...], dataset: str, version: str, field: str) -> None:
-    """That ``dataset`` is in the store at ``version``: a dataset of the store, or a gold of one of the tasks."""
+    """That ``dataset`` is in the store at ``version``: a dataset of the store, or a gold of one of the tasks; or
+    a dataset data sites hold (:mod:`nlpbench.platform.at_sites`), each site checking its version when it runs."""
+    if at_sites.holding(session, dataset):
+        return
     found = session.scalars(select(Dataset.version).where(Dataset.name == dataset)).first() == version
     gold = select(TaskGold.id).where(TaskGold.task.in_(names), TaskGold.dataset == dataset, TaskGold.version == version)
     if not found and session.scalars(gold).first() is None:

@@ -141,7 +141,12 @@ class SiteRunner:
             self._mark(run, APPROVED)
             self._send_approved(central)
             return
-        local = self._local(job)
+        try:
+            local = self._local(job)
+        except InputError as error:  # a dataset this site does not hold, at the version the run names
+            self.said(f"run {run}: not run here: {error}")
+            self._post(central, f"/sites/runs/{run}/result", {"status": "FAILED"})
+            return
         self.said(f"run {run} (submission {job['submission']} at the centre): submission {local} here")
         stop = threading.Event()
         beat = threading.Thread(target=self._beat, args=(central, run, local, stop), daemon=True)
@@ -191,10 +196,11 @@ class SiteRunner:
         if found is not None:
             return found
         queues.configure_queue(self.store, self.queue, profile=job["profile"])
+        version = job.get("datasetVersion")
         request = queues.Request(
             team=job["team"],
             task=job["task"],
-            dataset=job["dataset"],
+            dataset=f"{job['dataset']}@{version}" if version else job["dataset"],
             queue=self.queue,
             command=job["command"],
             description=f"run {job['run']} of the centre's submission {job['submission']}",
