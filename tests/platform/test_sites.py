@@ -24,10 +24,13 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from nlpbench.api.platform import create_app
+from nlpbench.platform import intervals
+from nlpbench.platform.scoring import ensure_intervals
 from nlpbench.store import open_store, repository
+from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.sites import Site, SiteRun
 from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import create_app as create_web_app
@@ -215,6 +218,7 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
         shown_pages(opened, submission)
         board = nlpbench("challenge", "leaderboard", "sites-2026", "main", "--format", "json", "--db", url)
         assert board.returncode == 0 and "team-a" in board.stdout, board.stderr
+        assert recomputed(opened, submission, result.id)
 
         kept = bytes(capture.sent).decode("utf-8", "replace")
         assert kept.count("/result HTTP/1.1") == 3  # the proxy saw every site's result
@@ -223,6 +227,21 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
             assert len(private) > SITES[name][2]
             for text in private:
                 assert text not in kept, f"a note of site {name} reached the centre"
+
+
+def recomputed(opened, submission: int, result_id: int) -> bool:
+    """Whether a pooled result's intervals, computed again (as for a result stored without them), are the ones
+    stored with it: resampled within each site again."""
+
+    def bounds(session) -> list[tuple]:
+        return [(i.annotation_type, i.metric, i.field, i.low, i.high) for i in intervals.stored(session, result_id)]
+
+    with opened.session() as session:
+        stored = bounds(session)
+        session.execute(delete(ResultInterval).where(ResultInterval.result_id == result_id))
+    with opened.session() as session:
+        assert ensure_intervals(session, submission_id=submission) == 1
+        return bounds(session) == stored
 
 
 def runs_of(opened, submission: int) -> dict[str, SiteRun]:

@@ -312,11 +312,13 @@ def result_intervals(session: Session, submission: Submission, result: Result) -
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now, and
     one stored before overall values were (:mod:`nlpbench.platform.overall`) its overall intervals."""
     found = intervals.stored(session, result.id)
+    by_site = "sites" in result.reproducibility  # pooled from data sites: resampled within each
     if not found:
         reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
-        found = intervals.compute(result.id, reports)
+        found = intervals.compute(result.id, reports, by_site=by_site)
     elif applies(submission.task) and all(interval.annotation_type != OVERALL for interval in found):
-        found += intervals.compute(result.id, {OVERALL: result_report(session, submission, result, OVERALL)})
+        overall = {OVERALL: result_report(session, submission, result, OVERALL)}
+        found += intervals.compute(result.id, overall, by_site=by_site)
     else:
         return found
     session.add_all(interval for interval in found if interval.id is None)
