@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import socket
 import threading
@@ -125,7 +126,7 @@ class Bridge:
                     return
                 connection.setblocking(False)
                 taken[connection] = loop.create_task(client(connection))
-                taken[connection].add_done_callback(lambda _, done=connection: taken.pop(done, None))
+                taken[connection].add_done_callback(functools.partial(_served, taken, connection))
 
         self._listener.setblocking(False)
         loop.add_reader(self._listener.fileno(), accept)
@@ -145,3 +146,8 @@ class Bridge:
         await asyncio.sleep(0)  # the aborted transports close their sockets in the loop's next step
         for connection in left:  # a task cancelled before it ran never saw its connection: closed here
             connection.close()
+
+
+def _served(taken: dict[socket.socket, asyncio.Task[None]], connection: socket.socket, _: asyncio.Task[None]) -> None:
+    """``connection``'s task has ended: the connection is in the bridge's clients, or closed."""
+    taken.pop(connection, None)
