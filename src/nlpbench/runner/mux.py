@@ -28,6 +28,9 @@ from typing import BinaryIO
 
 from nlpbench.runner.relay import CHUNK, CLOSE, DATA, EOF, OPEN, STATUS, frame, read_frame
 
+#: Seconds the bridge stops taking connections when it has no descriptor left for one.
+ACCEPT_PAUSE_SECONDS = 1.0
+
 
 class Bridge:
     """Carries the connections accepted on ``listener`` over the relay's ``stdin`` and ``stdout`` (pipes)."""
@@ -124,12 +127,20 @@ class Bridge:
                     connection, _ = self._listener.accept()
                 except BlockingIOError:  # none waiting: the next wake of the listener takes the next one
                     return
+                except OSError:  # out of descriptors: the connection waits, taken in a second (as asyncio's servers)
+                    loop.remove_reader(self._listener.fileno())
+                    loop.call_later(ACCEPT_PAUSE_SECONDS, listen)
+                    return
                 connection.setblocking(False)
                 taken[connection] = loop.create_task(client(connection))
                 taken[connection].add_done_callback(functools.partial(_served, taken, connection))
 
+        def listen() -> None:
+            if not self._stop.is_set():  # the listener is closed once the bridge stops
+                loop.add_reader(self._listener.fileno(), accept)
+
         self._listener.setblocking(False)
-        loop.add_reader(self._listener.fileno(), accept)
+        listen()
         self._ready.set()
         reading = asyncio.create_task(dispatch())
         await self._stop.wait()
