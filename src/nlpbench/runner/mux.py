@@ -7,18 +7,29 @@ it a channel, and carries its bytes to the relay's standard input as frames
 (``OPEN``, ``DATA``, ``EOF``), and the frames of the relay's standard output
 back to it; the relay's last frame is the tool's status. The bridge runs its
 own event loop in a thread, started with the sandbox and stopped with it.
+
+Every connection the bridge takes is ended with it: it accepts in the same step
+as it records the connection (not in a task of its own that a loop ending may
+never run), and at its end it stops accepting (closing the listening socket, so
+a connection still waiting there is reset and a new one refused) before it
+closes every connection it took. A connection made at any moment around the
+relay's end therefore fails at once rather than waiting for its timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import socket
 import threading
 from typing import BinaryIO
 
 from nlpbench.runner.relay import CHUNK, CLOSE, DATA, EOF, OPEN, STATUS, frame, read_frame
+
+#: Seconds the bridge stops taking connections when it has no descriptor left for one.
+ACCEPT_PAUSE_SECONDS = 1.0
 
 
 class Bridge:
@@ -55,10 +66,17 @@ class Bridge:
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, self._stdin)
         out = asyncio.StreamWriter(transport, protocol, None, loop)
         clients: dict[int, asyncio.StreamWriter] = {}
+        #: The connections taken whose task has not ended (one that has is in ``clients`` or closed).
+        taken: dict[socket.socket, asyncio.Task[None]] = {}
         numbers = iter(range(1, 2**32))
 
-        async def client(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        async def client(connection: socket.socket) -> None:
             channel = next(numbers)
+            try:
+                client_reader, client_writer = await asyncio.open_connection(sock=connection, limit=2 * CHUNK)
+            except BaseException:  # cancelled at the bridge's end (or no transport made): the connection ends here
+                connection.close()
+                raise
             clients[channel] = client_writer
 
             def send(kind: int, payload: bytes = b"") -> bool:
@@ -102,10 +120,45 @@ class Bridge:
                 writer.close()
             self._stop.set()
 
-        server = await asyncio.start_unix_server(client, sock=self._listener)
+        def accept() -> None:
+            """Take every connection waiting, each recorded as it is taken (see the module's docstring)."""
+            while True:
+                try:
+                    connection, _ = self._listener.accept()
+                except BlockingIOError:  # none waiting: the next wake of the listener takes the next one
+                    return
+                except OSError:  # out of descriptors: the connection waits, taken in a second (as asyncio's servers)
+                    loop.remove_reader(self._listener.fileno())
+                    loop.call_later(ACCEPT_PAUSE_SECONDS, listen)
+                    return
+                connection.setblocking(False)
+                taken[connection] = loop.create_task(client(connection))
+                taken[connection].add_done_callback(functools.partial(_served, taken, connection))
+
+        def listen() -> None:
+            if not self._stop.is_set():  # the listener is closed once the bridge stops
+                loop.add_reader(self._listener.fileno(), accept)
+
+        self._listener.setblocking(False)
+        listen()
         self._ready.set()
         reading = asyncio.create_task(dispatch())
-        async with server:
-            await self._stop.wait()
+        await self._stop.wait()
+        loop.remove_reader(self._listener.fileno())
+        self._listener.close()  # no connection is taken any more: one waiting is reset, a new one refused
         reading.cancel()
         transport.close()
+        for writer in clients.values():
+            writer.transport.abort()
+        left = dict(taken)
+        for task in left.values():
+            task.cancel()
+        await asyncio.gather(reading, *left.values(), return_exceptions=True)
+        await asyncio.sleep(0)  # the aborted transports close their sockets in the loop's next step
+        for connection in left:  # a task cancelled before it ran never saw its connection: closed here
+            connection.close()
+
+
+def _served(taken: dict[socket.socket, asyncio.Task[None]], connection: socket.socket, _: asyncio.Task[None]) -> None:
+    """``connection``'s task has ended: the connection is in the bridge's clients, or closed."""
+    taken.pop(connection, None)

@@ -489,10 +489,13 @@ class SandboxedTool:
         self._output.close()
 
     def _watch(self) -> None:
-        try:
-            root = psutil.Process(self.pid)
-        except psutil.NoSuchProcess:  # ended before the watch began
-            return
+        """Watch the limits until the tool ends, then end its connections (whichever way it ended)."""
+        with suppress(psutil.NoSuchProcess):  # ended before the watch began: nothing to watch
+            self._watch_limits(psutil.Process(self.pid))
+        self._handed.shut()  # the tool has ended (or is being killed): no answer will come on its connections
+
+    def _watch_limits(self, root: psutil.Process) -> None:
+        """Every ``POLL_SECONDS`` until the tool ends: kill it at the first limit it passes."""
         while self._process.poll() is None:
             self._limit = self._limit or self._over_limit(root)
             if self._limit is not None:
@@ -500,7 +503,6 @@ class SandboxedTool:
                 break
             if self._ended.wait(POLL_SECONDS):
                 break
-        self._handed.shut()  # the tool has ended (or is being killed): no answer will come on its connections
 
     def _over_limit(self, root: psutil.Process) -> tuple[str, str] | None:
         """The limit the tool has passed, if any, with its one-line reason."""
