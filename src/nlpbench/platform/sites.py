@@ -58,6 +58,9 @@ TEXT_FIELDS = (*pooling.NAMING, "document")
 #: What a site tells of the tool it ran, each a name (:data:`NAME`): the leaderboard's label for it.
 TOOL_FIELDS = ("name", "version", "type", "apiVersion")
 MAX_FIELDS = 40
+#: The most annotation types a site's result may report: each is bootstrapped when it comes, so a bound keeps a
+#: buggy (or stolen-key) site from holding the centre for minutes with one request.
+MAX_TYPES = 100
 
 
 @dataclass(frozen=True)
@@ -325,12 +328,14 @@ def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:
 def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, list[Row]]]:
     """A site's reports, checked to hold nothing but names and numbers: one line naming the place otherwise.
 
-    Each annotation type (a name) maps to ``{"scores": [...], "perDocument": [...]}``; a row has at most
+    At most :data:`MAX_TYPES` annotation types; each (a name) maps to ``{"scores": [...], "perDocument": [...]}``; a row has at most
     :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names (:data:`NAME`), its
     per-document rows name their document ``dN``, and every other field is a finite number (or null).
     """
     if not reports:
         raise InputError("a SCORED result has a report of at least one annotation type", record="reports")
+    if len(reports) > MAX_TYPES:
+        raise InputError(f"a result reports at most {MAX_TYPES} annotation types", record="reports")
     checked: dict[str, dict[str, list[Row]]] = {}
     for annotation_type, report in reports.items():
         if not NAME.fullmatch(annotation_type) or not isinstance(report, Mapping):
