@@ -96,7 +96,7 @@ def test_a_result_that_is_not_counts_is_refused_quoting_nothing(centre, caplog):
             scored(reports={"date": {"scores": [], "perDocument": [{**COUNTS, "document": CANARY}]}}),
             scored(
                 reports={"date": {"scores": [{**COUNTS, **{f"f{i}": 1 for i in range(10_000)}}], "perDocument": []}}
-            ),  # fmt: skip
+            ),
             scored(reports={"date": {"scores": [], "perDocument": [], CANARY: []}}),
             scored(reports={"date": {"scores": CANARY, "perDocument": []}}),
             scored(reports=CANARY),

@@ -328,8 +328,8 @@ def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:
 def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, list[Row]]]:
     """A site's reports, checked to hold nothing but names and numbers: one line naming the place otherwise.
 
-    At most :data:`MAX_TYPES` annotation types; each (a name) maps to ``{"scores": [...], "perDocument": [...]}``; a row has at most
-    :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names (:data:`NAME`), its
+    At most :data:`MAX_TYPES` annotation types; each (a name) maps to ``{"scores": [...], "perDocument": [...]}``;
+    a row has at most :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names (:data:`NAME`), its
     per-document rows name their document ``dN``, and every other field is a finite number (or null).
     """
     if not reports:
