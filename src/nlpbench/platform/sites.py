@@ -329,8 +329,9 @@ def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str
     """A site's reports, checked to hold nothing but names and numbers: one line naming the place otherwise.
 
     At most :data:`MAX_TYPES` annotation types; each (a name) maps to ``{"scores": [...], "perDocument": [...]}``;
-    a row has at most :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names (:data:`NAME`), its
-    per-document rows name their document ``dN``, and every other field is a finite number (or null).
+    a row has at most :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names
+    (:data:`NAME`), its per-document rows name their document ``dN``, and every other field is a finite number
+    (or null).
     """
     if not reports:
         raise InputError("a SCORED result has a report of at least one annotation type", record="reports")
