@@ -312,7 +312,7 @@ def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(c
         "dataset notes is held by data sites, whose notes never leave them: a tool submission cannot be run "
         "there; submit a command (--command)"
     )
-    with httpx.Client(base_url=f"{central}/api/v1") as client:
+    with httpx.Client(base_url=f"{central}/api/v1", timeout=60) as client:
         assert client.post("/sites/lease", headers={"x-api-key": "nbs_000000000000_nope"}).status_code == 401
         job = client.post("/sites/lease", headers={"x-api-key": alpha}).json()
         assert job["kind"] == "command" and job["profile"] == "standard" and job["dataset"] == "notes"
@@ -337,7 +337,7 @@ def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(c
     again = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
                      "--command", COMMAND, "--db", url)  # fmt: skip
     assert again.returncode == 0
-    with httpx.Client(base_url=f"{central}/api/v1", headers={"x-api-key": alpha}) as client:
+    with httpx.Client(base_url=f"{central}/api/v1", headers={"x-api-key": alpha}, timeout=60) as client:
         run = client.post("/sites/lease").json()["run"]
         result["contentHash"] = "b" * 64
         answer = client.post(f"/sites/runs/{run}/result", json=result)

@@ -9,24 +9,17 @@ import logging
 import httpx
 import pytest
 
-from nlpbench.api.platform import create_app
-from nlpbench.store import open_store
-from tests.platform.test_sites import COMMAND, nlpbench
-from tests.toolkit import served
+from tests.platform.test_sites import COMMAND, centre, nlpbench  # noqa: F401 (centre: a fixture)
 
 CANARY = "CANARY-Smith-1962"
 COUNTS = {"metric": "token", "tp": 1, "fp": 0, "fn": 1}
 
 
 @pytest.fixture
-def centre(tmp_path):
-    url = f"sqlite:///{tmp_path / 'centre.db'}"
-    opened = open_store(url)
-    try:
-        with served(create_app(opened)) as base:
-            yield url, f"{base}/api/v1"
-    finally:
-        opened.close()
+def site_api(centre):  # noqa: F811 (the fixture)
+    """The centre's store URL and its platform API's base URL (through test_sites' proxy)."""
+    url, _, central, _ = centre
+    return url, f"{central}/api/v1"
 
 
 def scored(**changed: object) -> dict:
@@ -45,10 +38,10 @@ def quiet(response: httpx.Response, caplog) -> None:
     assert CANARY not in response.text and CANARY not in caplog.text
 
 
-def test_no_key_but_a_site_key_reaches_a_site_endpoint(centre, caplog):
-    url, api = centre
+def test_no_key_but_a_site_key_reaches_a_site_endpoint(site_api, caplog):
+    url, api = site_api
     nlpbench("site", "add", "alpha", "--dataset", "notes", "--db", url)
-    with httpx.Client(base_url=api) as client:
+    with httpx.Client(base_url=api, timeout=60) as client:
         for key in (None, "nbp_000000000000_nope", "nbk_000000000000_nope", CANARY, "x" * 10_000):
             headers = {} if key is None else {"x-api-key": key}
             for path in ("/sites/lease", "/sites/runs/1/progress", "/sites/runs/1/result"):
@@ -57,15 +50,15 @@ def test_no_key_but_a_site_key_reaches_a_site_endpoint(centre, caplog):
                 quiet(response, caplog)
 
 
-def test_a_result_that_is_not_counts_is_refused_quoting_nothing(centre, caplog):
+def test_a_result_that_is_not_counts_is_refused_quoting_nothing(site_api, caplog):
     caplog.set_level(logging.DEBUG)
-    url, api = centre
+    url, api = site_api
     alpha = nlpbench("site", "add", "alpha", "--dataset", "notes", "--db", url).stdout.strip()
     beta = nlpbench("site", "add", "beta", "--dataset", "notes", "--db", url).stdout.strip()
     submitted = nlpbench("submit", "--team", "team-a", "--task", "date", "--dataset", "notes",
                          "--command", COMMAND, "--db", url)  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr
-    with httpx.Client(base_url=api, headers={"x-api-key": alpha}) as client:
+    with httpx.Client(base_url=api, headers={"x-api-key": alpha}, timeout=60) as client:  # a loaded machine
         waiting = 2  # beta's run, never leased
         run = client.post("/sites/lease").json()["run"]
         for other in (waiting, 2**31 - 1, 2**31, 0, -1, "Smith"):
@@ -85,6 +78,8 @@ def test_a_result_that_is_not_counts_is_refused_quoting_nothing(centre, caplog):
             scored(tool={"name": CANARY + " text"}),
             scored(tool={CANARY: "x"}),
             scored(reports={}),
+            scored(reports={**scored()["reports"], CANARY: {"scores": [dict(COUNTS)], "perDocument": []}}),  # a name
+            scored(reports={"person_name": scored()["reports"]["date"]}),  # not the task's type
             scored(reports={CANARY + " text": {"scores": [], "perDocument": []}}),
             scored(reports={"date": {"scores": [row], "perDocument": []}}),
             scored(reports={"date": {"scores": [{**COUNTS, "metric": CANARY + " x"}], "perDocument": []}}),

@@ -263,7 +263,7 @@ def _detail(response: httpx.Response) -> str:
     """The problem's detail of a centre's refusal: the centre writes it of names and counts only."""
     try:
         detail = response.json().get("detail", "")
-    except ValueError:
+    except ValueError:  # not JSON (a proxy's page): the status alone says it
         return ""
     return detail if isinstance(detail, str) and detail.isprintable() and len(detail) <= 400 else ""
 

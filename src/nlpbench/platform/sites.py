@@ -34,7 +34,7 @@ from sqlalchemy import case, select
 from sqlalchemy.orm import Session
 
 from nlpbench.errors import InputError
-from nlpbench.platform import pooling
+from nlpbench.platform import pooling, tasks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.at_sites import HELD, RETURNED, RUNNING, WAITING
 from nlpbench.platform.errors import Conflict, NotFound
@@ -236,6 +236,7 @@ def receive(store: Store, site_id: int, run_id: int, returned: Returned) -> str:
             _ended_at_site(session, submission, site, returned.status, f"{returned.status} at data site {site.name}")
             return submission.status
         reports = checked_reports(returned.reports)
+        _check_types(submission.task, reports)
         tool = checked_tool(returned.tool)
         refused = _changed_hash(session, site, submission.dataset, returned.content_hash)
         if refused is not None:
@@ -311,6 +312,13 @@ def _changed_hash(session: Session, site: Site, dataset: str, content_hash: str 
             f"(nlpbench site add {site.name} --dataset {dataset} --replace)"
         )
     return None
+
+
+def _check_types(task: str, reports: Mapping[str, Any]) -> None:
+    """That a result reports the annotation types its task scores, nothing else: one line otherwise."""
+    expected = tasks.PHI_TASKS.get(task, (task,))
+    if set(reports) != set(expected):
+        raise InputError(f"task {task} is reported as its types {', '.join(expected)}, each once", record="reports")
 
 
 def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:

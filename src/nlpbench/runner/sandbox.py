@@ -461,16 +461,18 @@ class SandboxedTool:
             return []
 
     def _kill(self) -> None:
-        everything = self._processes()
+        # the tree a stop began with too: once the sandbox's own process has ended on SIGTERM, what was below it
+        # is no longer found from it, and would otherwise be left to end by the parent-death signal, in its time
+        everything = [*self._processes(), *self._tree]
         for process in everything:
-            with suppress(psutil.NoSuchProcess):  # ended meanwhile
+            with suppress(psutil.NoSuchProcess):  # ended meanwhile (psutil signals no process that took its PID)
                 process.kill()
         self._signal(signal.SIGKILL)
         if self.cgroup:
             self.cgroup.kill()
         if isinstance(self._backend, Podman):  # the container runs under podman's monitor, not below us
             self._backend.stop()
-        _until_gone([*self._tree, *everything], GONE_SECONDS)
+        _until_gone(everything, GONE_SECONDS)
 
     def _copy_log(self, log: BinaryIO) -> None:
         """Everything the sandbox prints, up to ``log_bytes``; the rest is read and counted, never kept."""
