@@ -6,6 +6,7 @@ import asyncio
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -119,3 +120,9 @@ def serving(app, log_level: str = "warning") -> Iterator[tuple[str, uvicorn.Serv
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def unique_marker(kind: str) -> str:
+    """A name no other test, and no other suite running on this machine at the same time, gives a process or a
+    file: ``KIND-`` and 12 random hex digits (a test's ``tmp_path.name`` is the same in every suite)."""
+    return f"{kind}-{uuid.uuid4().hex[:12]}"

@@ -9,6 +9,7 @@ import socket
 import sys
 import textwrap
 import time
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -361,13 +362,14 @@ def test_a_tool_that_exits_at_once_is_a_one_line_error(tmp_path, started):
 
 
 def test_a_tool_that_never_gets_ready_is_a_one_line_error_and_is_killed(tmp_path, sandboxing):
+    seconds = str(300 + uuid.uuid4().int % 10**6)  # this test's own sleep: not another test's, nor another suite's
     never = start_tool(
-        "sleep 297", QUICK, tmp_path / "tool.log", sandbox=sandboxing, startup_seconds=1, grace_seconds=1
+        f"sleep {seconds}", QUICK, tmp_path / "tool.log", sandbox=sandboxing, startup_seconds=1, grace_seconds=1
     )
     with pytest.raises(SandboxError) as raised, never:
         pass
     assert str(raised.value) == "the tool did not answer GET /api/v1/healthCheck within 1 s of starting"
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "297"] and _alive(p)]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", seconds] and _alive(p)]
 
 
 @pytest.mark.parametrize("command", ["kill -SEGV $$", "sh -c 'kill -SEGV $$'; exit $?"])

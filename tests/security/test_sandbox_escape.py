@@ -30,6 +30,7 @@ from nlpbench.runner.isolation import Sandbox, SandboxUnavailable, choose
 from nlpbench.store import open_store
 from nlpbench.store.submissions import PlatformKey
 from tests.platform.test_worker import run_worker, shown, submit, tool_folder
+from tests.toolkit import unique_marker
 
 ATTACKER = Path(__file__).with_name("attacker.py")
 CANARY = "nlpbench-canary-secret-7c1d"
@@ -84,7 +85,7 @@ def test_a_root_worker_keeps_every_escape_of_a_team_tool_blocked(nb, dataset, db
         pytest.skip(str(error))
     monkeypatch.setenv("NLPBENCH_CANARY", CANARY)
     store = db_url.removeprefix("sqlite:///") if db_url.startswith("sqlite") else "/var/lib/postgresql"
-    marker = f"attack-{tmp_path.name}"
+    marker = unique_marker("attack")
     folder = tool_folder(tmp_path)
     keys = platform_keys(db_url)
     submission = submit(
@@ -112,7 +113,7 @@ def test_an_unprivileged_worker_keeps_every_escape_of_a_team_tool_blocked(cli, t
     assert nb("synth", "--notes", 4, "--seed", 7, "--into-store", "notes", "--subset", 2).exit_code == 0
     folder = nobody.base / "tool"
     folder.mkdir(mode=0o755)
-    marker = f"attack-{tmp_path.name}"
+    marker = unique_marker("attack")
     submission = submit(nb, "--task", "date", "--dataset", "notes", "--command",
                         attacking_command(folder, str(nobody.base / "platform.db"), marker))  # fmt: skip
     nobody.own(*nobody.base.glob("platform.db*"))

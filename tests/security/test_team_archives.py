@@ -25,6 +25,7 @@ from nlpbench.runner.podman import podman_works
 from tests.images.build import HERE, registry_with, tool_image
 from tests.platform.conftest import arena  # noqa: F401
 from tests.platform.test_worker import shown, submit
+from tests.toolkit import unique_marker
 
 START = "python3 datetool.py"
 #: The team's tool: a date annotator of the standard library (a script: importing it would serve).
@@ -99,7 +100,7 @@ def test_an_upload_past_its_limit_is_refused_and_nothing_is_kept(arena):  # noqa
 
 
 def test_an_archive_that_reaches_outside_its_folder_reaches_nothing_of_the_host(arena, tmp_path):  # noqa: F811
-    marker = f"escaped-{tmp_path.name}"
+    marker = unique_marker("escaped")
     hostile = {
         f"../../../../../../tmp/{marker}": b"out",
         f"/tmp/{marker}-absolute": b"out",

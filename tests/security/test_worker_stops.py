@@ -26,6 +26,7 @@ from nlpbench.runner import sandbox
 from nlpbench.store import open_store
 from nlpbench.store.submissions import Submission
 from tests.platform.test_worker import shown, submit, tool_folder
+from tests.toolkit import unique_marker
 
 #: The date annotator, answering each note after a pause (the marker in its command line finds it on the host).
 SLOW = """\
@@ -82,7 +83,7 @@ def tools(marker: str) -> list[psutil.Process]:
 def queued_slow_tool(nb, tmp_path) -> tuple[str, str]:
     """A slow tool's submission (one request at a time); its id and the marker of its script's path."""
     folder = tool_folder(tmp_path)
-    script = folder / f"slow-{tmp_path.name}.py"
+    script = folder / f"{unique_marker('slow')}.py"
     script.write_text(SLOW)
     assert nb("submissions", "queue", "default", "--concurrency", "1", "--quota", "0").exit_code == 0
     return submit(nb, "--task", "date", "--dataset", "notes", "--command", f"{sys.executable} {script}"), script.name
