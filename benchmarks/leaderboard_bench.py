@@ -17,7 +17,6 @@ reads the stored intervals and computes the rank groups (paired tests, cached pe
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import platform
 import statistics
@@ -38,6 +37,7 @@ from nlpbench.store.submissions import SCORED, Submission
 from nlpbench.synth import generate
 from nlpbench.tasks.sandbox import score_sandbox
 from nlpbench.web.app import create_app
+from predictions import thinned
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -51,10 +51,7 @@ def seed(store: Store, root: Path, submissions: int, teams: int, notes: int, var
     sandbox.write(documents, gold)
     scored_files: list[tuple[str, Scored]] = []
     for variant in range(variants):
-        kept = [
-            dataclasses.replace(d, annotations=[a for i, a in enumerate(d.annotations) if i % (variant + 2)])
-            for d in documents
-        ]
+        kept = thinned(documents, variant + 2)
         pred = root / f"pred-{variant}.json"
         sandbox.write(kept, pred)
         scored = Scored()

@@ -19,7 +19,6 @@ run by a worker, timed (and the part of its SCORING transaction that ranks the c
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import platform
 import tempfile
@@ -40,6 +39,7 @@ from nlpbench.store.ranks import RankGroups
 from nlpbench.store.submissions import SCORED
 from nlpbench.synth import generate
 from nlpbench.web.app import create_app
+from predictions import thinned
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 DATASET = "bench"
@@ -53,10 +53,7 @@ def prepared(store: Store, root: Path, submissions: int, notes: int) -> list[que
     sandbox = formats.get("sandbox")
     requests = []
     for n in range(submissions):
-        kept = [
-            dataclasses.replace(d, annotations=[a for i, a in enumerate(d.annotations) if i % (n + 2)])
-            for d in documents
-        ]
+        kept = thinned(documents, n + 2)
         path = root / f"pred-{n}.json"
         sandbox.write(kept, path)
         text = path.read_text()

@@ -19,7 +19,6 @@ columns, a column per site, the forest plot), ``GET /submissions/N`` (its sites'
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import platform
 import statistics
@@ -39,6 +38,7 @@ from nlpbench.store.sites import Site
 from nlpbench.synth import generate
 from nlpbench.tasks.sandbox import score_sandbox
 from nlpbench.web.app import create_app
+from predictions import thinned
 
 
 def site_reports(root: Path, site: int, notes: int, variants: int, task: str) -> list[dict[str, Any]]:
@@ -50,10 +50,7 @@ def site_reports(root: Path, site: int, notes: int, variants: int, task: str) ->
     types = ["date"] if task == "date" else ["contact", "date", "id", "location", "person_name"]
     found = []
     for variant in range(variants):
-        kept = [
-            dataclasses.replace(d, annotations=[a for i, a in enumerate(d.annotations) if i % (variant + 2)])
-            for d in documents
-        ]
+        kept = thinned(documents, variant + 2)
         pred = root / f"pred-{site}-{variant}.json"
         sandbox.write(kept, pred)
         reports = {}
