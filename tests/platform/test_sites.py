@@ -219,6 +219,11 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
         board = nlpbench("challenge", "leaderboard", "sites-2026", "main", "--format", "json", "--db", url)
         assert board.returncode == 0 and "team-a" in board.stdout, board.stderr
         assert recomputed(opened, submission, result.id)
+        rescored = nlpbench("rescore", submission, "--profile", "nlpsandbox", "--db", url)
+        assert (rescored.returncode, rescored.stderr) == (2, (
+            f"nlpbench: error: submission {submission} was run at data sites: this store holds their counts, not its "
+            "predictions, so it cannot be scored again here\n"
+        ))  # fmt: skip
 
         kept = bytes(capture.sent).decode("utf-8", "replace")
         assert kept.count("/result HTTP/1.1") == 3  # the proxy saw every site's result

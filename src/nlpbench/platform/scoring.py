@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session
 from nlpbench import profiles
 from nlpbench.files import MemoryPath
 from nlpbench.model import Document
-from nlpbench.platform import accounts, intervals, tasks
+from nlpbench.platform import accounts, at_sites, intervals, tasks
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.overall import OVERALL, applies, overall_report
@@ -280,6 +280,11 @@ def rescore(store: Store, submission_id: int, profile: str) -> int:
         submission = get(session, submission_id)
         if submission.status != SCORED:
             raise Conflict(f"submission {submission_id} is {submission.status}: only SCORED submissions are rescored")
+        if at_sites.runs_of(session, submission_id):
+            raise Conflict(
+                f"submission {submission_id} was run at data sites: this store holds their counts, not its "
+                "predictions, so it cannot be scored again here"
+            )
         scored = score(session, submission, profile)
         store_result(session, submission, profile, scored)
         from nlpbench.platform import ranks  # ranks reads results through this module
