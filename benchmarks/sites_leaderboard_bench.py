@@ -63,7 +63,7 @@ def site_reports(root: Path, site: int, notes: int, variants: int, task: str) ->
             ]
             overall = [row for row in report.scores if row.get("label") is None and row.get("average") is None]
             reports[annotation_type] = {"scores": overall, "perDocument": per_document}
-        found.append(sites.checked_reports(reports))
+        found.append(sites.checked_reports(reports, task))
     return found
 
 

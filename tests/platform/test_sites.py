@@ -9,7 +9,6 @@ is refused in one line.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -249,6 +248,22 @@ def recomputed(opened, submission: int, result_id: int) -> bool:
         return bounds(session) == stored
 
 
+#: One document's counts of one metric, as a site sends them.
+COUNTS = {"metric": "token", "tp": 1, "fp": 0, "fn": 1}
+
+
+def scored(**changed: object) -> dict:
+    """A site's SCORED result for task ``date`` (one document, :data:`COUNTS`), with the fields ``changed``."""
+    body = {
+        "status": "SCORED",
+        "contentHash": "a" * 64,
+        "notes": 1,
+        "nlpbench": "0",
+        "reports": {"date": {"scores": [dict(COUNTS)], "perDocument": [{"document": "d1", **COUNTS}]}},
+    }
+    return {**body, **changed}
+
+
 def runs_of(opened, submission: int) -> dict[str, SiteRun]:
     """The centre's run of ``submission`` at each site, by site name."""
     with opened.session(readonly=True) as session:
@@ -324,15 +339,8 @@ def test_a_site_key_reaches_its_own_runs_only_and_a_changed_dataset_is_refused(c
         run = job["run"]
         assert client.post(f"/sites/runs/{run}/progress", json={"done": 1, "total": 2},
                            headers={"x-api-key": beta}).status_code == 404  # fmt: skip
-        counts = {"metric": "token", "tp": 1, "fp": 0, "fn": 1}
-        result = {
-            "status": "SCORED",
-            "contentHash": "a" * 64,
-            "notes": 1,
-            "nlpbench": "0",
-            "reports": {"date": {"scores": [dict(counts)], "perDocument": [{"document": "d1", **counts}]}},
-        }
-        quoting = json.loads(json.dumps(result))
+        result = scored()
+        quoting = scored()
         quoting["reports"]["date"]["perDocument"][0]["document"] = "note-1 of Mr Smith"
         answer = client.post(f"/sites/runs/{run}/result", json=quoting, headers={"x-api-key": alpha})
         assert answer.status_code == 400 and "Smith" not in answer.text

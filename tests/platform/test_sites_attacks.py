@@ -9,10 +9,9 @@ import logging
 import httpx
 import pytest
 
-from tests.platform.test_sites import COMMAND, centre, nlpbench  # noqa: F401 (centre: a fixture)
+from tests.platform.test_sites import COMMAND, COUNTS, centre, nlpbench, scored  # noqa: F401 (centre: a fixture)
 
 CANARY = "CANARY-Smith-1962"
-COUNTS = {"metric": "token", "tp": 1, "fp": 0, "fn": 1}
 
 
 @pytest.fixture
@@ -20,17 +19,6 @@ def site_api(centre):  # noqa: F811 (the fixture)
     """The centre's store URL and its platform API's base URL (through test_sites' proxy)."""
     url, _, central, _ = centre
     return url, f"{central}/api/v1"
-
-
-def scored(**changed: object) -> dict:
-    body = {
-        "status": "SCORED",
-        "contentHash": "a" * 64,
-        "notes": 1,
-        "nlpbench": "0",
-        "reports": {"date": {"scores": [dict(COUNTS)], "perDocument": [{"document": "d1", **COUNTS}]}},
-    }
-    return {**body, **changed}
 
 
 def quiet(response: httpx.Response, caplog) -> None:
@@ -88,6 +76,7 @@ def test_a_result_that_is_not_counts_is_refused_quoting_nothing(site_api, caplog
             scored(reports={"date": {"scores": [{**COUNTS, "tp": CANARY}], "perDocument": []}}),
             scored(reports={"date": {"scores": [{**COUNTS, "tp": {"a": [[[CANARY]]]}}], "perDocument": []}}),
             scored(reports={"date": {"scores": [{**COUNTS, CANARY + " x": 1}], "perDocument": []}}),
+            scored(reports={"date": {"scores": [{**COUNTS, CANARY: "x"}], "perDocument": []}}),  # a name as a field
             scored(reports={"date": {"scores": [], "perDocument": [{**COUNTS, "document": CANARY}]}}),
             scored(
                 reports={"date": {"scores": [{**COUNTS, **{f"f{i}": 1 for i in range(10_000)}}], "perDocument": []}}

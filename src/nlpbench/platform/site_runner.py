@@ -195,6 +195,8 @@ class SiteRunner:
             ).first()
         if found is not None:
             return found
+        if job["kind"] != "command":
+            raise CentralError(f"run {job['run']}: a {job['kind']} submission is not run at a site")
         queues.configure_queue(self.store, self.queue, profile=job["profile"])
         version = job.get("datasetVersion")
         request = queues.Request(
@@ -206,8 +208,6 @@ class SiteRunner:
             description=f"run {job['run']} of the centre's submission {job['submission']}",
             organiser=False,
         )
-        if job["kind"] != "command":
-            raise CentralError(f"run {job['run']}: a {job['kind']} submission is not run at a site")
         local = queues.submit(self.store, request)
         with self.store.session() as session:
             session.add(SiteJob(central=self.central, run_id=job["run"], submission_id=local, state=RUNNING))
@@ -303,7 +303,7 @@ def site_result(store: Store, local: int, *, totals_only: bool = False) -> dict[
         said = submission.tool_meta or {}  # asked at validation, before the tool was sent any note
         tool = {key: said[key] for key in TOOL_FIELDS if isinstance(said.get(key), str) and NAME.fullmatch(said[key])}
     try:
-        checked = checked_reports(reports)
+        checked = checked_reports(reports, submission.task)
     except InputError as error:
         raise InputError(f"submission {local}'s result cannot leave the site: {error}") from None
     return {

@@ -235,8 +235,7 @@ def receive(store: Store, site_id: int, run_id: int, returned: Returned) -> str:
         if returned.status != SCORED:
             _ended_at_site(session, submission, site, returned.status, f"{returned.status} at data site {site.name}")
             return submission.status
-        reports = checked_reports(returned.reports)
-        _check_types(submission.task, reports)
+        reports = checked_reports(returned.reports, submission.task)
         tool = checked_tool(returned.tool)
         refused = _changed_hash(session, site, submission.dataset, returned.content_hash)
         if refused is not None:
@@ -314,13 +313,6 @@ def _changed_hash(session: Session, site: Site, dataset: str, content_hash: str 
     return None
 
 
-def _check_types(task: str, reports: Mapping[str, Any]) -> None:
-    """That a result reports the annotation types its task scores, nothing else: one line otherwise."""
-    expected = tasks.PHI_TASKS.get(task, (task,))
-    if set(reports) != set(expected):
-        raise InputError(f"task {task} is reported as its types {', '.join(expected)}, each once", record="reports")
-
-
 def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:
     """The tool's self-description a site sends: :data:`TOOL_FIELDS` only, each a name; one line otherwise."""
     if not tool:
@@ -333,21 +325,25 @@ def checked_tool(tool: Mapping[str, Any] | None) -> dict[str, str]:
     return dict(tool)
 
 
-def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, list[Row]]]:
-    """A site's reports, checked to hold nothing but names and numbers: one line naming the place otherwise.
+def checked_reports(reports: Mapping[str, Mapping[str, Any]] | None, task: str) -> dict[str, dict[str, list[Row]]]:
+    """A site's reports of ``task``, checked to hold nothing but names and numbers: one line naming the place
+    otherwise, never a name that was sent (only the task's own types and the fixed field names are named back).
 
-    At most :data:`MAX_TYPES` annotation types; each (a name) maps to ``{"scores": [...], "perDocument": [...]}``;
-    a row has at most :data:`MAX_FIELDS` fields, its text fields are :data:`TEXT_FIELDS` holding names
-    (:data:`NAME`), its per-document rows name their document ``dN``, and every other field is a finite number
-    (or null).
+    At most :data:`MAX_TYPES` annotation types, exactly those ``task`` scores; each maps to
+    ``{"scores": [...], "perDocument": [...]}``; a row has at most :data:`MAX_FIELDS` fields, its text fields
+    are :data:`TEXT_FIELDS` holding names (:data:`NAME`), its per-document rows name their document ``dN``, and
+    every other field is a finite number (or null).
     """
     if not reports:
         raise InputError("a SCORED result has a report of at least one annotation type", record="reports")
     if len(reports) > MAX_TYPES:
         raise InputError(f"a result reports at most {MAX_TYPES} annotation types", record="reports")
+    expected = tasks.PHI_TASKS.get(task, (task,))
+    if set(reports) != set(expected):
+        raise InputError(f"task {task} is reported as its types {', '.join(expected)}, each once", record="reports")
     checked: dict[str, dict[str, list[Row]]] = {}
     for annotation_type, report in reports.items():
-        if not NAME.fullmatch(annotation_type) or not isinstance(report, Mapping):
+        if not isinstance(report, Mapping):
             raise InputError("an annotation type is a name, with its report", record="reports")
         if set(report) != {"scores", "perDocument"}:
             raise InputError("a report has scores and perDocument, nothing else", record=f"reports.{annotation_type}")
@@ -370,7 +366,7 @@ def _checked_row(row: Any, where: str, *, document: bool = False) -> Row:
         elif value is not None and (
             isinstance(value, bool) or not isinstance(value, int | float) or not isfinite(value)
         ):
-            raise InputError(f"field {key} is a finite number", record=where)
+            raise InputError("a field that is not a name holds a finite number", record=where)  # its name: sent
         elif key in pooling.COUNT_COLUMNS and (value is None or value < 0):
             raise InputError(f"field {key} is a count: a number, 0 or more", record=where)
     if document and not (isinstance(row.get("document"), str) and DOCUMENT.fullmatch(row["document"])):
