@@ -94,3 +94,29 @@ def test_the_static_sites_every_submission_link_works_without_a_server(page, sit
     assert page.locator("#forest g.row").count() >= 1 and page.locator("table.board").is_visible()
     page.locator("#forest a", has_text="One row per team").click()
     page.wait_for_url(teams)
+
+
+def test_the_static_sites_latest_pick_is_a_page_of_its_own_and_its_links_stay_on_it(page, site):
+    tasks = site.parent / "tasks"
+    page.goto((tasks / "phi.html").as_uri())
+    assert "best scored submission" in page.locator("main").inner_text()
+    page.locator("a", has_text="show latest").click()
+    page.wait_for_url((tasks / "phi-latest.html").as_uri())
+    assert "latest scored submission" in page.locator("main").inner_text()
+    board = page.locator("table.board")
+    assert board.locator("span.rank").first.inner_text() == "#1"
+    sorting = board.locator("thead th a")
+    assert sorting.count() >= 3 and set(sorting.evaluate_all("links => links.map(a => a.href)")) == {page.url}
+    heading = board.locator("thead th", has_text="tool").first
+    heading.click()  # sorted in the page, on the latest pick
+    assert page.url == (tasks / "phi-latest.html").as_uri() and heading.get_attribute("aria-sort") == "descending"
+    exports = page.locator("p.export a").evaluate_all("links => links.map(a => a.href)")
+    assert exports == [(tasks / name).as_uri() for name in ("phi-latest.csv", "phi-latest.json")]
+    page.locator("#forest a", has_text="Every submission").click()
+    page.wait_for_url((tasks / "phi-latest-all.html").as_uri())
+    assert "latest scored submission" in page.locator("main").inner_text()
+    assert "(every submission)" in page.locator("#forest svg").get_attribute("aria-label")
+    page.locator("#forest a", has_text="One row per team").click()
+    page.wait_for_url((tasks / "phi-latest.html").as_uri())
+    page.locator("a", has_text="show best").click()
+    page.wait_for_url((tasks / "phi.html").as_uri())

@@ -1,18 +1,33 @@
 """``nlpbench demo`` end to end on a few notes: two data sites, a centre, a ranked table, the leaderboard."""
 
 import json
+import posixpath
 import re
 import subprocess
 import sys
+import urllib.parse
 
 import httpx
+import pytest
 
 TYPES = ("contact", "date", "id", "location", "person_name")
 
 
-def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
-    result = cli("demo", "--notes", "8", "--tools", "phi", "--out", tmp_path, "--no-serve")
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """One run of ``nlpbench demo --no-serve`` on 8 notes: its output folder and its result."""
+    from typer.testing import CliRunner
+
+    from nlpbench.cli import app
+
+    out = tmp_path_factory.mktemp("demo")
+    result = CliRunner().invoke(app, ["demo", "--notes", "8", "--tools", "phi", "--out", str(out), "--no-serve"])
     assert result.exit_code == 0, result.stderr
+    return out, result
+
+
+def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, demo):
+    out, result = demo
     assert "site north:\ndataset synthetic: 4 notes of 4 patients" in result.stdout  # the notes, split
     assert "site south:\ndataset synthetic: 4 notes of 4 patients" in result.stdout
     assert "submission 1: phi, run at north, south" in result.stderr
@@ -25,13 +40,13 @@ def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
             printed[fields[0]] = fields
     assert sorted(printed) == list(TYPES)
     # the store holds one scored submission of the tool, the one the table names
-    listed = cli("submissions", "list", "--db", f"sqlite:///{tmp_path / 'nlpbench.db'}", "--format", "json")
+    listed = cli("submissions", "list", "--db", f"sqlite:///{out / 'nlpbench.db'}", "--format", "json")
     # the centre's store holds no note: the notes are in the sites' stores only
-    assert cli("dataset", "list", "--db", f"sqlite:///{tmp_path / 'nlpbench.db'}").stdout.strip() == ""
+    assert cli("dataset", "list", "--db", f"sqlite:///{out / 'nlpbench.db'}").stdout.strip() == ""
     (submission,) = json.loads(listed.stdout)
     assert (submission["id"], submission["status"], submission["team"]) == (1, "SCORED", "phi")
     # the static site: its task table has the printed F1 and interval of every type, its links lead to files
-    (row,) = json.loads((tmp_path / "site" / "tasks" / "phi.json").read_text())
+    (row,) = json.loads((out / "site" / "tasks" / "phi.json").read_text())
     at_sites = {line.split()[1]: float(line.split()[2]) for line in result.stdout.splitlines() if line[2:6] == "phi "}
     assert at_sites == {name: round(row[f"site {name}"], 4) for name in ("north", "south")}  # each site's own F1
     assert row["synthetic/overall ci_low"] <= row["synthetic/overall"] <= row["synthetic/overall ci_high"]
@@ -40,9 +55,31 @@ def test_demo_submits_scores_ranks_and_writes_the_leaderboard(cli, tmp_path):
         key = f"synthetic/{name}"
         assert [float(f1), float(low), float(high)] == [round(row[key + s], 4) for s in ("", " ci_low", " ci_high")]
         assert float(low) <= float(f1) <= float(high)
-    page = (tmp_path / "site" / "tasks" / "phi.html").read_text()
+    page = (out / "site" / "tasks" / "phi.html").read_text()
     assert 'href="../submissions/1.html"' in page and 'href="../static/site.css"' in page
-    assert (tmp_path / "site" / "submissions" / "1.html").is_file() and (tmp_path / "site" / "index.html").is_file()
+    assert (out / "site" / "submissions" / "1.html").is_file() and (out / "site" / "index.html").is_file()
+
+
+def test_every_link_of_the_static_site_leads_to_a_written_file(demo):
+    site = demo[0] / "site"
+    pages = sorted(site.rglob("*.html"))
+    linked = set()
+    for page in pages:
+        for link in re.findall(r'(?:href|src)="([^"]*)"', page.read_text()):
+            if link.startswith("#") or re.match(r"[a-z][a-z0-9+.-]*:", link):
+                continue  # within the page, or another site's
+            assert not link.startswith(("/", "?")) and "?" not in link, (page, link)  # nothing a server would answer
+            target = posixpath.normpath(posixpath.join(page.parent.relative_to(site).as_posix(), link.split("#")[0]))
+            assert (site / urllib.parse.unquote(target)).is_file(), (page, link)
+            linked.add(target)
+    # each variant a query selected is a file of its own: a task's latest pick, its every submission under
+    # each pick, the exports of each pick; the site's own pick (best) is the page without a suffix
+    assert {f"tasks/phi{variant}" for variant in ("-latest.html", "-latest-all.html", "-all.html", "-latest.csv",
+                                                  "-latest.json", ".csv", ".json")} <= linked  # fmt: skip
+    assert not list(site.rglob("*best*"))
+    latest = (site / "tasks" / "phi-latest.html").read_text()
+    assert "latest scored submission" in latest and "best scored submission" not in latest
+    assert "best scored submission" in (site / "tasks" / "phi.html").read_text()
 
 
 def test_demo_serves_the_leaderboard_at_the_url_it_prints(tmp_path):

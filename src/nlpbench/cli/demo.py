@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import html
 import posixpath
 import re
+import urllib.parse
 from pathlib import Path
 
 import typer
@@ -184,26 +186,73 @@ def _write_site(store, site: Path) -> Path:
     """The leaderboard's pages (and their CSV and JSON twins) as files linked to each other; the home page's path.
 
     Every page the home page leads to is requested from the site's app in
-    process; absolute links become relative ones to the written files, and each page gets
-    :data:`OFFLINE_SCRIPT` inline, so that its tables sort and filter without a server.
+    process, each variant a link selects by query (a task table's pick, its
+    rows of every submission) as a file of its own; links become relative ones
+    to the written files, and each page gets :data:`OFFLINE_SCRIPT` inline, so
+    that its tables sort and filter without a server.
     """
     import asyncio
 
     return asyncio.run(_crawl(store, site))
 
 
-#: The query of a task page's forest plot of every submission, which the static site writes as a page of its own.
-EVERY = "?rows=all"
+#: A link of a written page to the site (an absolute path, a query on the page itself, or both, then perhaps a
+#: fragment): its path, query and fragment. A link to another host (``//host``, ``https:``) is left as it is.
+LINK = re.compile(r'((?:href|src)=")(/(?!/)[^"?#]*)?(\?[^"#]*)?(#[^"]*)?(")')
+#: A task page's rows: a team's each (the page itself) or every submission (its forest plot's ``rows=all``).
+ROWS = ("teams", "all")
 
 
-def _file_of(path: str) -> str:
-    """Where the page at ``path`` is written: ``/`` as index.html, a page without a suffix as PATH.html, a task
-    page with :data:`EVERY` (all submissions in its forest plot) as PATH-all.html."""
-    path, every, _ = path.partition(EVERY)
-    path = path.strip("/")
-    if every:
-        return f"{path}-all.html"
-    return "index.html" if not path else path if posixpath.splitext(path)[1] else f"{path}.html"
+def _selecting(pick: str) -> dict[str, tuple[str, ...]]:
+    """The query parameters that select what a page shows, each with its values, the page's own first (``pick``,
+    the site's setting; a row per team): each other value is a variant written as a file of its own, the value
+    suffixed to its name (:func:`_file_of`). The other parameters (sort, order) the offline script does in the page."""
+    from nlpbench.web.board import PICKS
+
+    return {"pick": (pick, *(other for other in PICKS if other != pick)), "rows": ROWS}
+
+
+def _target(found: re.Match, page: str, selecting: dict[str, tuple[str, ...]]) -> str | None:
+    """The URL a link ``found`` on ``page`` (a path) selects: its path (``page`` for a query alone) with the
+    selecting parameters of its query that differ from their first value, in :func:`_selecting`'s order; None
+    for a link to a fragment of the page alone."""
+    path, query = found.group(2, 3)
+    if path is None and query is None:
+        return None
+    given = urllib.parse.parse_qs(html.unescape(query or "?")[1:])
+    chosen = []
+    for name, values in selecting.items():
+        value = given.get(name, values[:1])[-1]
+        if value not in values:
+            raise fail(f"leaderboard link {found.group(0)!r}: no static page for {name}={value!r}")
+        if value != values[0]:
+            chosen.append(f"{name}={value}")
+    return (html.unescape(path) if path else page) + ("?" + "&".join(chosen) if chosen else "")
+
+
+def _file_of(url: str) -> str:
+    """Where the page at ``url`` (a path with the query of :func:`_target`) is written, relative to the site: ``/``
+    as index.html, a page without a suffix as PATH.html, a variant with each selected value suffixed to its name
+    (``/tasks/phi?pick=latest&rows=all`` as tasks/phi-latest-all.html, ``/tasks/phi.csv?pick=latest`` as
+    tasks/phi-latest.csv); never outside the site."""
+    path, _, query = url.partition("?")
+    stem, suffix = posixpath.splitext(urllib.parse.unquote(path).strip("/") or "index")
+    name = posixpath.normpath(
+        stem + "".join(f"-{value}" for _, value in urllib.parse.parse_qsl(query)) + (suffix or ".html")
+    )
+    if name == ".." or name.startswith(("../", "/")):
+        raise fail(f"leaderboard link {url!r}: outside the site")
+    return name
+
+
+def _pointed(found: re.Match, targets: dict[str, str | None], here: str) -> str:
+    """A link ``found`` on a page written in directory ``here`` pointing at the written file of its target in
+    ``targets`` (by the link's text), its fragment kept; as it was without a target."""
+    target = targets[found.group(0)]
+    if target is None:
+        return found.group(0)
+    relative = urllib.parse.quote(posixpath.relpath(_file_of(target), here))
+    return f"{found.group(1)}{relative}{found.group(4) or ''}{found.group(5)}"
 
 
 async def _crawl(store, site: Path) -> Path:
@@ -211,53 +260,34 @@ async def _crawl(store, site: Path) -> Path:
 
     from nlpbench.web.app import Settings, create_app
 
-    link = re.compile(r'((?:href|src)=")(/[^"?#]*)[^"]*(")')
-    # a link to the page itself with a query: all submissions (rows=all), or back to one row per team from them
-    query = re.compile(r'(href=")\?([^"#]*)(")')
     script = OFFLINE_SCRIPT.read_text(encoding="utf-8")  # sorting and filtering without a server
-    app = create_app(store, Settings(title=TITLE, baselines=(BASELINE,)))  # the rules, submitted as team phi
-    seen, waiting = {"/"}, ["/"]
+    settings = Settings(title=TITLE, baselines=(BASELINE,))  # the rules, submitted as team phi
+    selecting = _selecting(settings.pick)
+    app = create_app(store, settings)
+    # each URL is a page's path with its selecting query: finitely many, each fetched and written once, to its file
+    seen, waiting, written = {"/"}, ["/"], {}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
         while waiting:
-            path = waiting.pop()
-            answer = await client.get(path)
+            url = waiting.pop()
+            name = _file_of(url)
+            if written.setdefault(name, url) != url:
+                raise fail(f"leaderboard pages {written[name]!r} and {url!r}: both would be {name!r}")
+            answer = await client.get(url)
             if answer.status_code != 200:
-                raise fail(f"leaderboard page {path}: status {answer.status_code}")
-            written = site / _file_of(path)
-            written.parent.mkdir(parents=True, exist_ok=True)
+                raise fail(f"leaderboard page {url!r}: status {answer.status_code}")
+            (site / name).parent.mkdir(parents=True, exist_ok=True)
             if not answer.headers["content-type"].startswith("text/html"):
-                files.write_bytes(written, answer.content)
+                files.write_bytes(site / name, answer.content)
                 continue
-            page = path.partition(EVERY)[0]
-            targets = {found.group(2): _variant(page, path, found.group(2)) for found in query.finditer(answer.text)}
-            links = [found.group(2) for found in link.finditer(answer.text)]
-            links += [target for target in targets.values() if target is not None]
-            waiting += [target for target in dict.fromkeys(links) if target not in seen]
+            page = url.partition("?")[0]
+            targets = {found.group(0): _target(found, page, selecting) for found in LINK.finditer(answer.text)}
+            links = [target for target in dict.fromkeys(targets.values()) if target is not None]
+            waiting += [target for target in links if target not in seen]
             seen.update(links)
-            here = posixpath.dirname(_file_of(path)) or "."
-            text = link.sub(functools.partial(_relative, here=here), answer.text)
-            text = query.sub(functools.partial(_to_variant, targets=targets, here=here), text)
-            files.write_text(written, text.replace("</body>", f"<script>{script}</script>\n</body>", 1))
+            here = posixpath.dirname(name) or "."
+            text = LINK.sub(functools.partial(_pointed, targets=targets, here=here), answer.text)
+            files.write_text(site / name, text.replace("</body>", f"<script>{script}</script>\n</body>", 1))
     return site / "index.html"
-
-
-def _variant(page: str, path: str, query: str) -> str | None:
-    """The page a link ``?query`` on ``path`` leads to in the static site: ``page`` with every submission for a
-    query of ``rows=all``, ``page`` itself from the page of every submission; None (left as it is) otherwise."""
-    if "rows=all" in query.replace("&amp;", "&").split("&"):
-        return page + EVERY
-    return page if path != page else None
-
-
-def _to_variant(found: re.Match, targets: dict[str, str | None], here: str) -> str:
-    """A query link ``found`` pointing at the written file of its target in ``targets``, or as it was without one."""
-    target = targets[found.group(2)]
-    return found.group(0) if target is None else posixpath.relpath(_file_of(target), here).join(found.group(1, 3))
-
-
-def _relative(found: re.Match, here: str) -> str:
-    """A link ``found`` on a page written in directory ``here``, pointing at the written file instead."""
-    return posixpath.relpath(_file_of(found.group(2)), here).join(found.group(1, 3))
 
 
 def _unknown_tool(name: str) -> str:
