@@ -265,7 +265,8 @@ async def _crawl(store, site: Path) -> Path:
     selecting = _selecting(settings.pick)
     app = create_app(store, settings)
     # each URL is a page's path with its selecting query: finitely many, each fetched and written once, to its file
-    seen, waiting, written = {"/"}, ["/"], {}
+    seen, waiting = {"/"}, ["/"]
+    written: dict[str, str] = {}  # each file's URL
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
         while waiting:
             url = waiting.pop()
