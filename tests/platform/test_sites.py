@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
@@ -126,23 +126,42 @@ def sites(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def data_nodes(stores: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Each site's data node (``nlpbench datanode serve`` on its store), started together: their API URLs."""
+def data_nodes(stores: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], dict[str, str]]]:
+    """Each site's data node (``nlpbench datanode serve`` on its store), started together, stopped at the end:
+    yields a function that waits until each answers and gives their API URLs (meanwhile, other work goes on)."""
     started = {name: datanode.start(url, tmp_path / f"{name}-node.log") for name, url in stores.items()}
-    try:
+
+    def answering() -> dict[str, str]:
         for name, (api, process) in started.items():
             datanode.ready(api, process, tmp_path / f"{name}-node.log")
-        yield {name: api for name, (api, _) in started.items()}
+        return {name: api for name, (api, _) in started.items()}
+
+    try:
+        yield answering
     finally:
         for _, process in started.values():
             datanode.stop(process)
 
 
-def loaded(api: str, bundles: Path, seed: int, notes: int) -> None:
-    """A site's organiser writes its notes as patient bundles and pushes them through its data node as dataset
-    ``notes`` (and its first 3 notes as ``notes-subset``, the notes a tool's reproducibility is checked on)."""
-    made = nlpbench("synth", "--notes", notes, "--seed", seed, "--format", "sandbox-seed", bundles)
-    assert made.returncode == 0, made.stderr
+def writing(tmp_path: Path) -> dict[str, tuple[Path, subprocess.Popen]]:
+    """Each site's organiser writes its notes as patient bundles (``nlpbench synth --format sandbox-seed``), the
+    three at once: each site's file and the process writing it."""
+    started = {}
+    for name, (_, seed, notes) in SITES.items():
+        path = tmp_path / f"{name}.json"
+        command = ["synth", "--notes", notes, "--seed", seed, "--format", "sandbox-seed", path]
+        process = subprocess.Popen([sys.executable, "-m", "nlpbench", *map(str, command)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        started[name] = path, process
+    return started
+
+
+def loaded(api: str, bundles: Path, written: subprocess.Popen) -> None:
+    """Once ``written`` has written them, a site's organiser pushes its patient bundles through its data node as
+    dataset ``notes`` (and its first 3 notes as ``notes-subset``, the notes a tool's reproducibility is checked
+    on)."""
+    _, said = written.communicate(timeout=300)
+    assert written.returncode == 0, said
     datanode.push_bundles(api, "notes", bundles)
     datanode.push_bundles(api, "notes-subset", bundles, notes=3)
     # a dataset created through the node is version 1 (its create request names none): the challenge's notes@1
@@ -198,14 +217,13 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
     tool.mkdir(mode=0o755)
     (tool / "slow.py").write_text(SLOW_TOOL)
     (tool / "slow.py").chmod(0o644)
-    keys = {}
-    for name in SITES:
-        added = nlpbench("site", "add", name, "--dataset", "notes", "--db", url)
-        assert added.returncode == 0, added.stderr
-        keys[name] = added.stdout.strip()
-    with sites(tmp_path) as stores, data_nodes(stores, tmp_path) as apis:
-        for name, (_, seed, notes) in SITES.items():
-            loaded(apis[name], tmp_path / f"{name}.json", seed, notes)
+    bundles = writing(tmp_path)  # the sites write their notes and start their data nodes while the centre is set up
+    with sites(tmp_path) as stores, data_nodes(stores, tmp_path) as answering:
+        keys = {}
+        for name in SITES:
+            added = nlpbench("site", "add", name, "--dataset", "notes", "--db", url)
+            assert added.returncode == 0, added.stderr
+            keys[name] = added.stdout.strip()
         (tmp_path / "challenge.yaml").write_text(CHALLENGE)  # one challenge over the three sites
         for made in (nlpbench("challenge", "create", tmp_path / "challenge.yaml", "--db", url),
                      nlpbench("challenge", "team", "team-a", "--contact", "a@example.org", "--db", url)):  # fmt: skip
@@ -215,6 +233,9 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
                              "--task", "date", "--dataset", "notes", "--command", command, "--db", url)  # fmt: skip
         assert submitted.returncode == 0, submitted.stderr
         submission = int(submitted.stdout)
+        apis = answering()
+        for name, (path, written) in bundles.items():
+            loaded(apis[name], path, written)
         serving = ("--until-idle", "--poll", "0.1", "--beat", "0.2", "--lease", "2", "--runtime", tool)
 
         def serve(name: str, *more: str) -> subprocess.CompletedProcess:
@@ -359,7 +380,7 @@ def killed(command: list, url: str, api: str) -> None:
         while time.monotonic() < deadline and process.poll() is None:
             if any(predicted(api).values()):
                 break
-            time.sleep(0.05)
+            time.sleep(0.2)
         assert process.poll() is None, process.stderr.read() if process.stderr else ""
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
