@@ -27,6 +27,7 @@ from nlpbench import annotators, formats, synth
 from nlpbench.api.tool import create_app
 from nlpbench.formats import datanode
 from nlpbench.model import PHI_TYPES
+from tests.datanode.server import push_bundles
 from tests.toolkit import DatesOnly, served
 
 NOTES = 12
@@ -38,38 +39,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def push_bundles(api: str, dataset: str, path: Path) -> None:
-    """Seed a data node from patient bundles with the official client, call for call as push_dataset.py does."""
-    pytest.importorskip("nlpsandboxclient")
-    import nlpsandbox
-    import nlpsandbox.apis
-    from nlpsandboxclient.utils import camelcase_to_snakecase, change_keys
-
-    with nlpsandbox.ApiClient(nlpsandbox.Configuration(host=api)) as client:
-        nlpsandbox.apis.DatasetApi(client).create_dataset(dataset, body={})
-        fhir_store = nlpsandbox.apis.FhirStoreApi(client).create_fhir_store(dataset, "evaluation", body={})
-        nlpsandbox.apis.AnnotationStoreApi(client).create_annotation_store(dataset, "goldstandard", body={})
-        patients, notes = nlpsandbox.apis.PatientApi(client), nlpsandbox.apis.NoteApi(client)
-        annotations = nlpsandbox.apis.AnnotationApi(client)
-        for bundle in json.loads(path.read_text())["patient_bundles"]:
-            patient = change_keys(bundle["patient"], camelcase_to_snakecase)
-            patient_id = patient.pop("identifier")
-            patients.create_patient(dataset, "evaluation", patient_id, patient_create_request=patient)
-            for note_bundle in bundle["note_bundles"]:
-                record = note_bundle["annotation"]
-                (note_id,) = {a["noteId"] for key, values in record.items() if key.startswith("text") for a in values}
-                note = change_keys(note_bundle["note"], camelcase_to_snakecase)
-                note["patient_id"] = patient_id
-                notes.create_note(dataset, "evaluation", note_id, note_create_request=note)
-                record["annotationSource"]["resourceSource"]["name"] = f"{fhir_store.name}/fhir/Note/{note_id}"
-                annotations.create_annotation(
-                    dataset,
-                    "goldstandard",
-                    annotation_id=note_id,
-                    annotation_create_request=change_keys(record, camelcase_to_snakecase),
-                )
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +80,7 @@ def serving(db: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def node(tmp_path_factory, bundles):
     """``nlpbench datanode serve`` on a SQLite file, seeded from the bundles; yields (API URL, database URL)."""
+    pytest.importorskip("nlpsandboxclient")
     db = f"sqlite:///{tmp_path_factory.mktemp('node') / 'node.db'}"
     with serving(db) as api:
         push_bundles(api, DATASET, bundles)

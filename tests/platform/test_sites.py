@@ -1,10 +1,17 @@
 """Data sites: one centre and three sites on this machine, a tool submitted once and run where the notes are.
 
-The centre holds no note. Each site has its own store (two SQLite files, one PostgreSQL schema) with its own
-synthetic notes and gold, and its own worker and sandbox (``nlpbench site serve``, a process of its own).
+The centre holds no note. Each site is a data site as the NLP Sandbox's were: its own store (two SQLite files,
+one PostgreSQL schema), its own data node (``nlpbench datanode serve``, a process of its own for the whole test)
+and its own worker and sandbox (``nlpbench site serve``, processes of their own on the same store). The site's
+organiser loads its synthetic notes and gold through its data node, as NLP Sandbox sites did: patient bundles
+(``nlpbench synth --format sandbox-seed``) pushed with the NLP Sandbox's own client library, call for call as
+its ``push_dataset.py`` does (:func:`tests.datanode.server.push_bundles`); the dataset the node creates is
+version 1, the version the challenge names. Once the run is done, the organiser reads the run's predictions
+through the node and scores them against the gold there: the counts are the ones the site sent.
 Every byte a site sends the centre goes through a proxy that keeps it; no note's id nor any of its text may be
-in them. One site is killed mid-run and served again: it goes on. A result of a dataset whose content changed
-is refused in one line.
+in them, nor the address of a site's data node. One site is killed mid-run (once its data node serves some of
+the run's predictions) and served again: it goes on. A result of a dataset whose content changed is refused in
+one line.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
@@ -26,13 +33,16 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, select
 
 from nlpbench.api.platform import create_app
+from nlpbench.formats.datanode import DataNodeClient, StoreURL, read_notes
 from nlpbench.platform import intervals
 from nlpbench.platform.scoring import ensure_intervals
-from nlpbench.store import open_store, repository
+from nlpbench.python_api import score
+from nlpbench.store import open_store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.sites import Site, SiteRun
 from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import create_app as create_web_app
+from tests.datanode import server as datanode
 from tests.store.backends import database_url
 from tests.toolkit import served
 
@@ -115,21 +125,73 @@ def sites(tmp_path: Path) -> Iterator[dict[str, str]]:
         }
 
 
+@contextmanager
+def data_nodes(stores: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], dict[str, str]]]:
+    """Each site's data node (``nlpbench datanode serve`` on its store), started together, stopped at the end:
+    yields a function that waits until each answers and gives their API URLs (meanwhile, other work goes on)."""
+    started = {name: datanode.start(url, tmp_path / f"{name}-node.log") for name, url in stores.items()}
+
+    def answering() -> dict[str, str]:
+        for name, (api, process) in started.items():
+            datanode.ready(api, process, tmp_path / f"{name}-node.log")
+        return {name: api for name, (api, _) in started.items()}
+
+    try:
+        yield answering
+    finally:
+        for _, process in started.values():
+            datanode.stop(process)
+
+
+def writing(tmp_path: Path) -> dict[str, tuple[Path, subprocess.Popen]]:
+    """Each site's organiser writes its notes as patient bundles (``nlpbench synth --format sandbox-seed``), the
+    three at once: each site's file and the process writing it."""
+    started = {}
+    for name, (_, seed, notes) in SITES.items():
+        path = tmp_path / f"{name}.json"
+        command = ["synth", "--notes", notes, "--seed", seed, "--format", "sandbox-seed", path]
+        process = subprocess.Popen([sys.executable, "-m", "nlpbench", *map(str, command)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        started[name] = path, process
+    return started
+
+
+def loaded(api: str, bundles: Path, written: subprocess.Popen) -> None:
+    """Once ``written`` has written them, a site's organiser pushes its patient bundles through its data node as
+    dataset ``notes`` (and its first 3 notes as ``notes-subset``, the notes a tool's reproducibility is checked
+    on)."""
+    _, said = written.communicate(timeout=300)
+    assert written.returncode == 0, said
+    datanode.push_bundles(api, "notes", bundles)
+    datanode.push_bundles(api, "notes-subset", bundles, notes=3)
+    # a dataset created through the node is version 1 (its create request names none): the challenge's notes@1
+    assert httpx.get(f"{api}/datasets/notes", timeout=10).json()["version"] == "1"
+
+
+def predicted(api: str) -> dict[str, int]:
+    """The annotation stores of dataset ``notes`` a site's data node serves, but its gold: how many records each
+    holds."""
+    stores = f"{api}/datasets/notes/annotationStores"
+    with httpx.Client(timeout=10) as node:
+        listed = node.get(stores, params={"limit": 50}).raise_for_status().json()["annotationStores"]
+        names = [found["name"].rsplit("/", 1)[1] for found in listed]
+        pages = {name: node.get(f"{stores}/{name}/annotations", params={"limit": 10}) for name in names}
+    pages.pop("goldstandard")
+    return {name: page.raise_for_status().json()["totalResults"] for name, page in pages.items()}
+
+
 def nlpbench(*args: object, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "nlpbench", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)  # fmt: skip
 
 
-def texts(url: str) -> list[str]:
-    """What of a site's notes must never leave it: each note's id, and every gold span of 8 characters or more."""
-    opened = open_store(url)
-    try:
-        with opened.session(readonly=True) as session:
-            notes = list(repository.iter_notes(session, "notes"))
-            found = [note.identifier for note in notes]
-            found += [note.text[i : i + 24] for note in notes for i in range(0, max(len(note.text) - 24, 1), 24)]
-    finally:
-        opened.close()
+def texts(api: str) -> list[str]:
+    """What of a site's notes must never leave it: each note's id, and every piece of 24 characters of its text
+    (read through the site's data node)."""
+    with DataNodeClient(api) as node:
+        notes = list(read_notes(StoreURL(api, "notes", "fhirStores", "evaluation"), node))
+    found = [note.id for note in notes]
+    found += [note.text[i : i + 24] for note in notes if note.text for i in range(0, max(len(note.text) - 24, 1), 24)]
     return [text for text in found if len(text) >= 8]
 
 
@@ -155,16 +217,13 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
     tool.mkdir(mode=0o755)
     (tool / "slow.py").write_text(SLOW_TOOL)
     (tool / "slow.py").chmod(0o644)
-    keys = {}
-    for name in SITES:
-        added = nlpbench("site", "add", name, "--dataset", "notes", "--db", url)
-        assert added.returncode == 0, added.stderr
-        keys[name] = added.stdout.strip()
-    with sites(tmp_path) as stores:
-        for name, (_, seed, notes) in SITES.items():
-            made = nlpbench("synth", "--notes", notes, "--seed", seed, "--into-store", "notes", "--subset", 3,
-                            "--db", stores[name])  # fmt: skip
-            assert made.returncode == 0, made.stderr
+    bundles = writing(tmp_path)  # the sites write their notes and start their data nodes while the centre is set up
+    with sites(tmp_path) as stores, data_nodes(stores, tmp_path) as answering:
+        keys = {}
+        for name in SITES:
+            added = nlpbench("site", "add", name, "--dataset", "notes", "--db", url)
+            assert added.returncode == 0, added.stderr
+            keys[name] = added.stdout.strip()
         (tmp_path / "challenge.yaml").write_text(CHALLENGE)  # one challenge over the three sites
         for made in (nlpbench("challenge", "create", tmp_path / "challenge.yaml", "--db", url),
                      nlpbench("challenge", "team", "team-a", "--contact", "a@example.org", "--db", url)):  # fmt: skip
@@ -174,6 +233,9 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
                              "--task", "date", "--dataset", "notes", "--command", command, "--db", url)  # fmt: skip
         assert submitted.returncode == 0, submitted.stderr
         submission = int(submitted.stdout)
+        apis = answering()
+        for name, (path, written) in bundles.items():
+            loaded(apis[name], path, written)
         serving = ("--until-idle", "--poll", "0.1", "--beat", "0.2", "--lease", "2", "--runtime", tool)
 
         def serve(name: str, *more: str) -> subprocess.CompletedProcess:
@@ -194,7 +256,7 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
         beta = serve("beta", "--totals-only")  # beta sends each type's totals, no per-document counts
         assert beta.returncode == 0, beta.stderr
         killed(["site", "serve", "--central", central, "--key", keys["gamma"], "--db", stores["gamma"], *serving],
-               stores["gamma"])  # fmt: skip
+               stores["gamma"], apis["gamma"])  # fmt: skip
         finished = serve("gamma")
         assert finished.returncode == 0, finished.stderr
         assert "SCORED sent; the submission is SCORED at the centre" in finished.stderr
@@ -224,13 +286,26 @@ def test_a_tool_submitted_once_is_run_at_every_site_and_only_counts_come_back(ce
             "predictions, so it cannot be scored again here\n"
         ))  # fmt: skip
 
+        for name, api in apis.items():  # each site's organiser reads the run at its data node, scores it there
+            assert predicted(api) == {"submission-1": SITES[name][2]}
+            stores_url = f"{api}/datasets/notes/annotationStores"
+            report = score("sandbox", f"{stores_url}/goldstandard", f"{stores_url}/submission-1",
+                           annotation_type="date")  # fmt: skip
+            sent = next(row for row in runs[name].reports["date"]["scores"] if row["metric"] == "token")
+            assert {field: report.score("token")[field] for field in ("tp", "fp", "fn")} == {
+                field: sent[field] for field in ("tp", "fp", "fn")
+            }
+
         kept = bytes(capture.sent).decode("utf-8", "replace")
         assert kept.count("/result HTTP/1.1") == 3  # the proxy saw every site's result
-        for name in SITES:
-            private = texts(stores[name])
+        for name, api in apis.items():
+            private = texts(api)
             assert len(private) > SITES[name][2]
             for text in private:
                 assert text not in kept, f"a note of site {name} reached the centre"
+            port = api.split(":")[2].split("/")[0]
+            for address in (f"127.0.0.1:{port}", f"localhost:{port}"):  # nor where its data node is
+                assert address not in kept, f"the data node of site {name} was named to the centre"
 
 
 def recomputed(opened, submission: int, result_id: int) -> bool:
@@ -294,20 +369,18 @@ def pages(client: TestClient, submission: int) -> None:
     assert [site["site"] for site in sites] == list(SITES) and all(site["values"] for site in sites)
 
 
-def killed(command: list, url: str) -> None:
-    """``nlpbench COMMAND`` (a site serving) runs until its worker has stored some notes' annotations in the site's
-    store ``url``, and is killed (SIGKILL, with its tool)."""
+def killed(command: list, url: str, api: str) -> None:
+    """``nlpbench COMMAND`` (a site serving) runs until the site's data node ``api`` serves some notes'
+    annotations its worker stored in the site's store ``url`` meanwhile, and is killed (SIGKILL, with its tool)."""
     process = subprocess.Popen([sys.executable, "-m", "nlpbench", *map(str, command)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     opened = open_store(url)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
-            with opened.session(readonly=True) as session:
-                done = session.scalars(select(Submission.notes_done)).first()
-            if done:
+            if any(predicted(api).values()):
                 break
-            time.sleep(0.05)
+            time.sleep(0.2)
         assert process.poll() is None, process.stderr.read() if process.stderr else ""
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
