@@ -4,8 +4,8 @@ import io
 import json
 import re
 
-import pytest
 import msgspec
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -309,6 +309,37 @@ def test_a_repeated_patient_is_found_when_the_patients_are_kept_undecoded(text):
     else:
         kept = jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw])
         assert {key: msgspec.json.decode(value) for key, value in kept.items()} == json.loads(text)
+
+
+_deep_patients = _patients | st.just("[" * 130 + "]" * 130)
+deep_timeline_texts = st.lists(st.tuples(_timeline_keys, _deep_patients), max_size=4).map(
+    lambda members: ("{" + ", ".join(f"{key}: {value}" for key, value in members) + "}").encode()
+)
+
+
+@given(deep_timeline_texts | timeline_texts.map(lambda text: b"\xef\xbb\xbf" + text))
+@settings(max_examples=300, deadline=None)
+def test_the_members_kept_undecoded_are_those_of_decode_their_depth_checked_now_or_later(text):
+    """:func:`jsonstream.raw_members` gives what :func:`jsonstream.decode` gives, and any error it gives but
+    for the depth of a plain object of arrays, which :func:`jsonstream.check` of the text it returns gives."""
+    try:
+        expected, refused = jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw]), None
+    except InputError as error:
+        expected, refused = None, str(error)
+    try:
+        members, unchecked = jsonstream.raw_members(text, "f.json")
+    except InputError as error:
+        assert str(error) == refused
+        return
+    if unchecked is not None:
+        assert text.endswith(unchecked) and b"{" not in unchecked[unchecked.index(b"{") + 1 :]
+        try:
+            jsonstream.check(unchecked, "f.json")
+        except InputError as error:
+            assert str(error) == refused == "f.json: JSON nested deeper than 128 levels"
+            return
+    assert refused is None and expected is not None
+    assert {key: bytes(value) for key, value in members.items()} == {key: bytes(v) for key, v in expected.items()}
 
 
 def test_a_byte_that_is_not_utf8_in_a_patient_kept_undecoded_is_refused_at_once():

@@ -23,6 +23,13 @@ def bench(monkeypatch):
     return importlib.import_module("timelines_bench")
 
 
+#: The line before the official score (or the advice to run in strict mode), its trailing blank included.
+ARITHMETIC = (
+    "Official Score: Arithmetic mean of two types of Macro F1, type A and B, in 'strict' setting will be used for "
+    "the leaderboard. "
+)
+
+
 def printed(numbers: dict[tuple[str, str], float], strict: bool = True) -> str:
     """What eval_timeline.py (BCHHealthNLP/chemoTimelinesEval a7cf6f7) prints, with ``numbers``: the official
     score in strict mode only."""
@@ -52,10 +59,10 @@ Type B evaluation: excluding the notes with no true relations
 [Type B] Macro recall: {n(("type_b", "recall"))}
 [Type B] Macro f1:  {n(("type_b", "f1"))}
 
-Official Score: Arithmetic mean of two types of Macro F1, type A and B, in 'strict' setting will be used for the leaderboard. 
+{ARITHMETIC}
 {official}
 Evaluation completed!
-"""  # noqa: W291 (the script prints the blank)
+"""
 
 
 def test_every_printed_number_is_compared_and_one_bit_off_is_named(bench, tmp_path):

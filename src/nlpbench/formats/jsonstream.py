@@ -10,8 +10,10 @@ same files.
 
 Every path is bounded: nesting deeper than :data:`MAX_DEPTH` is refused
 before a parser sees it (a file of 100,000 ``[`` once grew ijson's prefixes
-quadratically, to 24 GB), a UTF-8 byte order mark is skipped, bytes that are
-not UTF-8 and lone surrogates (``"\\ud800"``) are refused.
+quadratically, to 24 GB) — but for :func:`raw_members`, whose typed msgspec
+decode (which bounds its own recursion) may come first, the check following
+before anything else reads a value or reports an error — a UTF-8 byte order
+mark is skipped, bytes that are not UTF-8 and lone surrogates (``"\\ud800"``) are refused.
 
 An object that repeats a key — at any depth: ``{"start": 1, "start": 2}`` in
 an annotation would silently score the last — is refused with one line naming
@@ -223,6 +225,39 @@ def decode(data: bytes, path: Input, where: str | None = None, type: Any = Any) 
         raise InputError(f"not UTF-8 text ({error.reason})", path, where) from None
     no_repeated_key(data, path, where, value if type is Any or _verbatim(data, value) else _UNDECODED)
     return value
+
+
+def raw_members(data: bytes, path: Input) -> tuple[dict[str, msgspec.Raw], bytes | None]:
+    """The members of the JSON object ``data``, each value undecoded (:class:`msgspec.Raw`), checked as
+    :func:`decode` checks them, but for the depth of a plain object of arrays: with it, the text (a byte order
+    mark skipped) whose depth is still unchecked, else None.
+
+    A text whose one object is the top level, in UTF-8, with no colon written as an escape, decoded at once
+    and holding as many members as it writes (no key repeated), has values that are arrays, strings, numbers
+    and literals only: its depth is left to the caller, who decodes each value with a typed decoder (msgspec
+    stops at the first item of a wrong type, and bounds its recursion) and calls :func:`check` on the text
+    before any other reading of a value and before any error is reported, so a text too deep is refused
+    before anything else is said of it. Checking a timeline file's depth costs more than decoding it; a
+    typed decode of its patients settles it. Any other text, or any failure, is decoded by :func:`decode`,
+    its depth checked first, with its errors and messages.
+    """
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    try:
+        value = _RAW_MEMBERS.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        value = None
+    if (
+        value is None
+        or not _verbatim(data, value)
+        or (b"\\" in data and b"\\u003" in data)
+        or _ENCODER.encode(value).count(b":") < data.count(b":")
+    ):
+        return decode(data, path, type=dict[str, msgspec.Raw]), None
+    return value, data
+
+
+_RAW_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def _verbatim(data: bytes, value: Any) -> bool:
