@@ -282,7 +282,7 @@ def _one_object_in_utf8(data: bytes) -> bool:
         return True
     try:
         data.decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # a plain decode says where, and raw_members leaves such a text to it
         return False
     return True
 
