@@ -20,6 +20,11 @@ requirement; pandas is not needed)::
     python benchmarks/timelines_bench.py --official /tmp/chemoTimelinesEval/eval_timeline.py \\
         --official-python /tmp/chemo-venv/bin/python [--before /path/to/earlier/checkout/src]
 
+With ``--checks``, it times instead the read of both files as ``score timelines`` reads them (each file
+parsed into its patients, every patient decoded), in process, with the JSON readers' checks (repeated keys,
+depth) and with them replaced by a bare decode, in turns in one process: what the checks cost, and their share of
+the read, for this checkout and the ``--before`` one. No official script is needed for it.
+
 With ``--before``, the command of that earlier checkout runs too, in turn with
 this one's, and must write the same report byte for byte; each checkout's
 bytecode is compiled once, into a cache of its own, before the clock.
@@ -147,6 +152,47 @@ sys.stdout.write(render(report, "json"))
 """
 
 
+CHECKS_TIMED = """
+import statistics, sys, time
+import msgspec
+from nlpbench import files
+from nlpbench.formats import jsonstream
+from nlpbench.formats import timelines as timeline_format
+gold, pred, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names = [name for name in ("check", "no_repeated_key", "raw_members") if hasattr(jsonstream, name)]
+checked = {name: getattr(jsonstream, name) for name in names}
+bare = {"check": lambda *args, **kwargs: None, "no_repeated_key": lambda *args, **kwargs: None,
+        "raw_members": lambda data, path: (msgspec.json.decode(data, type=dict[str, msgspec.Raw]), None)}
+def read():
+    for path in (gold, pred):
+        patients = timeline_format.PatientTimelines(files.source(path))
+        for patient in patients:
+            patients[patient]
+times = {True: [], False: []}
+for run in range(repeat + 1):  # the first round warms up
+    for with_checks in (True, False):
+        for name, function in checked.items():
+            setattr(jsonstream, name, function if with_checks else bare[name])
+        started = time.process_time()
+        read()
+        if run:
+            times[with_checks].append(time.process_time() - started)
+print("CHECKS", statistics.median(times[True]), statistics.median(times[False]))
+"""
+
+
+def time_checks(gold: Path, pred: Path, sides: dict[str, Path], repeat: int, tmp: Path) -> None:
+    """Print the CPU seconds of reading both files with and without the checks, each checkout in its own process."""
+    print("| checkout | read with checks | read, bare decode | checks | checks' share of the read |")
+    print("|---|---:|---:|---:|---:|")
+    for side, src in sides.items():
+        env = checkout_env(src, tmp / f"pycache-{side}")
+        _, out, _ = run([sys.executable, "-c", CHECKS_TIMED, str(gold), str(pred), str(max(repeat, 3))], env)
+        checked, bare = map(float, out.split()[1:])
+        share = (checked - bare) / checked
+        print(f"| {side} | {checked:.4f} | {bare:.4f} | {checked - bare:.4f} | {share:.0%} |")
+
+
 @dataclass
 class Timing:
     cpu: float  # seconds of CPU, user + system
@@ -233,7 +279,7 @@ class Measured:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--official", type=Path, required=True, help="path of eval_timeline.py")
+    parser.add_argument("--official", type=Path, help="path of eval_timeline.py (needed unless --checks)")
     parser.add_argument("--official-python", default=sys.executable, help="a Python with python-dateutil")
     parser.add_argument("--patients", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=2024)
@@ -242,7 +288,10 @@ def main() -> None:
         "--repeat", type=int, default=1, help="runs of each measurement, in turn; the table shows medians"
     )
     parser.add_argument("--before", type=Path, help="the src directory of an earlier checkout, its command timed too")
+    parser.add_argument("--checks", action="store_true", help="time the read with and without its checks instead")
     args = parser.parse_args()
+    if args.official is None and not args.checks:
+        parser.error("--official is needed unless --checks")
     today = date.today().isoformat()  # eval_timeline.py completes dates from today; nlpbench is told the same day
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
@@ -251,6 +300,13 @@ def main() -> None:
         gold, pred, ids = write_inputs(Path(tmp), args.patients, args.seed)
         tuples = sum(len(t) for path in (gold, pred) for t in json.loads(path.read_text()).values())
         print(f"{args.patients} patients, {tuples} tuples, seed {args.seed}, reference date {today}")
+        if args.checks:
+            print(
+                f"read = in-process CPU seconds, medians of {max(args.repeat, 3)}; load average {load()} at the start\n"
+            )
+            time_checks(gold, pred, sides, args.repeat, Path(tmp))
+            print(f"\nload average {load()} at the end")
+            return
         print("scoring = in-process CPU seconds from reading the files to the scores (imports done);")
         print("command = the whole process, CPU / wall seconds (nlpbench writes the full JSON report);")
         if args.before:

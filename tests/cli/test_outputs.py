@@ -200,3 +200,38 @@ def test_demo_on_a_busy_port_fails_before_any_work(cli, tmp_path):
         result = cli("demo", "--out", tmp_path / "demo", "--port", port, "--tools", "phi")
     assert one_line_error(result).startswith(f"cannot listen on 127.0.0.1:{port}: ")
     assert result.stdout == "" and not (tmp_path / "demo").exists()  # nothing imported, submitted or scored
+
+
+SAID = [
+    "wrote /tmp/report.json",
+    "wrote " + "r" * 73,  # 79 characters: written as it is
+    "wrote " + "r" * 74,
+    "wrote " + "r" * 90,  # Rich wraps it at 80 columns
+    "wrote /tmp/a b/" + "long name " * 9,  # wrapped between words
+    "wrote :smile:.json",  # an emoji code
+    "wrote C:/report.json",
+    "wrote /tmp/[b]report[/b].json",  # markup is never read
+    "wrote /tmp/é.json",
+    "wrote /tmp/tab\there.json",
+    "wrote /tmp/trailing ",
+]
+
+
+@pytest.mark.parametrize("columns", [None, "30", "200", "wide"])
+@pytest.mark.parametrize("line", SAID)
+def test_a_line_said_is_what_rich_prints(line, columns, monkeypatch, capsys):
+    """``said`` writes a line itself only when Rich's console would print it unchanged; a line Rich wraps or
+    changes is printed by Rich, so every line on standard error is what Rich prints."""
+    from nlpbench.cli import common
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    common.stderr.cache_clear()
+    common.stderr().print(line, markup=False)
+    by_rich = capsys.readouterr().err
+    common.stderr.cache_clear()
+    common.said(line)
+    assert capsys.readouterr().err == by_rich
+    common.stderr.cache_clear()

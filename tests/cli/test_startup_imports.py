@@ -102,6 +102,18 @@ def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):
     assert not unwanted
 
 
+def test_a_report_written_to_a_file_is_said_without_rich(tmp_path):
+    """The ``wrote`` line Rich would print unchanged is written as it is (see tests/cli/test_outputs.py)."""
+    (tmp_path / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
+    (tmp_path / "ids.txt").write_text("p1\n", encoding="utf-8")
+    loaded = imported(
+        "score", "timelines", "--gold", str(tmp_path / "gold.json"), "--pred", str(tmp_path / "gold.json"),
+        "--all-ids", str(tmp_path / "ids.txt"), "--mode", "strict", "--format", "json", "--output",
+        str(tmp_path / "report.json"),
+    )  # fmt: skip
+    assert (tmp_path / "report.json").exists() and not ({"rich", "numpy"} & loaded)
+
+
 def test_scoring_timelines_in_a_table_needs_neither_rich_nor_numpy(tmp_path):
     """A small JSON file is checked without numpy (it follows a text byte by byte only when it must), and a
     table that fits is laid out without Rich."""

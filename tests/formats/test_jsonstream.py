@@ -4,8 +4,9 @@ import io
 import json
 import re
 
+import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from nlpbench.errors import InputError
@@ -166,6 +167,24 @@ def test_a_text_with_many_brackets_is_refused_exactly_when_the_byte_scan_refuses
         jsonstream.check(text)
 
 
+@given(json_texts | wide_texts | unbalanced_texts)
+@settings(max_examples=300, deadline=None)
+def test_the_brackets_outside_strings_found_in_two_passes_are_those_between_the_quote_pairs(text):
+    """:func:`jsonstream._brackets_outside` gives the brackets of the parts between quote pairs, or None."""
+    assume(jsonstream.edges_plain(text))
+    found = jsonstream._brackets_outside(text)
+    outside = b"".join(text.split(b'"')[::2]).translate(None, bytes(b for b in range(256) if b not in b"[]{}"))
+    assert found in (None, outside)
+    between = text.split(b'"')[1::2]
+    assert (found is None) == (text.count(b'"') % 2 == 1 or any(b in part for part in between for b in b"[]{}"))
+
+
+def test_a_timeline_file_has_its_brackets_outside_strings_found_without_cutting_it():
+    text = b'{"p1": [["taxol", "contains-1", "2013-05-12T06:47"]], "p2": []}'
+    assert jsonstream._brackets_outside(text) == b"{[[]][]}"
+    assert jsonstream._brackets_outside(b'{"p1": [["ta[xol", "contains-1", "2013"]]}') is None
+
+
 def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
     path = tmp_path / "deep.json"
     ok = "[" * (jsonstream.MAX_DEPTH - 1) + "]" * (jsonstream.MAX_DEPTH - 1)  # inside the file's own list
@@ -260,6 +279,76 @@ def test_escapes_in_keys_and_strings_are_read_as_json_reads_them(text, repeated,
         jsonstream.decode(text, "f.json")
     with open(lines, "rb") as handle, pytest.raises(InputError, match="record 1: an object repeats the key "):
         list(jsonstream.items(handle, lines))
+
+
+#: Timeline files: a top-level object of arrays of strings, its keys written plainly and as escapes
+#: ("\u0070" is "p", "\u003a" is ":"), colons, braces, escapes and non-ASCII in keys and strings.
+_timeline_keys = st.sampled_from(['"p"', '"q"', r'"\u0070"', r'"p:"', r'"p\u003a"', r'"{"', '"é"', r'"\u00e9"'])
+_timeline_strings = st.sampled_from(['"taxol"', '"2013-05-12T06:47"', r'"\u003a"', '"{"', r'"a\"b"', '"ü"', r'"\n"'])
+_timelines = st.lists(st.lists(_timeline_strings, max_size=3), max_size=3).map(
+    lambda tuples: "[" + ", ".join("[" + ", ".join(item) + "]" for item in tuples) + "]"
+)
+#: now and then a patient that is an object, repeating a key or not (not a timeline, but read as one first)
+_patients = _timelines | st.sampled_from(['{"k": [], "k": []}', '{"k": [], "\\u006b": 1}', '{"k": []}'])
+timeline_texts = st.lists(st.tuples(_timeline_keys, _patients), max_size=4).map(
+    lambda members: ("{" + ", ".join(f"{key}: {value}" for key, value in members) + "}").encode()
+)
+
+
+@given(timeline_texts)
+@settings(max_examples=300, deadline=None)
+def test_a_repeated_patient_is_found_when_the_patients_are_kept_undecoded(text):
+    """Decoded into ``dict[str, msgspec.Raw]`` (a timeline file read a patient at a time), a text is refused
+    exactly when a key is repeated, with the message the plain decode gives."""
+    if _has_repeat(text):
+        with pytest.raises(InputError) as plain:
+            jsonstream.decode(text, "f.json")
+        with pytest.raises(InputError) as undecoded:
+            jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw])
+        assert str(undecoded.value) == str(plain.value)
+    else:
+        kept = jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw])
+        assert {key: msgspec.json.decode(value) for key, value in kept.items()} == json.loads(text)
+
+
+_deep_patients = _patients | st.just("[" * 130 + "]" * 130)
+deep_timeline_texts = st.lists(st.tuples(_timeline_keys, _deep_patients), max_size=4).map(
+    lambda members: ("{" + ", ".join(f"{key}: {value}" for key, value in members) + "}").encode()
+)
+
+
+@given(deep_timeline_texts | timeline_texts.map(lambda text: b"\xef\xbb\xbf" + text))
+@settings(max_examples=300, deadline=None)
+def test_the_members_kept_undecoded_are_those_of_decode_their_depth_checked_now_or_later(text):
+    """:func:`jsonstream.raw_members` gives what :func:`jsonstream.decode` gives, and any error it gives but
+    for the depth of a plain object of arrays, which :func:`jsonstream.check` of the text it returns gives."""
+    try:
+        expected, refused = jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw]), None
+    except InputError as error:
+        expected, refused = None, str(error)
+    try:
+        members, unchecked = jsonstream.raw_members(text, "f.json")
+    except InputError as error:
+        assert str(error) == refused
+        return
+    if unchecked is not None:
+        assert text.endswith(unchecked) and b"{" not in unchecked[unchecked.index(b"{") + 1 :]
+        try:
+            jsonstream.check(unchecked, "f.json")
+        except InputError as error:
+            assert str(error) == refused == "f.json: JSON nested deeper than 128 levels"
+            return
+    assert refused is None and expected is not None
+    assert {key: bytes(value) for key, value in members.items()} == {key: bytes(v) for key, v in expected.items()}
+
+
+def test_a_byte_that_is_not_utf8_in_a_patient_kept_undecoded_is_refused_at_once():
+    text = b'{"p1": [["tax\xffol", "contains-1", "2013"]], "p2": []}'
+    with pytest.raises(InputError) as plain:
+        jsonstream.decode(text, "f.json")
+    with pytest.raises(InputError) as undecoded:
+        jsonstream.decode(text, "f.json", type=dict[str, msgspec.Raw])
+    assert str(undecoded.value) == str(plain.value) == "f.json: not UTF-8 text (invalid start byte)"
 
 
 @pytest.mark.parametrize("text", [rb'"a\nb"', rb'"\u0022"', rb'"a\\"', rb'"\\\"["'])

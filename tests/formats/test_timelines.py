@@ -69,6 +69,9 @@ JSON_ERRORS = [
     ('[["taxol", "contains-1", "2013"]]', None, "a timeline file holds one JSON object"),
     ('{"p1": [', None, "malformed JSON"),
     ('{"p1": [["taxol", "contains-1", "2013"]] x', None, "malformed JSON"),
+    ('{"p1": [], "p2": ' + "[" * 130 + "]" * 130 + "}", None, "JSON nested deeper than 128 levels"),
+    ('{"p1": ' + "[" * 130 + "]" * 130 + ', "p1": []}', None, "JSON nested deeper than 128 levels"),
+    ('{"p1": ' + "[" * 130 + "]" * 130 + ', "p2": {"k": 1}}', None, "JSON nested deeper than 128 levels"),
 ]
 
 

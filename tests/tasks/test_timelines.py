@@ -199,6 +199,31 @@ def test_a_malformed_tuple_is_an_error_in_a_patient_that_is_not_scored(unscored,
     assert raised.value.record == ("patient p2, tuple 0" if unscored == "gold" else "patient p3, tuple 0")
 
 
+@pytest.mark.parametrize("other_problem", ["none", "ids", "pred", "tuple", "scored_before"])
+@pytest.mark.parametrize("deep", ["gold", "pred"])
+def test_a_file_nested_too_deep_is_refused_before_anything_else_is_said(deep, other_problem, tmp_path):
+    """A timeline file's depth is checked when it is needed (a patient that is no timeline, any error): the
+    error is the one a check of each file up front gives, whatever else is wrong, and wherever the deep patient."""
+    deep_patient = "p3" if other_problem == "scored_before" else "p1"
+    gold = {"p1": [["taxol", "contains-1", "2013-05-12"]], "p2": [], "p3": []}
+    pred = {"p1": [["taxol", "contains-1", "2013-05-12"]], "p2": [["taxol", "contains-1"]], "p3": []}
+    if other_problem != "tuple":
+        pred["p2"] = []
+    {"gold": gold, "pred": pred}[deep][deep_patient] = "DEEP"
+    files = write_files(tmp_path, gold, pred, ["p1", "p2", "p3"] + (["p4"] if other_problem == "ids" else []))
+    path = files.gold if deep == "gold" else files.pred
+    path.write_text(path.read_text().replace('"DEEP"', "[" * 130 + "]" * 130))
+    if other_problem == "pred" and deep == "gold":
+        files.pred.write_text('{"p1": [')
+    with pytest.raises(InputError) as raised:
+        score(files, "strict")
+    assert (raised.value.path, raised.value.record, raised.value.problem) == (
+        str(path),
+        None,
+        "JSON nested deeper than 128 levels",
+    )
+
+
 # The standard profile: expected values worked out by hand from ISO 8601 intervals.
 
 

@@ -130,8 +130,28 @@ def score_timelines(
 def _score_files(
     paths: _Paths, rules: TimelineRules, profile: TimelineProfile, on_document: Callable[[str], None] | None
 ) -> tuple[_Tally, dict[str, int]]:
-    """Read and check the inputs, score each predicted patient among the gold ids; the inputs are freed on return."""
-    inputs = _read(paths)
+    """Read and check the inputs, score each predicted patient among the gold ids; the inputs are freed on return.
+
+    On any error, a timeline file read so far is first refused if it nests too deep
+    (:meth:`~nlpbench.formats.timelines.PatientTimelines.settle`), as a check of each file up front would have.
+    """
+    read: list[Timelines] = []
+    try:
+        return _score_read(paths, rules, profile, on_document, read)
+    except Exception:
+        for timelines in read:
+            timelines.settle()
+        raise
+
+
+def _score_read(
+    paths: _Paths,
+    rules: TimelineRules,
+    profile: TimelineProfile,
+    on_document: Callable[[str], None] | None,
+    read: list[Timelines],
+) -> tuple[_Tally, dict[str, int]]:
+    inputs = _read(paths, read)
     scored = set(inputs.gold_ids if inputs.gold_ids is not None else inputs.gold)
     if profile.id_checks == "count":
         _check_counts(inputs, paths)
@@ -159,8 +179,11 @@ def _score_files(
     return tally, {**patients, "scored": len(tally.all_values)}
 
 
-def _read(paths: _Paths) -> _Inputs:
-    gold, pred = timeline_format.PatientTimelines(paths.gold), timeline_format.PatientTimelines(paths.pred)
+def _read(paths: _Paths, read: list[Timelines]) -> _Inputs:
+    """The inputs, each timeline file added to ``read`` as soon as it is read."""
+    for path in (paths.gold, paths.pred):
+        read.append(timeline_format.PatientTimelines(path))
+    gold, pred = read
     listed_gold = timeline_format.read_ids(paths.gold_ids) if paths.gold_ids else None
     return _Inputs(gold, pred, timeline_format.read_ids(paths.ids), listed_gold)
 
