@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
+from urllib import parse
 
 import pytest
 
@@ -86,6 +88,27 @@ def test_latest_instead_of_best_is_a_setting(client):
     latest = client.get("/tasks/date.json?pick=latest").json()
     assert {row["team"] for row in best} == {row["team"] for row in latest}
     assert client.get("/tasks/date?pick=worst").status_code == 404
+
+
+@pytest.mark.parametrize("rows", ["teams", "all"])
+@pytest.mark.parametrize("pick", ["best", "latest"])
+def test_every_link_of_a_task_page_to_itself_keeps_what_it_shows_but_what_it_changes(client, pick, rows):
+    page = client.get("/tasks/date", params={"sort": "team", "order": "asc", "pick": pick, "rows": rows}).text
+    shown = {"sort": "team", "order": "asc", "pick": pick, "rows": rows}
+    links = {
+        text: dict(parse.parse_qsl(html.unescape(query)))
+        for query, text in re.findall(r'<a href="\?([^"]*)">([^<]*)</a>', page)
+    }
+    assert len(links) > 4, links
+    for text, query in links.items():
+        query.setdefault("rows", "teams")
+        changed = {key for key in shown if query.get(key) != shown[key]}
+        if text.startswith("show "):  # the other pick
+            assert changed == {"pick"} and query["pick"] == text.removeprefix("show "), text
+        elif text in ("One row per team", "Every submission"):
+            assert changed == {"rows"}, text
+        else:  # a column's heading: its own sort, the other order when it is the sorted column
+            assert changed <= {"sort", "order"} and query["sort"] != "team" or query["order"] == "desc", text
 
 
 def test_a_submission_page_shows_every_metric_with_intervals_subtypes_and_plots(client, seeded):
