@@ -107,8 +107,8 @@ def test_every_link_of_a_task_page_to_itself_keeps_what_it_shows_but_what_it_cha
             assert changed == {"pick"} and query["pick"] == text.removeprefix("show "), text
         elif text in ("One row per team", "Every submission"):
             assert changed == {"rows"}, text
-        else:  # a column's heading: its own sort, the other order when it is the sorted column
-            assert changed <= {"sort", "order"} and query["sort"] != "team" or query["order"] == "desc", text
+        else:  # a column's heading: its own sort, descending first (the page is ascending)
+            assert changed <= {"sort", "order"} and query["order"] == "desc", text
 
 
 def test_a_submission_page_shows_every_metric_with_intervals_subtypes_and_plots(client, seeded):
