@@ -8,7 +8,9 @@ counts of the primary value), the p-values Holm-corrected
 (:func:`nlpbench.stats.rank_groups`); a result whose difference from the
 group's best is not significant shares its group. With the groups goes the
 column's smallest detectable difference (:func:`smallest_difference`, from the
-same paired bootstrap at the dataset's size). That is seconds of work for
+same paired bootstrap at the dataset's size). A ranking reads each result's primary value from the rows of
+its metric alone and derives it once for every column that shows it, and the tests of a column share one draw
+of their resamples (:class:`Shared`). That is seconds of work for
 thousands of notes, so it is done once per set of results, when they change:
 :func:`rank` computes the groups of every column of a task whose compared
 results (:func:`nlpbench.platform.standings.compared`) have no stored groups
