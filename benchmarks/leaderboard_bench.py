@@ -8,10 +8,13 @@ submissions of task ``date`` (``--teams`` teams, one prediction file each, dates
 with :func:`nlpbench.platform.queue.submit` and given their result with the platform's own
 :func:`nlpbench.platform.scoring.store_result` (what a worker and ``nlpbench rescore`` write after
 scoring, each result's bootstrap intervals included), moved to SCORED; the seeding time includes them.
+The rank groups are then computed once, for the final set of results (:func:`nlpbench.platform.ranks.refresh`,
+timed apart), not after each result as a worker does: the page's time is the point, and it reads the groups
+whichever transaction stored them.
 
-Then ``GET /tasks/date`` through the app (httpx's ASGI transport, no network): the first request
-reads the stored intervals and computes the rank groups (paired tests, cached per app); the next
-``--repeat`` requests read both (median and worst printed). The goal is a page under 300 ms.
+Then ``GET /tasks/date`` through the app (httpx's ASGI transport, no network): the first request of a new
+app, then ``--repeat`` more (median and worst printed); each reads the stored intervals and rank groups and
+computes neither. The goal is a page under 300 ms.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from fastapi.testclient import TestClient
 
 from nlpbench import formats
 from nlpbench.cli.dataset import import_documents
-from nlpbench.platform import queue
+from nlpbench.platform import queue, ranks
 from nlpbench.platform.scoring import Scored, store_result
 from nlpbench.store import Store, open_store
 from nlpbench.store.submissions import SCORED, Submission
@@ -82,6 +85,9 @@ def main() -> None:
         started = time.perf_counter()
         seed(store, Path(scratch), args.submissions, args.teams, args.notes, args.variants)
         seeded = time.perf_counter() - started
+        started = time.perf_counter()
+        ranked = ranks.refresh(store).columns
+        ranking = time.perf_counter() - started
         client = TestClient(create_app(store))
         started = time.perf_counter()
         assert client.get("/tasks/date").status_code == 200
@@ -93,10 +99,12 @@ def main() -> None:
             warm.append(time.perf_counter() - started)
             assert page.status_code == 200
         store.close()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"load average at the end {os.getloadavg()[0]:.2f}")  # fmt: skip
     print(f"{args.submissions} submissions of {args.teams} teams, {args.notes} notes each; seeded in {seeded:.1f} s "
           f"({seeded / args.submissions * 1000:.0f} ms a result, intervals included)")  # fmt: skip
-    print(f"GET /tasks/date first (stored intervals read, rank groups computed): {cold * 1000:.0f} ms")
+    print(f"rank groups of the final results computed once: {ranked} columns in {ranking:.1f} s")
+    print(f"GET /tasks/date first (a new app; stored intervals and rank groups read): {cold * 1000:.0f} ms")
     print(f"GET /tasks/date warm: median {statistics.median(warm) * 1000:.0f} ms, worst {max(warm) * 1000:.0f} ms "
           f"over {args.repeat}")  # fmt: skip
 

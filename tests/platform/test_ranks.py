@@ -14,14 +14,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from nlpbench.platform import ranks
+from nlpbench.platform.scoring import result_derivation, result_report
+from nlpbench.platform.standings import Cell, shown_columns
+from nlpbench.stats import paired_bootstrap, rank_groups
+from nlpbench.stats.paired import PairedTest
+from nlpbench.stats.report import Derivation, derivations
 from nlpbench.store import Store, open_store
 from nlpbench.store.ranks import RankGroups
-from nlpbench.store.submissions import SCORED, Submission
+from nlpbench.store.submissions import SCORED, Result, Submission
 from nlpbench.web.app import create_app
 from tests.platform.test_worker import run_worker, shown
 
@@ -230,3 +237,54 @@ def test_a_refresh_computing_while_a_worker_stores_a_result_keeps_the_workers_gr
         found = page_ranks(store)
         assert set(found) == set(TEAMS) and all(rank is not None for rank in found.values()), found
         assert stored_rows(store) == 1
+
+
+def read_whole(session: Session, cell: Cell) -> Derivation:
+    """The cell's derivation as ranking once found it: the result's whole report read, every derivation computed."""
+    result, submission = session.get_one(Result, cell.result_id), session.get_one(Submission, cell.submission.id)
+    report = result_report(session, submission, result, cell.annotation_type)
+    return next(d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field))
+
+
+def ranked_whole(session: Session, cells: list[Cell]) -> ranks.Ranked:
+    """A column's groups and detectable difference as ranking once computed them: each result read whole
+    (:func:`read_whole`), each paired test drawing its own resamples."""
+    tables = {cell.result_id: read_whole(session, cell) for cell in cells}
+    scores = {cell.result_id: cell.value for cell in cells}
+
+    def test(a: int, b: int) -> PairedTest:
+        first, second = tables[a], tables[b]
+        position = {document: i for i, document in enumerate(second.documents)}
+        aligned = second.counts[[position[d] for d in first.documents]]
+        return paired_bootstrap(first.counts, aligned, first.statistic, resamples=ranks.TEST_RESAMPLES)
+
+    return ranks.Ranked(rank_groups(scores, lambda a, b: test(a, b).p_value), ranks.smallest_difference(scores, test))
+
+
+def test_the_stored_groups_are_those_of_each_result_read_whole_and_each_test_drawn_alone(nb, dataset, db_url, tmp_path):
+    """Ranking reads only the rows of the value it ranks, derives each result's value once for every column and
+    draws one set of resample weights for all the tests of the column: the stored groups and detectable difference
+    are, bit for bit, those of reading every result whole and drawing each test's resamples anew."""
+    for team in TEAMS:
+        submit(nb, tmp_path, team)
+    run_worker(nb)
+    with opened(db_url) as store, store.session(readonly=True) as session:
+        (row,) = session.scalars(ranks.stored("date"))
+        (cells,) = shown_columns(session, "date").values()  # both picks show the same cells
+        expected = ranked_whole(session, cells)
+        assert row.ranks == {str(result): group for result, group in expected.groups.items()}
+        assert row.detectable == expected.detectable and expected.detectable is not None
+        for cell in cells:
+            result, submission = (
+                session.get_one(Result, cell.result_id),
+                session.get_one(Submission, cell.submission.id),
+            )
+            found = result_derivation(session, submission, result, cell.annotation_type, cell.metric, cell.field)
+            whole = read_whole(session, cell)
+            assert found is not None and (found.metric, found.field, found.statistic) == (
+                whole.metric,
+                whole.field,
+                whole.statistic,
+            )
+            assert found.documents == whole.documents and np.array_equal(found.counts, whole.counts)
+            assert found.reported == whole.reported and found.group == whole.group

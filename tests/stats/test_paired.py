@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from nlpbench.stats import approximate_randomization, paired_bootstrap, statistic_for
+from nlpbench.stats.resample import Draws
 
 F1 = statistic_for("f1")
 
@@ -68,3 +69,17 @@ def test_systems_on_different_documents_are_refused():
     a, _ = _systems(10, 7)
     with pytest.raises(ValueError, match="different documents"):
         approximate_randomization(a, a[:9], F1)
+
+
+def test_tests_sharing_one_draw_give_the_numbers_of_each_drawing_its_own():
+    """One :class:`Draws` for several pairs over the same documents: the weights are drawn once (kept, or drawn
+    again past its limit), and every test's numbers are those it gives alone."""
+    a, b = _systems(300, seed=1, better=1)
+    c, _ = _systems(300, seed=2)
+    for draws in (Draws(), Draws(limit=0)):
+        for x, y in ((a, b), (a, c), (c, b)):
+            alone = paired_bootstrap(x, y, F1, resamples=500, seed=3)
+            assert paired_bootstrap(x, y, F1, resamples=500, seed=3, draws=draws) == alone
+    draws = Draws()
+    assert draws.weights(300, 500, 3) is draws.weights(300, 500, 3)
+    assert Draws(limit=0).weights(300, 500, 3) is not Draws(limit=0).weights(300, 500, 3)

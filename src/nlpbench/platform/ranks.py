@@ -8,7 +8,9 @@ counts of the primary value), the p-values Holm-corrected
 (:func:`nlpbench.stats.rank_groups`); a result whose difference from the
 group's best is not significant shares its group. With the groups goes the
 column's smallest detectable difference (:func:`smallest_difference`, from the
-same paired bootstrap at the dataset's size). That is seconds of work for
+same paired bootstrap at the dataset's size). A ranking reads each result's primary value from the rows of
+its metric alone and derives it once for every column that shows it, and the tests of a column share one draw
+of their resamples (:class:`Shared`). That is seconds of work for
 thousands of notes, so it is done once per set of results, when they change:
 :func:`rank` computes the groups of every column of a task whose compared
 results (:func:`nlpbench.platform.standings.compared`) have no stored groups
@@ -41,7 +43,8 @@ from nlpbench.platform import scoring, tasks
 from nlpbench.platform.standings import Cell, shown_columns
 from nlpbench.stats import paired_bootstrap, rank_groups
 from nlpbench.stats.paired import PairedTest
-from nlpbench.stats.report import Derivation, derivations
+from nlpbench.stats.report import Derivation
+from nlpbench.stats.resample import Draws
 from nlpbench.store import Store
 from nlpbench.store.ranks import RankGroups
 from nlpbench.store.submissions import Result, Submission
@@ -79,8 +82,9 @@ def rank(session: Session, task: str, ready: Groups | None = None) -> int:
     wanted = shown_columns(session, task)
     held = {(row.column_key, row.compared): row for row in session.scalars(stored(task))}
     ready = ready or {}
+    shared = Shared()
     computed = {
-        found: ready[found] if found in ready else column_groups(session, cells)
+        found: ready[found] if found in ready else column_groups(session, cells, shared)
         for found, cells in wanted.items()
         if found not in held
     }
@@ -107,14 +111,16 @@ def _lock(session: Session, task: str) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rank-groups/{task}"})
 
 
-def column_groups(session: Session, cells: list[Cell]) -> Ranked:
+def column_groups(session: Session, cells: list[Cell], shared: Shared | None = None) -> Ranked:
     """Each cell's result's rank group among the cells of one column, 1 for the best, and the column's
     :func:`smallest_difference`.
 
     Two results whose primary value is not derived from per-document counts over the same documents are never
-    tied (p-value 0) and have no paired interval.
+    tied (p-value 0) and have no paired interval. ``shared``: what the columns of one ranking share (each
+    result's derivation, the resamples' weights), computed once for them all.
     """
-    tables = {cell.result_id: _primary_derivation(session, cell) for cell in cells}
+    shared = shared if shared is not None else Shared()
+    tables = {cell.result_id: shared.derivation(session, cell) for cell in cells}
     scores = {cell.result_id: cell.value for cell in cells}
     tested: dict[tuple[int, int], PairedTest | None] = {}
 
@@ -126,7 +132,9 @@ def column_groups(session: Session, cells: list[Cell]) -> Ranked:
             else:
                 position = {document: i for i, document in enumerate(second.documents)}
                 aligned = second.counts[[position[d] for d in first.documents]]
-                tested[a, b] = paired_bootstrap(first.counts, aligned, first.statistic, resamples=TEST_RESAMPLES)
+                tested[a, b] = paired_bootstrap(
+                    first.counts, aligned, first.statistic, resamples=TEST_RESAMPLES, draws=shared.draws
+                )
         return tested[a, b]
 
     def p_value(best: int, other: int) -> float:
@@ -159,12 +167,25 @@ def smallest_difference(scores: Mapping[int, float], test: Callable[[int, int], 
     return statistics.median(halves) if halves else None
 
 
-def _primary_derivation(session: Session, cell: Cell) -> Derivation | None:
-    result = session.get_one(Result, cell.result_id)
-    submission = session.get_one(Submission, cell.submission.id)
-    report = scoring.result_report(session, submission, result, cell.annotation_type)
-    found = [d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field)]
-    return found[0] if found else None
+class Shared:
+    """What the columns of one ranking share, each computed once: a result's primary derivation (a result
+    shows in several columns: each pick's, a site's and the pooled one) and the paired tests' resample weights
+    (every test over ``n`` documents draws the same ones, :class:`~nlpbench.stats.resample.Draws`)."""
+
+    def __init__(self) -> None:
+        self.draws = Draws()
+        self._derived: dict[tuple[int, str, str, str], Derivation | None] = {}
+
+    def derivation(self, session: Session, cell: Cell) -> Derivation | None:
+        """The derivation of the cell's value from its result's per-document counts (None: they do not
+        determine it), read from the rows that value needs (:func:`nlpbench.platform.scoring.result_derivation`)."""
+        key = (cell.result_id, cell.annotation_type, cell.metric, cell.field)
+        if key not in self._derived:
+            result = session.get_one(Result, cell.result_id)
+            submission = session.get_one(Submission, cell.submission.id)
+            found = scoring.result_derivation(session, submission, result, cell.annotation_type, *key[2:])
+            self._derived[key] = found
+        return self._derived[key]
 
 
 @dataclass(frozen=True)
@@ -194,7 +215,10 @@ def refresh(store: Store) -> Refreshed:
         with store.session(readonly=True) as session:
             wanted = shown_columns(session, task)
             held = {(row.column_key, row.compared) for row in session.scalars(stored(task))}
-            ready = {found: column_groups(session, cells) for found, cells in wanted.items() if found not in held}
+            shared = Shared()
+            ready = {
+                found: column_groups(session, cells, shared) for found, cells in wanted.items() if found not in held
+            }
         if ready or held - wanted.keys():
             with store.session() as session:
                 ranked += rank(session, task, ready)

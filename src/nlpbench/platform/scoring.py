@@ -45,6 +45,7 @@ from nlpbench.platform.queue import get, submission_deid_steps
 from nlpbench.platform.submitted import in_memory
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
+from nlpbench.stats.report import Derivation, derivations, sources
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultDocument, Submission
@@ -305,6 +306,36 @@ def result_report(session: Session, submission: Submission, result: Result, anno
     )
     stored = [{"document": row.document, "metric": row.metric, "counts": row.counts} for row in rows]
     return _report(submission.task, result.profile, result.scores[annotation_type], stored)
+
+
+def result_derivation(
+    session: Session, submission: Submission, result: Result, annotation_type: str, metric: str, field: str
+) -> Derivation | None:
+    """The first derivation of the overall value ``(metric, field)`` of one annotation type of a stored result,
+    as :func:`~nlpbench.stats.report.derivations` of its :func:`result_report` gives it (None: its per-document
+    rows do not determine it), reading only what that value needs: the type's documents in the order stored,
+    and the counts of the metrics it is derived from (:func:`~nlpbench.stats.report.sources`), as plain rows.
+
+    :data:`~nlpbench.platform.overall.OVERALL`'s documents and counts are those of every type's rows: read
+    whole (:func:`result_report`).
+    """
+    wanted = (metric, field)
+    if annotation_type == OVERALL and annotation_type not in result.scores:
+        found = derivations(result_report(session, submission, result, annotation_type), only=wanted)
+        return found[0] if found else None
+    where = (ResultDocument.result_id == result.id, ResultDocument.annotation_type == annotation_type)
+    documents = dict.fromkeys(
+        session.scalars(select(ResultDocument.document).where(*where).order_by(ResultDocument.id))
+    )
+    rows = session.execute(
+        select(ResultDocument.document, ResultDocument.metric, ResultDocument.counts)
+        .where(*where, ResultDocument.metric.in_(sources(metric)))
+        .order_by(ResultDocument.id)
+    )
+    per_document = [{"document": document, "metric": name, **counts} for document, name, counts in rows]
+    report = Report(submission.task, result.profile, {}, result.scores[annotation_type], per_document)
+    found = derivations(report, only=wanted, documents=tuple(documents))
+    return found[0] if found else None
 
 
 def _report(task: str, profile: str, scores: list[Row], rows: list[dict[str, Any]]) -> Report:

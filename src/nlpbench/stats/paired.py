@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlpbench.stats.bootstrap import check_counts
-from nlpbench.stats.resample import CHUNK_CELLS, bootstrap_sums
+from nlpbench.stats.resample import CHUNK_CELLS, Draws, bootstrap_weights, weighted_sums
 from nlpbench.stats.statistics import Statistic
 
 
@@ -87,15 +87,28 @@ def paired_bootstrap(
     resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
+    draws: Draws | None = None,
 ) -> PairedTest:
-    """Paired bootstrap test of θ(A) = θ(B), with the percentile interval of the difference."""
+    """Paired bootstrap test of θ(A) = θ(B), with the percentile interval of the difference.
+
+    Resample ``r`` weighs the ``n`` documents by ``w_r`` (multiplicities summing to ``n``, drawn from a generator
+    seeded ``seed``, :func:`~nlpbench.stats.resample.bootstrap_weights`) and gives
+    ``δ*_r = θ(w_r · A) − θ(w_r · B)``. The weights depend on ``n``, ``resamples`` and ``seed`` only: ``draws``
+    (:class:`~nlpbench.stats.resample.Draws`) hands the same ones to every test that shares it, drawn once —
+    the same numbers as drawing them here.
+    """
     a, b = _pair(a, b, statistic)
     score_a, score_b = float(statistic.compute(a.sum(axis=0))), float(statistic.compute(b.sum(axis=0)))
     observed = score_a - score_b
-    rng = np.random.default_rng(seed)
+    n = a.shape[0]
+    weights = (
+        draws.weights(n, resamples, seed)
+        if draws is not None
+        else bootstrap_weights(n, resamples, np.random.default_rng(seed))
+    )
     both = np.stack([a, b], axis=1)  # [n, 2, k]: both systems drawn with the same documents
     differences = np.concatenate(
-        [statistic.compute(sums[:, 0]) - statistic.compute(sums[:, 1]) for sums in bootstrap_sums(both, resamples, rng)]
+        [statistic.compute(sums[:, 0]) - statistic.compute(sums[:, 1]) for sums in weighted_sums(both, weights)]
     )
     extreme = np.count_nonzero(np.abs(differences - observed) >= abs(observed) - 1e-12)
     alpha = (1 - confidence) / 2

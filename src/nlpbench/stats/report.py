@@ -98,9 +98,20 @@ def arithmetic_warnings(report: Report, found: Sequence[Derivation]) -> list[str
     ]
 
 
-def derivations(report: Report) -> list[Derivation]:
-    """Every overall value of ``report`` that its per-document rows determine, in row order."""
-    documents = tuple(dict.fromkeys(row["document"] for row in report.per_document))
+def derivations(
+    report: Report, *, only: tuple[str, str] | None = None, documents: Sequence[str] | None = None
+) -> list[Derivation]:
+    """Every overall value of ``report`` that its per-document rows determine, in row order.
+
+    ``only``: the values of that ``(metric, field)`` alone, the others not computed. ``documents``: the tables'
+    rows, in this order (every document the per-document rows name among them; a document without a row is
+    a row of zeros); by default, the documents of the per-document rows in the order they first appear. With
+    the documents of a whole report and the rows of the metrics :func:`sources` names, a value is derived as
+    from the whole report.
+    """
+    if documents is None:
+        documents = tuple(dict.fromkeys(row["document"] for row in report.per_document))
+    documents = tuple(documents)
     groups: dict[Group, dict[str, list[Row]]] = {}
     for row in report.per_document:
         key = row["metric"] if row.get("label") is None else f"{row['metric']}:{row['label']}"
@@ -110,14 +121,30 @@ def derivations(report: Report) -> list[Derivation]:
     tables: dict[tuple[tuple[int, int], ...], tuple[Columns, np.ndarray]] = {}
     found: list[Derivation] = []
     for row in overall_rows(report):
+        if only is not None and row["metric"] != only[0]:
+            continue
         group = group_of(row)
         for field, statistic, columns in _recipes(row, groups.get(group, {})):
+            if only is not None and field != only[1]:
+                continue
             key = tuple((id(rows), id(getters)) for rows, getters in columns)
             if key not in tables:
                 tables[key] = columns, _table(position, columns)
             table = tables[key][1]
             found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field), group))
     return found
+
+
+def sources(metric: str) -> tuple[str, ...]:
+    """The metrics whose per-document rows (labelled or not) an overall value of ``metric`` is derived from:
+    its own (the timelines' micro row: the patients'), the CoNLL score's MUC, B³ and CEAFe, the timelines'
+    Type A, Type B and official values' patients."""
+    found = [metric, _SUMMED_FROM.get(metric, metric)]
+    if metric == "conll":
+        found.extend(_CONLL_PARTS)
+    if metric in ("type_a", "type_b", "official"):
+        found.append("patient")
+    return tuple(dict.fromkeys(found))
 
 
 Column = Callable[[Row], float]

@@ -9,11 +9,13 @@ keeps memory at ``chunk × n`` integers whatever the number of resamples.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 CHUNK_CELLS = 4_000_000  # indices drawn at once: 32 MB of int64
+#: The most weights (resamples × documents, 8 bytes each) a :class:`Draws` keeps: 128 MB.
+HELD_CELLS = 16_000_000
 
 
 def bootstrap_sums(counts: np.ndarray, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -23,10 +25,43 @@ def bootstrap_sums(counts: np.ndarray, resamples: int, rng: np.random.Generator)
     together, yielding ``[chunk, m, k]``: paired resamples draw the same
     documents for every system).
     """
+    return weighted_sums(counts, bootstrap_weights(counts.shape[0], resamples, rng))
+
+
+def weighted_sums(counts: np.ndarray, weights: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+    """Yield ``w @ counts`` for each ``[chunk, n]`` array ``w`` of ``weights``, shaped as :func:`bootstrap_sums`."""
     n = counts.shape[0]
     flat = counts.reshape(n, -1).astype(np.float64, copy=False)
-    for weights in bootstrap_weights(n, resamples, rng):
-        yield (weights @ flat).reshape((len(weights), *counts.shape[1:]))
+    for chunk in weights:
+        yield (chunk @ flat).reshape((len(chunk), *counts.shape[1:]))
+
+
+class Draws:
+    """Bootstrap weights drawn once and reused: many tests over the same ``n`` documents with the same seed.
+
+    :func:`bootstrap_weights` of ``n`` rows, ``resamples`` and a generator seeded ``seed`` depends on nothing
+    else, so every paired test of a leaderboard column (seed 0, the column's documents) resamples with the same
+    weights ``w``; :meth:`weights` draws them the first time and hands back the same arrays after, the numbers
+    of each test unchanged bit for bit. Up to :data:`HELD_CELLS` weights are kept; beyond it, each call draws
+    them again. A value passed to whoever shares it, never module state.
+    """
+
+    def __init__(self, limit: int = HELD_CELLS) -> None:
+        self._held: dict[tuple[int, int, int], list[np.ndarray]] = {}
+        self._cells = 0
+        self._limit = limit
+
+    def weights(self, n: int, resamples: int, seed: int) -> list[np.ndarray]:
+        """The ``[chunk, n]`` weights of :func:`bootstrap_weights` (``n``, ``resamples``, a generator seeded
+        ``seed``), drawn once."""
+        key = (n, resamples, seed)
+        if key in self._held:
+            return self._held[key]
+        drawn = list(bootstrap_weights(n, resamples, np.random.default_rng(seed)))
+        if self._cells + n * resamples <= self._limit:
+            self._held[key] = drawn
+            self._cells += n * resamples
+        return drawn
 
 
 def bootstrap_weights(
