@@ -364,6 +364,14 @@ class _Job:
         with self.store.session(readonly=True) as session:
             return session.get_one(Submission, self.id)
 
+    def _submitted_file(self) -> MemoryPath:
+        """The prediction file of a PHI or ``deid`` submission as its reader takes it, in memory (no file is
+        written), named by its :func:`~nlpbench.platform.submitted.safe_name`: its text is read here, from a
+        row of its own (:class:`~nlpbench.store.submissions.SubmittedPredictions`), not with the submission."""
+        with self.store.session(readonly=True) as session:
+            submission = session.get_one(Submission, self.id)
+            return MemoryPath.file(safe_name(submission.predictions_name).rstrip("/"), submission.predictions or "")
+
     def _notes_done(self) -> str:
         """``N of M notes``: the progress stored."""
         done_now = self._reload()
@@ -611,7 +619,7 @@ class _Job:
     def _store_predictions(self, submission: Submission) -> None:
         """Read a PHI prediction file, check every note and span against the dataset, and store it."""
         labels = set(tasks.PHI_TASKS[submission.task])
-        given = _submitted_file(submission)
+        given = self._submitted_file()
         shown = str(given)
         try:
             with collected_warnings() as warnings:
@@ -654,7 +662,7 @@ class _Job:
         is a note of the dataset, and store them as the submission's de-identified notes."""
         from nlpbench.tasks.deid import read_deidentified
 
-        submitted = _submitted_file(submission)
+        submitted = self._submitted_file()
         shown = str(submitted)
         try:
             given = {note.id: note for note in read_deidentified(submitted)}
@@ -676,7 +684,7 @@ class _Job:
         """A file-scored task's predictions are valid when the task's scorer reads them without an error."""
         with self.store.session(readonly=True) as session:
             try:
-                score(session, submission, queue.profile)
+                score(session, session.get_one(Submission, self.id), queue.profile)
             except InputError as error:
                 raise self._unscorable(Invalid, submission, error) from None
 
@@ -686,12 +694,6 @@ class _Job:
         own = not tasks.is_phi(submission.task) and (error.path or "").startswith(f"{PREDICTIONS_FOLDER}/")
         seen = None if own else "the predictions could not be scored against the gold"
         return self.told.verdict(kind, str(error), unanswered=False, seen=seen)
-
-
-def _submitted_file(submission: Submission) -> MemoryPath:
-    """The prediction file of a PHI or ``deid`` submission as its reader takes it, in memory (no file is
-    written), named by its :func:`~nlpbench.platform.submitted.safe_name`."""
-    return MemoryPath.file(safe_name(submission.predictions_name).rstrip("/"), submission.predictions or "")
 
 
 @dataclass

@@ -31,7 +31,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.ext.associationproxy import AssociationProxy, association_proxy
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from nlpbench.store.challenges import Phase
 from nlpbench.store.models import NAME_LENGTH, Base, Json, UtcDateTime, utcnow
@@ -113,7 +114,13 @@ class Submission(Base):
     tool_url: Mapped[str | None] = mapped_column(Text, default=None)
     command: Mapped[str | None] = mapped_column(Text, default=None)
     image: Mapped[str | None] = mapped_column(Text, default=None)
-    predictions: Mapped[str | None] = mapped_column(Text, default=None)
+    #: A prediction file's text (:class:`SubmittedPredictions`, a row of its own); None for other kinds.
+    predictions: AssociationProxy[str | None] = association_proxy(
+        "submitted_predictions", "text", creator=lambda text: SubmittedPredictions(text=text)
+    )
+    submitted_predictions: Mapped[SubmittedPredictions | None] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True
+    )
     predictions_name: Mapped[str | None] = mapped_column(Text, default=None)
     #: ``team`` or ``organiser``: a team's tool URL reaches public addresses only (unless allow-listed), and
     #: what the network said of it is kept from the team.
@@ -152,6 +159,16 @@ class Submission(Base):
     #: de-identifier is asked for and what it is scored and rescored against, whatever the queue asks later.
     #: NULL: not claimed yet (or claimed before they were kept, with :data:`nlpbench.toolapi.deidentify.DEFAULT_STEPS`).
     deid_steps: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, default=None)
+
+
+class SubmittedPredictions(Base):
+    """A prediction-file submission's text, out of its submission's row: in SQLite, every column after a long
+    text is reached through the text's overflow pages, so each read of a submission stepped through its file."""
+
+    __tablename__ = "submitted_predictions"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey(Submission.id, ondelete="CASCADE"), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
 
 
 class SubmissionEvent(Base):
