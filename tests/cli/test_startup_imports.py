@@ -102,14 +102,16 @@ def test_scoring_timelines_imports_its_modules_and_no_other_tasks(tmp_path):
     assert not unwanted
 
 
-def test_a_report_written_to_a_file_is_said_without_rich(tmp_path):
-    """The ``wrote`` line Rich would print unchanged is written as it is (see tests/cli/test_outputs.py)."""
+def test_a_report_written_to_a_file_is_said_without_rich(tmp_path, monkeypatch):
+    """The ``wrote`` line Rich would print unchanged is written as it is (see tests/cli/test_outputs.py). The
+    files are named relative to the test's folder: a line wider than the console is Rich's to wrap, and a
+    worker's temporary folder (``…/popen-gw0/test_a_report_written_to_a_fil0/``) made it that wide."""
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
     (tmp_path / "ids.txt").write_text("p1\n", encoding="utf-8")
     loaded = imported(
-        "score", "timelines", "--gold", str(tmp_path / "gold.json"), "--pred", str(tmp_path / "gold.json"),
-        "--all-ids", str(tmp_path / "ids.txt"), "--mode", "strict", "--format", "json", "--output",
-        str(tmp_path / "report.json"),
+        "score", "timelines", "--gold", "gold.json", "--pred", "gold.json", "--all-ids", "ids.txt",
+        "--mode", "strict", "--format", "json", "--output", "report.json",
     )  # fmt: skip
     assert (tmp_path / "report.json").exists() and not ({"rich", "numpy"} & loaded)
 
