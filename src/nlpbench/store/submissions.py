@@ -9,7 +9,7 @@ and a one-line reason. A worker owns a submission while its lease
 (``worker``, ``lease_expires_at``) is alive. Predictions of PHI tasks live in
 annotation store ``submission-<id>`` of the dataset; the notes a ``deid``
 submission's de-identifier returned are *de-identified notes*; a file-scored
-task's predictions are kept as the file's text. A *result* is one scoring of a
+task's predictions are kept as the file's text, in a row of its own. A *result* is one scoring of a
 submission under a profile: its score rows, what makes it reproducible, and
 a row of counts per document, annotation type and metric.
 """
