@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
+import jsonschema
 import pytest
 
 from nlpbench.api.tool import create_deidentifier_app
@@ -297,3 +300,30 @@ def test_no_steps_returns_the_note_unchanged(official):
     result = deidentify(RegexPhi(), NOTE["text"], official=official)
     assert result["deidentifiedNote"] == NOTE
     assert all(values == [] for values in result["originalAnnotations"].values())
+
+
+STRATEGY_VALUES = {
+    "maskingCharConfig": {"maskingChar": "*"},
+    "redactConfig": {},
+    "annotationTypeMaskConfig": {},
+    "dateOffsetConfig": {"offsetDays": 3},
+}
+
+
+@pytest.mark.parametrize("types", [["text_date"], ["text_person_name"], ["text_date", "text_location"]])
+@pytest.mark.parametrize("count", range(len(STRATEGY_VALUES) + 1))
+def test_the_documented_step_schema_accepts_exactly_what_the_service_accepts(types, count):
+    """The OpenAPI document's ``oneOf`` (one strategy, a date offset for dates only) is the rule the service
+    applies: every combination of strategies and types is valid under the document's schema when, and only
+    when, the service takes it."""
+    app = create_deidentifier_app(RegexPhi())
+    # the document itself as the root, so that its "#/components/…" references resolve; its other
+    # members (openapi, info, paths) are not JSON Schema keywords and are ignored
+    step_schema = {**app.openapi(), "$ref": "#/components/schemas/DeidentificationStep"}
+    validator = jsonschema.Draft202012Validator(step_schema)
+    for chosen in combinations(STRATEGY_VALUES, count):
+        step = {"annotationTypes": types, **{name: STRATEGY_VALUES[name] for name in chosen}}
+        body = {"note": {**NOTE, "text": MARY}, "deidentificationSteps": [step]}
+        status = AsgiClient(app).post("/api/v1/deidentifiedNotes", json=body).status_code
+        assert status in (200, 400, 422), (chosen, types, status)
+        assert validator.is_valid(step) == (status == 200), (chosen, types, status)

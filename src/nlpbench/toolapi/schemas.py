@@ -255,11 +255,12 @@ def _one_strategy() -> list[dict[str, Any]]:
     """JSON Schema for "exactly one strategy, and a date offset only for dates"."""
     branches = []
     for name in STRATEGIES:
-        others = [{"required": [other]} for other in STRATEGIES if other != name]
-        branch: dict[str, Any] = {"required": [name], "not": {"anyOf": others}}
+        # an absent property is one whose schema is false: unlike "not": {"anyOf": [{"required": …}]},
+        # generators (schemathesis, Hypothesis) read it directly instead of searching for values
+        properties: dict[str, Any] = {other: False for other in STRATEGIES if other != name}
         if name == "dateOffsetConfig":
-            branch["properties"] = {"annotationTypes": {"items": {"enum": ["text_date"]}}}
-        branches.append(branch)
+            properties["annotationTypes"] = {"items": {"enum": ["text_date"]}}
+        branches.append({"required": [name], "properties": properties})
     return branches
 
 
