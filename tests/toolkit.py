@@ -126,3 +126,12 @@ def unique_marker(kind: str) -> str:
     """A name no other test, and no other suite running on this machine at the same time, gives a process or a
     file: ``KIND-`` and 12 random hex digits (a test's ``tmp_path.name`` is the same in every suite)."""
     return f"{kind}-{uuid.uuid4().hex[:12]}"
+
+
+def local_cluster(**options):
+    """A Dask ``LocalCluster`` whose every server listens on 127.0.0.1 and a free port: the scheduler (over TCP)
+    and its HTTP server, which otherwise takes port 8787 on every interface (or another port when a test running
+    beside it holds that one)."""
+    import distributed
+
+    return distributed.LocalCluster(protocol="tcp", host="127.0.0.1", dashboard_address="127.0.0.1:0", **options)

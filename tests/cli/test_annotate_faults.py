@@ -26,6 +26,7 @@ from nlpbench import formats
 from nlpbench.model import Document
 from tests.cli.errors import one_line_error
 from tests.runner.faulty import FAILING, faulty
+from tests.toolkit import local_cluster
 
 CANARY = "QZX-CANARY-5150"
 TEXTS = [
@@ -150,10 +151,8 @@ def test_show_text_is_the_local_opt_in_that_quotes_the_tool(cli, tool, tmp_path)
 @pytest.fixture(scope="module")
 def dask_options():
     """``annotate``'s options that send the notes from the workers of a Dask cluster on 127.0.0.1."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster:
+    pytest.importorskip("distributed")
+    with local_cluster(n_workers=1, threads_per_worker=2, processes=False) as cluster:
         yield ("--executor", "dask", "--scheduler", cluster.scheduler_address, "--batch-size", "2")
 
 

@@ -18,7 +18,7 @@ from nlpbench.annotators import REGISTRY
 from nlpbench.api.tool import create_app
 from nlpbench.model import Annotation, Document, Span
 from nlpbench.tasks.sandbox import score_sandbox
-from tests.toolkit import AsgiClient, RegexPhi, served
+from tests.toolkit import AsgiClient, RegexPhi, local_cluster, served
 
 TEXTS = [
     "On 12/26/2020, Ms. Chloe Price met with Dr. Prescott in Seattle.",
@@ -215,9 +215,9 @@ def test_python_m_nlpbench_is_the_cli():
 
 
 def test_annotate_on_a_dask_cluster(cli, bundles, tmp_path):
-    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("distributed")
     local, on_dask = tmp_path / "local.json", tmp_path / "dask.json"
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None)
+    cluster = local_cluster(n_workers=1, threads_per_worker=2, processes=False)
     with cluster, served(create_app(RegexPhi())) as url:
         assert cli("annotate", "--tool", url, "--notes", bundles, "--out", local).exit_code == 0
         args = ("--executor", "dask", "--scheduler", cluster.scheduler_address, "--batch-size", "2")

@@ -11,15 +11,14 @@ from __future__ import annotations
 import pytest
 
 from tests.platform.test_worker import run_worker, shown, submit
+from tests.toolkit import local_cluster
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
-    ) as local:
+    with local_cluster(n_workers=2, threads_per_worker=1, processes=False) as local:
         yield local
 
 

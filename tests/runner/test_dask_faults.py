@@ -53,9 +53,14 @@ def scheduler(tmp_path_factory):
     stop(process)
 
 
+#: No dashboard, and the HTTP server every scheduler and worker still starts on 127.0.0.1 and a free port (by
+#: default it takes 8787, or the next free one, on every interface)
+NO_DASHBOARD = ("--no-dashboard", "--dashboard-address", "127.0.0.1:0")
+
+
 def start_scheduler(path: Path, **config: str) -> subprocess.Popen:
     """A scheduler writing its address to ``path``; ``config`` is Dask configuration (environment variables)."""
-    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+    command = ["-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", *NO_DASHBOARD]
     process = spawn([*command, "--scheduler-file", str(path)], config)
     deadline = time.monotonic() + 60
     while not path.exists() or not path.read_text().strip():
@@ -66,7 +71,7 @@ def start_scheduler(path: Path, **config: str) -> subprocess.Popen:
 
 def start_worker(path: Path) -> subprocess.Popen:
     command = ["-m", "distributed.cli.dask_worker", "--scheduler-file", str(path), "--no-nanny"]
-    return spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"])
+    return spawn([*command, "--nthreads", "1", "--host", "127.0.0.1", *NO_DASHBOARD])
 
 
 def wait_for_workers(path: Path, n: int) -> None:

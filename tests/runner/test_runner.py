@@ -14,7 +14,7 @@ from nlpbench.model import Document
 from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
 from nlpbench.runner.client import note_identifier
 from nlpbench.runner.run import new_event_loop
-from tests.toolkit import DatesOnly, RegexPhi, served
+from tests.toolkit import DatesOnly, RegexPhi, local_cluster, served
 
 FAST = RetryPolicy(retries=3, backoff=0.01)
 TEXTS = [
@@ -292,8 +292,8 @@ def test_note_ids_the_schema_refuses_are_sent_as_valid_ones(tool):
 
 @pytest.fixture(scope="module")
 def dask_scheduler():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    pytest.importorskip("distributed")
+    with local_cluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
         yield cluster.scheduler_address
 
 
