@@ -97,7 +97,8 @@ def records_json(
         .where(Note.fhir_store_id == store.id)
         .order_by(Note.identifier, AnnotationRecord.identifier)
     )
-    yield from session.execute(query.execution_options(yield_per=batch)).tuples()
+    # a Row is a tuple (SQLAlchemy 2.1 deprecates Result.tuples())
+    yield from session.execute(query.execution_options(yield_per=batch))
 
 
 def content_hash(session: Session, dataset: str) -> str:
