@@ -1,0 +1,207 @@
+"""The one-to-one matchings of :mod:`nlpbench.metrics.ner` (greedy, optimal) for many documents at once.
+
+A matching of :data:`~nlpbench.metrics.ner.BY_GROUP` decides each overlap group
+on its own (:class:`~nlpbench.metrics.ner.GroupRule`), and a document's counts
+by label are the same matching run on each label's entities alone. So every
+entity of a batch is a row twice, once in the *slice* of its document and once
+in the slice of its document and label, and within a slice:
+
+- rows sorted by start form a group until a row starts at or after the
+  furthest end so far (``reach``): entities that overlap share a group;
+- a group with one side empty counts each gold entity MIS and each predicted
+  one SPU, in every scheme;
+- a group of one gold and one predicted entity is settled by the rule's formula
+  over whole columns (overlap, same boundaries, same type, sufficient overlap);
+- any larger group is scored by the rule's ``scheme_counts``, in plain Python,
+  each side in reading order.
+
+A slice's counts are the sums of its groups'; those of a document's slice are
+its counts, those of its label slices add up to the batch's counts by label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from nlpbench.metrics.ner import SCHEMES, Entity, GroupRule, NerCounts, SemEval
+from nlpbench.model import EntityColumns
+
+#: The counts of a scheme, in the order of :class:`~nlpbench.metrics.ner.SemEval`.
+KINDS = ("cor", "inc", "par", "mis", "spu")
+COR, INC, PAR, MIS, SPU = range(len(KINDS))
+_STRICT, _EXACT, _PARTIAL, _TYPE = (SCHEMES.index(s) for s in ("strict", "exact", "partial", "type"))
+
+
+@dataclass
+class BatchCounts:
+    """Counts of one batch: ``documents[i, s, k]`` is kind ``k`` (:data:`KINDS`) of scheme ``s``
+    (:data:`~nlpbench.metrics.ner.SCHEMES`) in document ``i``; ``labels[label]`` the same for a label,
+    summed over the batch's documents, for every label of the batch."""
+
+    documents: np.ndarray
+    labels: dict[str, np.ndarray]
+
+    def document(self, index: int) -> list[SemEval]:
+        """Document ``index``'s counts, a :class:`~nlpbench.metrics.ner.SemEval` per scheme."""
+        return [SemEval(*row) for row in self.documents[index].tolist()]
+
+    def total(self) -> NerCounts:
+        """The batch's counts by scheme and label (label None: every entity)."""
+        counts: dict[tuple[str, str | None], SemEval] = {}
+        for label, table in [(None, self.documents.sum(axis=0)), *self.labels.items()]:
+            counts.update({(scheme, label): SemEval(*row) for scheme, row in zip(SCHEMES, table.tolist(), strict=True)})
+        return NerCounts(counts)
+
+
+@dataclass
+class _Rows:
+    """Entities of a batch as columns: side (0 gold, 1 predicted), slice, start, end, label code, and the
+    position in its document's side (its reading order)."""
+
+    side: np.ndarray
+    slice: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    label: np.ndarray
+    position: np.ndarray
+
+    def take(self, index: np.ndarray) -> _Rows:
+        return _Rows(*(column[index] for column in vars(self).values()))
+
+
+def batch_counts(pairs: Sequence[tuple[EntityColumns, EntityColumns]], rule: GroupRule) -> BatchCounts:
+    """The counts of each ``(gold, predicted)`` pair of documents, and by label, under ``rule``."""
+    names = sorted(set(chain.from_iterable(columns.labels for pair in pairs for columns in pair)))
+    documents = np.zeros((len(pairs), len(SCHEMES), len(KINDS)), np.int64)
+    if not names:
+        return BatchCounts(documents, {})
+    rows, slice_doc, slice_label = _sliced(pairs, {name: code for code, name in enumerate(names)})
+    group = _groups(rows)
+    counts = _group_counts(rows, group, rule, names)
+    first_group = np.flatnonzero(np.diff(group, prepend=-1))  # groups are numbered in slice order
+    group_slice = rows.slice[first_group]
+    starts = np.flatnonzero(np.diff(group_slice, prepend=-1))
+    by_slice = np.add.reduceat(counts, starts, axis=0)  # every slice has a group
+    whole = slice_label < 0
+    documents[slice_doc[whole]] = by_slice[whole]
+    by_label = np.zeros((len(names), len(SCHEMES), len(KINDS)), np.int64)
+    np.add.at(by_label, slice_label[~whole], by_slice[~whole])
+    return BatchCounts(documents, dict(zip(names, by_label, strict=True)))
+
+
+def _column(pairs: Sequence[tuple[EntityColumns, EntityColumns]], side: int, field: str) -> list:
+    return list(chain.from_iterable(getattr(pair[side], field) for pair in pairs))
+
+
+def _sliced(
+    pairs: Sequence[tuple[EntityColumns, EntityColumns]], codes: dict[str, int]
+) -> tuple[_Rows, np.ndarray, np.ndarray]:
+    """Every entity as a row of its document's slice and of its document and label's slice, sorted by slice
+    and start; and each slice's document and label code (-1: the whole document). A slice is numbered
+    ``document · (labels + 1) + label code + 1`` and then by rank, so the numbers stay few."""
+    sides = []
+    for side in (0, 1):
+        sizes = np.array([len(pair[side]) for pair in pairs], np.int64)
+        total = int(sizes.sum())
+        first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        sides.append(
+            (
+                np.full(total, side, np.int8),
+                np.repeat(np.arange(len(pairs), dtype=np.int64), sizes),
+                np.array(_column(pairs, side, "starts"), np.int64).reshape(total),
+                np.array(_column(pairs, side, "ends"), np.int64).reshape(total),
+                np.fromiter(map(codes.__getitem__, _column(pairs, side, "labels")), np.int64, total),
+                np.arange(total, dtype=np.int64) - first,
+            )
+        )
+    side, doc, start, end, label, position = (np.concatenate(parts) for parts in zip(*sides, strict=True))
+    width = len(codes) + 1
+    keys = np.concatenate((doc * width, doc * width + label + 1))
+    numbers, slices = np.unique(keys, return_inverse=True)
+    rows = _Rows(np.tile(side, 2), slices.reshape(-1), *(np.tile(c, 2) for c in (start, end, label, position)))
+    rows = rows.take(np.lexsort((rows.start, rows.slice)))
+    return rows, numbers // width, numbers % width - 1
+
+
+def _groups(rows: _Rows) -> np.ndarray:
+    """The overlap group of each row (rows sorted by slice and start), numbered from 0 in row order.
+
+    A row opens a group when its start is at or past the furthest end of the rows before it in its slice.
+    Coordinates are replaced by their ranks, so that ``slice · ranks + rank`` orders slices first and the
+    running maximum of ends never carries over from one slice to the next.
+    """
+    ranks, coordinates = np.unique(np.concatenate((rows.start, rows.end)), return_inverse=True)
+    start_rank, end_rank = coordinates.reshape(2, -1)
+    base = rows.slice.astype(np.int64) * len(ranks)
+    reach = np.maximum.accumulate(base + end_rank)
+    opens = np.ones(len(reach), bool)
+    opens[1:] = base[1:] + start_rank[1:] >= reach[:-1]
+    return np.cumsum(opens) - 1
+
+
+def _group_counts(rows: _Rows, group: np.ndarray, rule: GroupRule, names: list[str]) -> np.ndarray:
+    """Each group's counts, ``(groups, schemes, kinds)``."""
+    groups = int(group[-1]) + 1
+    gold = rows.side == 0
+    n_gold = np.bincount(group[gold], minlength=groups)
+    n_pred = np.bincount(group[~gold], minlength=groups)
+    counts = np.zeros((groups, len(SCHEMES), len(KINDS)), np.int64)
+    one_sided = (n_gold == 0) | (n_pred == 0)
+    counts[one_sided, :, MIS] = n_gold[one_sided, None]
+    counts[one_sided, :, SPU] = n_pred[one_sided, None]
+    single = (n_gold == 1) & (n_pred == 1)
+    in_single = single[group]
+    counts[single] = _settled(rows.take(in_single & gold), rows.take(in_single & ~gold), rule.min_overlap_percent)
+    larger = ~one_sided & ~single
+    if larger.any():
+        counts[larger] = _scored(rows.take(larger[group]), group[larger[group]], rule, names)
+    return counts
+
+
+def _settled(gold: _Rows, pred: _Rows, min_overlap_percent: float | None) -> np.ndarray:
+    """The counts of groups of one gold and one predicted entity (row ``i`` of each side in group ``i``),
+    by :class:`~nlpbench.metrics.ner.GroupRule`'s formula."""
+    overlap = (gold.start < pred.end) & (pred.start < gold.end)
+    same_bounds = overlap & (gold.start == pred.start) & (gold.end == pred.end)
+    same_type = gold.label == pred.label
+    sufficient = overlap
+    if min_overlap_percent is not None:
+        shared = np.minimum(gold.end, pred.end) - np.maximum(gold.start, pred.start)
+        ratio = np.divide(shared, gold.end - gold.start, out=np.zeros(len(shared)), where=overlap)
+        sufficient = overlap & (ratio * 100.0 >= min_overlap_percent)
+    counts = np.zeros((len(overlap), len(SCHEMES), len(KINDS)), np.int64)
+    for scheme, cor in (
+        (_STRICT, same_bounds & same_type),
+        (_EXACT, same_bounds),
+        (_PARTIAL, same_bounds),
+        (_TYPE, sufficient & same_type),
+    ):
+        weak = sufficient & ~cor
+        unmatched = ~(cor | weak)
+        counts[:, scheme, COR] = cor
+        counts[:, scheme, PAR if scheme == _PARTIAL else INC] = weak
+        counts[:, scheme, MIS] = unmatched
+        counts[:, scheme, SPU] = unmatched
+    return counts
+
+
+def _scored(rows: _Rows, group: np.ndarray, rule: GroupRule, names: list[str]) -> np.ndarray:
+    """The counts of larger groups, each scored by ``rule.scheme_counts`` on its entities in reading order."""
+    order = np.lexsort((rows.position, rows.side, group))
+    members: dict[int, tuple[list[Entity], list[Entity]]] = {}
+    for number, side, start, end, label in zip(
+        *(column[order].tolist() for column in (group, rows.side, rows.start, rows.end, rows.label)),
+        strict=True,
+    ):
+        members.setdefault(number, ([], []))[side].append(Entity(start, end, names[label]))
+    return np.array(
+        [
+            [[getattr(rule.scheme_counts(gold, pred, scheme), kind) for kind in KINDS] for scheme in SCHEMES]
+            for gold, pred in members.values()
+        ],
+        np.int64,
+    ).reshape(-1, len(SCHEMES), len(KINDS))
