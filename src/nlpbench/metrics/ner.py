@@ -309,16 +309,21 @@ class GroupRule:
 
     A prediction only ever takes a gold entity it overlaps, so the groups that no overlap connects
     (:func:`_overlap_groups`) are matched independently and their counts add up: ``scheme_counts(gold,
-    pred, scheme)`` scores one group (each side in its order). A group of one gold and one predicted
-    entity is settled by a formula: in ``type``, COR when they overlap *sufficiently* and share their
-    type, INC when they overlap sufficiently with another type; in the other schemes COR when their
-    boundaries match (and, for ``strict``, their type), else INC (PAR) when they overlap sufficiently;
-    else the prediction is SPU and the gold entity MIS. *Sufficiently* is ``shared / gold length · 100 ≥
-    min_overlap_percent`` (nervaluate's test), or any overlap when ``min_overlap_percent`` is None.
+    pred, scheme)`` scores one group (each side in its order). A group of one gold entity is settled by
+    a formula. Each prediction *may take* the gold entity as COR or as INC (PAR in ``partial``): in
+    ``type``, COR when they overlap *sufficiently* and share their type, INC when they overlap
+    sufficiently with another type; in the other schemes COR when their boundaries match (and, for
+    ``strict``, their type), else INC when they overlap sufficiently. *Sufficiently* is ``shared / gold
+    length · 100 ≥ min_overlap_percent`` (nervaluate's test), or any overlap when
+    ``min_overlap_percent`` is None. With ``in_order`` the first prediction (in reading order) that may
+    take it takes it, as it may (the greedy matching); without, a prediction that may take it as COR
+    does, else one that may as INC (the optimal one). Every other prediction is SPU; the gold entity is
+    MIS when none takes it.
     """
 
     scheme_counts: Callable[[Sequence[Entity], Sequence[Entity], str], SemEval]
     min_overlap_percent: float | None
+    in_order: bool
 
 
 def _greedy_group(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str) -> SemEval:
@@ -327,8 +332,8 @@ def _greedy_group(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str) -
 
 #: The matchers that decide each overlap group on its own, and how.
 BY_GROUP: Mapping[Matcher, GroupRule] = {
-    match_greedy: GroupRule(_greedy_group, MIN_OVERLAP_PERCENT),
-    match_optimal: GroupRule(_optimal_scheme, None),
+    match_greedy: GroupRule(_greedy_group, MIN_OVERLAP_PERCENT, in_order=True),
+    match_optimal: GroupRule(_optimal_scheme, None, in_order=False),
 }
 
 

@@ -10,8 +10,10 @@ in the slice of its document and label, and within a slice:
   furthest end so far (``reach``): entities that overlap share a group;
 - a group with one side empty counts each gold entity MIS and each predicted
   one SPU, in every scheme;
-- a group of one gold and one predicted entity is settled by the rule's formula
-  over whole columns (overlap, same boundaries, same type, sufficient overlap);
+- a group of one gold entity is settled by the rule's formula over whole
+  columns: what each prediction may take it as (overlap, same boundaries, same
+  type, sufficient overlap), then which one takes it (the first in reading
+  order, or the best);
 - any larger group is scored by the rule's ``scheme_counts``, in plain Python,
   each side in reading order.
 
@@ -33,7 +35,7 @@ from nlpbench.model import EntityColumns
 #: The counts of a scheme, in the order of :class:`~nlpbench.metrics.ner.SemEval`.
 KINDS = ("cor", "inc", "par", "mis", "spu")
 COR, INC, PAR, MIS, SPU = range(len(KINDS))
-_STRICT, _EXACT, _PARTIAL, _TYPE = (SCHEMES.index(s) for s in ("strict", "exact", "partial", "type"))
+_PARTIAL = SCHEMES.index("partial")
 
 
 @dataclass
@@ -153,18 +155,50 @@ def _group_counts(rows: _Rows, group: np.ndarray, rule: GroupRule, names: list[s
     one_sided = (n_gold == 0) | (n_pred == 0)
     counts[one_sided, :, MIS] = n_gold[one_sided, None]
     counts[one_sided, :, SPU] = n_pred[one_sided, None]
-    single = (n_gold == 1) & (n_pred == 1)
-    in_single = single[group]
-    counts[single] = _settled(rows.take(in_single & gold), rows.take(in_single & ~gold), rule.min_overlap_percent)
-    larger = ~one_sided & ~single
+    one_gold = (n_gold == 1) & (n_pred > 0)
+    in_one = one_gold[group]
+    taken = _taken(rows.take(in_one & gold), rows.take(in_one & ~gold), group[in_one & ~gold], rule, groups)
+    for scheme, (cor, weak) in enumerate(taken):
+        matched = cor | weak
+        counts[one_gold, scheme, COR] = cor[one_gold]
+        counts[one_gold, scheme, PAR if scheme == _PARTIAL else INC] = weak[one_gold]
+        counts[one_gold, scheme, MIS] = ~matched[one_gold]
+        counts[one_gold, scheme, SPU] = n_pred[one_gold] - matched[one_gold]
+    larger = ~one_sided & ~one_gold
     if larger.any():
         counts[larger] = _scored(rows.take(larger[group]), group[larger[group]], rule, names)
     return counts
 
 
-def _settled(gold: _Rows, pred: _Rows, min_overlap_percent: float | None) -> np.ndarray:
-    """The counts of groups of one gold and one predicted entity (row ``i`` of each side in group ``i``),
-    by :class:`~nlpbench.metrics.ner.GroupRule`'s formula."""
+def _taken(
+    gold: _Rows, pred: _Rows, pred_group: np.ndarray, rule: GroupRule, groups: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For groups of one gold entity (``gold``, one row per group in group order) and their predictions:
+    per scheme, whether the gold entity is taken as COR and whether as INC (PAR), by group
+    (:class:`~nlpbench.metrics.ner.GroupRule`'s formula)."""
+    order = np.lexsort((pred.position, pred_group))  # each group's predictions in reading order
+    pred, pred_group = pred.take(order), pred_group[order]
+    gold_group = np.flatnonzero(np.bincount(pred_group, minlength=groups))
+    facing = gold.take(np.searchsorted(gold_group, pred_group))  # each prediction's gold entity
+    taken = []
+    for cor, weak in _may_take(facing, pred, rule.min_overlap_percent):
+        by_group_cor, by_group_weak = np.zeros(groups, bool), np.zeros(groups, bool)
+        if rule.in_order:
+            able = np.flatnonzero(cor | weak)
+            first = able[np.unique(pred_group[able], return_index=True)[1]]
+            by_group_cor[pred_group[first]] = cor[first]
+            by_group_weak[pred_group[first]] = weak[first]
+        else:
+            by_group_cor[pred_group[cor]] = True
+            by_group_weak[pred_group[weak]] = True
+            by_group_weak &= ~by_group_cor
+        taken.append((by_group_cor, by_group_weak))
+    return taken
+
+
+def _may_take(gold: _Rows, pred: _Rows, min_overlap_percent: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per scheme, whether each prediction may take the gold entity facing it (row ``i`` of each side) as
+    COR, and whether as INC (PAR), by :class:`~nlpbench.metrics.ner.GroupRule`'s formula."""
     overlap = (gold.start < pred.end) & (pred.start < gold.end)
     same_bounds = overlap & (gold.start == pred.start) & (gold.end == pred.end)
     same_type = gold.label == pred.label
@@ -173,20 +207,13 @@ def _settled(gold: _Rows, pred: _Rows, min_overlap_percent: float | None) -> np.
         shared = np.minimum(gold.end, pred.end) - np.maximum(gold.start, pred.start)
         ratio = np.divide(shared, gold.end - gold.start, out=np.zeros(len(shared)), where=overlap)
         sufficient = overlap & (ratio * 100.0 >= min_overlap_percent)
-    counts = np.zeros((len(overlap), len(SCHEMES), len(KINDS)), np.int64)
-    for scheme, cor in (
-        (_STRICT, same_bounds & same_type),
-        (_EXACT, same_bounds),
-        (_PARTIAL, same_bounds),
-        (_TYPE, sufficient & same_type),
-    ):
-        weak = sufficient & ~cor
-        unmatched = ~(cor | weak)
-        counts[:, scheme, COR] = cor
-        counts[:, scheme, PAR if scheme == _PARTIAL else INC] = weak
-        counts[:, scheme, MIS] = unmatched
-        counts[:, scheme, SPU] = unmatched
-    return counts
+    by_scheme = {
+        "strict": same_bounds & same_type,
+        "exact": same_bounds,
+        "partial": same_bounds,
+        "type": sufficient & same_type,
+    }
+    return [(by_scheme[scheme], sufficient & ~by_scheme[scheme]) for scheme in SCHEMES]
 
 
 def _scored(rows: _Rows, group: np.ndarray, rule: GroupRule, names: list[str]) -> np.ndarray:

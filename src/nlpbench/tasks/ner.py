@@ -191,7 +191,8 @@ def _score_documents(gold_docs, pred_docs, run: _Run) -> None:
     for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
         if not run.coverage.admit(doc_id, gold_doc is not None, pred_doc is not None):
             continue
-        gold_doc, pred_doc = _alike(gold_doc), _alike(pred_doc) if _untokenized(gold_doc, pred_doc) else pred_doc
+        if _untokenized(gold_doc, pred_doc):
+            gold_doc, pred_doc = _alike(gold_doc), _alike(pred_doc)
         unit_tokens = _shared_tokens(gold_doc, pred_doc)
         gold = _entities(gold_doc, unit_tokens, run, gold=True)
         pred = _entities(pred_doc, unit_tokens, run, gold=False)
