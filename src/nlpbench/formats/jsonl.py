@@ -63,7 +63,7 @@ from nlpbench.model import (
 )
 
 
-def records(path: Source, line_type: type[msgspec.Struct] | None = None) -> Iterator[tuple[str, Any]]:
+def records(path: Source, line_type: type[_Identified] | None = None) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file.
 
     Keys not read are ignored; a key written twice in a line is an error. With ``line_type`` (a struct
@@ -73,7 +73,7 @@ def records(path: Source, line_type: type[msgspec.Struct] | None = None) -> Iter
     seen: set[str] = set()
     for where, record in jsonstream.json_lines(path, line_type):
         if line_type is not None and isinstance(record, line_type):
-            doc_id = record.id  # a string of one character or more
+            doc_id = record.id
         elif not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
             raise InputError("each line must be an object with a string id", path, where)
         else:
@@ -198,6 +198,12 @@ def _read_record(record: dict[str, Any], path: Source, where: str) -> Document:
 _Label = Annotated[str, msgspec.Meta(min_length=1)]
 
 
+class _Identified(msgspec.Struct, gc=False):
+    """A line decoded into a struct: its id, a string of one character or more."""
+
+    id: _Label
+
+
 class _PlainEntity(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """An entity of :class:`_TokensLine`: integers (not booleans) and a label; any other key is refused."""
 
@@ -206,12 +212,11 @@ class _PlainEntity(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     label: _Label
 
 
-class _TokensLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class _TokensLine(_Identified, forbid_unknown_fields=True, gc=False):
     """A line :func:`read_entities` decodes in one go: an id, tokens (strings of one character or more) and
     plain entities, nothing else; every field is required, so that the line checks its own keys
     (:func:`~nlpbench.formats.jsonstream.typed`)."""
 
-    id: _Label
     tokens: list[_Label]
     entities: list[_PlainEntity]
 

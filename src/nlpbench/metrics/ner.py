@@ -424,7 +424,9 @@ def kept(columns: EntityColumns, labels: Collection[str] | None) -> EntityColumn
     if labels is None:
         return columns
     keep = [label in labels for label in columns.labels]
-    return EntityColumns(*(list(compress(column, keep)) for column in (columns.starts, columns.ends, columns.labels)))
+    return EntityColumns(
+        list(compress(columns.starts, keep)), list(compress(columns.ends, keep)), list(compress(columns.labels, keep))
+    )
 
 
 def score_entities(

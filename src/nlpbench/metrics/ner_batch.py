@@ -106,17 +106,17 @@ def _sliced(
     and start; and each slice's document and label code (-1: the whole document). A slice is numbered
     ``document · (labels + 1) + label code + 1`` and then by rank, so the numbers stay few."""
     sides = []
-    for side in (0, 1):
-        sizes = np.array([len(pair[side]) for pair in pairs], np.int64)
+    for which in (0, 1):
+        sizes = np.array([len(pair[which]) for pair in pairs], np.int64)
         total = int(sizes.sum())
         first = np.repeat(np.cumsum(sizes) - sizes, sizes)
         sides.append(
             (
-                np.full(total, side, np.int8),
+                np.full(total, which, np.int8),
                 np.repeat(np.arange(len(pairs), dtype=np.int64), sizes),
-                np.array(_column(pairs, side, "starts"), np.int64).reshape(total),
-                np.array(_column(pairs, side, "ends"), np.int64).reshape(total),
-                np.fromiter(map(codes.__getitem__, _column(pairs, side, "labels")), np.int64, total),
+                np.array(_column(pairs, which, "starts"), np.int64).reshape(total),
+                np.array(_column(pairs, which, "ends"), np.int64).reshape(total),
+                np.fromiter(map(codes.__getitem__, _column(pairs, which, "labels")), np.int64, total),
                 np.arange(total, dtype=np.int64) - first,
             )
         )
