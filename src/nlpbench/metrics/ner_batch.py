@@ -51,12 +51,31 @@ class BatchCounts:
         """Document ``index``'s counts, a :class:`~nlpbench.metrics.ner.SemEval` per scheme."""
         return [SemEval(*row) for row in self.documents[index].tolist()]
 
+    def document_fields(self) -> list[list[tuple[int, ...]]]:
+        """Per document, per scheme: COR, INC, PAR, MIS, SPU, POSSIBLE, ACTUAL, precision, recall and F1,
+        by :class:`~nlpbench.metrics.ner.SemEval`'s formulas over whole columns (the same operations in the
+        same order, so the same floats): POSSIBLE = COR + INC + PAR + MIS, ACTUAL = COR + INC + PAR + SPU,
+        P = (COR + ½·PAR) / ACTUAL, R = (COR + ½·PAR) / POSSIBLE, F1 = 2·P·R / (P + R), 0 on a zero denominator.
+        """
+        cor, inc, par, mis, spu = (self.documents[..., kind] for kind in range(len(KINDS)))
+        possible, actual = cor + inc + par + mis, cor + inc + par + spu
+        credit = cor + 0.5 * par
+        precision, recall = _ratio(credit, actual), _ratio(credit, possible)
+        f1 = _ratio(2 * precision * recall, precision + recall)
+        columns = (cor, inc, par, mis, spu, possible, actual, precision, recall, f1)
+        return [list(zip(*by_scheme, strict=True)) for by_scheme in zip(*(c.tolist() for c in columns), strict=True)]
+
     def total(self) -> NerCounts:
         """The batch's counts by scheme and label (label None: every entity)."""
         counts: dict[tuple[str, str | None], SemEval] = {}
         for label, table in [(None, self.documents.sum(axis=0)), *self.labels.items()]:
             counts.update({(scheme, label): SemEval(*row) for scheme, row in zip(SCHEMES, table.tolist(), strict=True)})
         return NerCounts(counts)
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator``, 0.0 where the denominator is 0 (:func:`~nlpbench.metrics.counts.safe_div`)."""
+    return np.divide(numerator, denominator, out=np.zeros(numerator.shape), where=denominator != 0)
 
 
 @dataclass
@@ -157,42 +176,42 @@ def _group_counts(rows: _Rows, group: np.ndarray, rule: GroupRule, names: list[s
     counts[one_sided, :, SPU] = n_pred[one_sided, None]
     one_gold = (n_gold == 1) & (n_pred > 0)
     in_one = one_gold[group]
-    taken = _taken(rows.take(in_one & gold), rows.take(in_one & ~gold), group[in_one & ~gold], rule, groups)
+    one = np.flatnonzero(one_gold)
+    taken = _taken(rows.take(in_one & gold), rows.take(in_one & ~gold), group[in_one & ~gold], rule)
+    settled = np.zeros((len(one), len(SCHEMES), len(KINDS)), np.int64)
     for scheme, (cor, weak) in enumerate(taken):
         matched = cor | weak
-        counts[one_gold, scheme, COR] = cor[one_gold]
-        counts[one_gold, scheme, PAR if scheme == _PARTIAL else INC] = weak[one_gold]
-        counts[one_gold, scheme, MIS] = ~matched[one_gold]
-        counts[one_gold, scheme, SPU] = n_pred[one_gold] - matched[one_gold]
+        settled[:, scheme, COR] = cor
+        settled[:, scheme, PAR if scheme == _PARTIAL else INC] = weak
+        settled[:, scheme, MIS] = ~matched
+        settled[:, scheme, SPU] = n_pred[one] - matched
+    counts[one] = settled
     larger = ~one_sided & ~one_gold
     if larger.any():
         counts[larger] = _scored(rows.take(larger[group]), group[larger[group]], rule, names)
     return counts
 
 
-def _taken(
-    gold: _Rows, pred: _Rows, pred_group: np.ndarray, rule: GroupRule, groups: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
+def _taken(gold: _Rows, pred: _Rows, pred_group: np.ndarray, rule: GroupRule) -> list[tuple[np.ndarray, np.ndarray]]:
     """For groups of one gold entity (``gold``, one row per group in group order) and their predictions:
-    per scheme, whether the gold entity is taken as COR and whether as INC (PAR), by group
+    per scheme, whether each group's gold entity is taken as COR and whether as INC (PAR)
     (:class:`~nlpbench.metrics.ner.GroupRule`'s formula)."""
     order = np.lexsort((pred.position, pred_group))  # each group's predictions in reading order
     pred, pred_group = pred.take(order), pred_group[order]
-    gold_group = np.flatnonzero(np.bincount(pred_group, minlength=groups))
-    facing = gold.take(np.searchsorted(gold_group, pred_group))  # each prediction's gold entity
+    facing = np.cumsum(np.diff(pred_group, prepend=-1) > 0) - 1  # the group of each prediction, from 0
     taken = []
-    for cor, weak in _may_take(facing, pred, rule.min_overlap_percent):
-        by_group_cor, by_group_weak = np.zeros(groups, bool), np.zeros(groups, bool)
+    for cor, weak in _may_take(gold.take(facing), pred, rule.min_overlap_percent):
+        group_cor, group_weak = np.zeros(len(gold.start), bool), np.zeros(len(gold.start), bool)
         if rule.in_order:
             able = np.flatnonzero(cor | weak)
-            first = able[np.unique(pred_group[able], return_index=True)[1]]
-            by_group_cor[pred_group[first]] = cor[first]
-            by_group_weak[pred_group[first]] = weak[first]
+            first = able[np.unique(facing[able], return_index=True)[1]]
+            group_cor[facing[first]] = cor[first]
+            group_weak[facing[first]] = weak[first]
         else:
-            by_group_cor[pred_group[cor]] = True
-            by_group_weak[pred_group[weak]] = True
-            by_group_weak &= ~by_group_cor
-        taken.append((by_group_cor, by_group_weak))
+            group_cor[facing[cor]] = True
+            group_weak[facing[weak]] = True
+            group_weak &= ~group_cor
+        taken.append((group_cor, group_weak))
     return taken
 
 

@@ -15,7 +15,7 @@ predicted one spurious, and both are reported.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import cast
@@ -107,12 +107,12 @@ class _Run:
 
             batch = batch_counts([(gold, pred) for _, gold, pred in self.pending], rule)
             self.total += batch.total()
-            for index, (doc_id, _, _) in enumerate(self.pending):
-                self._rows(doc_id, batch.document(index))
+            for (doc_id, _, _), by_scheme in zip(self.pending, batch.document_fields(), strict=True):
+                self._rows(doc_id, by_scheme)
         self.pending.clear()
         self.pending_entities = 0
 
-    def _rows(self, doc_id: str, by_scheme: list[SemEval]) -> None:
+    def _rows(self, doc_id: str, by_scheme: Sequence[SemEval | tuple]) -> None:
         for scheme, counts in zip(SCHEMES, by_scheme, strict=True):
             self.per_document.append({"document": doc_id, "metric": scheme, **_fields(counts, self.profile)})
         if self.on_document:
@@ -352,19 +352,19 @@ def _located(
 # --- rows and warnings -------------------------------------------------------------------------------------------
 
 
-def _fields(counts: SemEval, profile: NerProfile) -> Row:
-    return {
-        "cor": counts.cor,
-        "inc": counts.inc,
-        "par": counts.par,
-        "mis": counts.mis,
-        "spu": counts.spu,
-        "possible": counts.possible,
-        "actual": counts.actual,
-        "precision": profile.value(counts.precision),
-        "recall": profile.value(counts.recall),
-        "f1": profile.value(counts.f1),
-    }
+#: The fields of a row, in order: its counts, then its values.
+_COUNTS = ("cor", "inc", "par", "mis", "spu", "possible", "actual")
+_VALUES = ("precision", "recall", "f1")
+
+
+def _fields(counts: SemEval | tuple, profile: NerProfile) -> Row:
+    """A row's counts and values: of a :class:`~nlpbench.metrics.ner.SemEval`, or given in the order of
+    :data:`_COUNTS` and :data:`_VALUES` (:meth:`~nlpbench.metrics.ner_batch.BatchCounts.document_fields`)."""
+    if isinstance(counts, SemEval):
+        counts = tuple(getattr(counts, name) for name in _COUNTS + _VALUES)
+    row: Row = dict(zip(_COUNTS, counts[: len(_COUNTS)], strict=True))
+    row.update(zip(_VALUES, map(profile.value, counts[len(_COUNTS) :]), strict=True))
+    return row
 
 
 def _score_rows(run: _Run) -> list[Row]:
