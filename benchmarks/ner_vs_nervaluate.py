@@ -2,8 +2,8 @@
 
     python benchmarks/ner_vs_nervaluate.py [--documents 2000] [--seed 13] [--rounds 3] [--before SRC]
 
-Writes a gold and a predicted JSONL file (tokens, entities) into a temporary
-directory, scores them with ``score_ner`` under the ``nervaluate`` and
+Writes a gold and a predicted JSONL file (tokens, every tenth one non-ASCII,
+holding a colon or a JSON escape; entities) into a temporary directory, scores them with ``score_ner`` under the ``nervaluate`` and
 ``standard`` profiles (reading and checking both files included), with the
 ``nervaluate`` matching alone on the entities in memory, and gives
 nervaluate's ``Evaluator`` the same entities in memory. Each runs once before
@@ -75,11 +75,17 @@ def corpus(documents: int, seed: int) -> list[tuple[int, list[dict], list[dict]]
     return docs
 
 
+#: Every tenth token is one of these, as clinical notes hold them: non-ASCII (written as UTF-8), a colon, and
+#: the quote and backslash JSON escapes.
+ODD_TOKENS = ("é", "naïve", "µg", "T:", '"', "\\", "mg/dL", "Ø")
+
+
 def write(path: Path, docs, side: int) -> None:
-    with open(path, "w") as handle:
+    with open(path, "w", encoding="utf-8") as handle:
         for i, doc in enumerate(docs):
-            tokens = [f"w{n}" for n in range(doc[0])]
-            handle.write(json.dumps({"id": f"d{i}", "tokens": tokens, "entities": doc[side]}) + "\n")
+            tokens = [ODD_TOKENS[n // 10 % len(ODD_TOKENS)] if n % 10 == 9 else f"w{n}" for n in range(doc[0])]
+            record = {"id": f"d{i}", "tokens": tokens, "entities": doc[side]}
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def inclusive(entities: list[dict]) -> list[dict]:
