@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from nlpbench import formats
 from nlpbench.errors import InputError
+from nlpbench.files import MAX_LINE
 from nlpbench.formats import jsonl
 from nlpbench.model import Document, EntityColumns, TokenDocument
 from tests.formats.helpers import note
@@ -203,3 +204,41 @@ def test_read_entities_gives_lines_of_tokens_as_columns(tmp_path):
     assert isinstance(tokens, TokenDocument) and tokens.entities == EntityColumns([0], [2], ["PER"])
     assert tokens.document() == next(iter(formats.get("jsonl").read(path)))
     assert isinstance(text, Document) and isinstance(with_relations, Document)
+
+
+TOKENS_LINE = '{"id": "d", "tokens": ["a", "b"], "entities": [{"start": 0, "end": 1, "label": "X"%s}]%s}'
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        (TOKENS_LINE % ("", "")).encode(),
+        b"\xef\xbb\xbf" + (TOKENS_LINE % ("", "")).encode(),  # a byte order mark
+        (TOKENS_LINE % (', "attributes": ' + "[" * 200 + "]" * 200, "")).encode(),  # too deep
+        (TOKENS_LINE % ("", ', "relations": ' + "[" * 200 + "]" * 200)).encode(),
+        (TOKENS_LINE % (', "label": "Y"', "")).encode(),  # a key written twice, in an entity
+        (TOKENS_LINE % ("", ', "id": "e"')).encode(),
+        (TOKENS_LINE % ("", "")).replace('"a"', '"\\u003a"').encode(),  # a colon as an escape
+        (TOKENS_LINE % ("", ', "id": "e"')).replace('"a"', '"\\u003a"').encode(),
+        (TOKENS_LINE % ("", "")).replace('"a"', '"\\ud800"').encode(),  # a lone surrogate
+        (TOKENS_LINE % ("", "")).encode().replace(b'"a"', b'"\xff"'),  # not UTF-8
+        (TOKENS_LINE % ("", "")).replace('"a"', '"' + "a" * MAX_LINE + '"').encode(),  # a line too long
+    ],
+    ids=[
+        "plain",
+        "bom",
+        "deep-entity",
+        "deep-line",
+        "repeated-in-entity",
+        "repeated-id",
+        "escaped-colon",
+        "escaped-colon-and-repeat",
+        "lone-surrogate",
+        "not-utf8",
+        "too-long",
+    ],
+)
+def test_read_entities_keeps_every_bound_of_read(tmp_path, data):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data + b"\n")
+    assert outcome(jsonl.read_entities, path) == outcome(formats.get("jsonl").read, path)
