@@ -3,9 +3,9 @@
     python benchmarks/ner_vs_nervaluate.py [--documents 2000] [--seed 13] [--rounds 3] [--before SRC]
 
 Writes a gold and a predicted JSONL file (tokens, every tenth one non-ASCII,
-holding a colon or a JSON escape; entities) into a temporary directory, scores them with ``score_ner`` under the ``nervaluate`` and
-``standard`` profiles (reading and checking both files included), with the
-``nervaluate`` matching alone on the entities in memory, and gives
+holding a colon or a JSON escape; entities) into a temporary directory, scores
+them with ``score_ner`` under the ``nervaluate`` and ``standard`` profiles
+(reading and checking both files included), with the ``nervaluate`` matching alone on the entities in memory, and gives
 nervaluate's ``Evaluator`` the same entities in memory. Each runs once before
 the clock (imports, lazy loading), then ``--rounds`` times in turn; the table
 shows the median wall and CPU seconds (user + system of this process: what a
