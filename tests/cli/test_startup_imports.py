@@ -144,3 +144,14 @@ def test_score_help_lists_every_task_even_those_no_command_was_written_for(cli):
 
     shown = cli("score", "--help").stdout
     assert all(f" {name} " in shown for name in tasks.load_all()), shown
+
+
+def test_scoring_a_small_ner_file_needs_no_numpy(tmp_path):
+    """A few entities are matched one document at a time in plain Python: numpy and the batch engine are
+    loaded by batches of many entities only."""
+    line = {"id": "d", "tokens": ["Dr.", "Lee", "saw", "him"], "entities": [{"start": 0, "end": 2, "label": "PER"}]}
+    (tmp_path / "ner.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    path = str(tmp_path / "ner.jsonl")
+    loaded = imported("score", "ner", "--gold", path, "--pred", path, "--gold-format", "jsonl", "--format", "json")
+    assert OWN["ner"] <= loaded
+    assert not ((others("ner") | NEVER | {"numpy", "nlpbench.metrics.ner_batch"}) & loaded)

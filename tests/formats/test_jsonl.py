@@ -1,10 +1,14 @@
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nlpbench import formats
 from nlpbench.errors import InputError
+from nlpbench.files import MAX_LINE
 from nlpbench.formats import jsonl
+from nlpbench.model import Document, EntityColumns, TokenDocument
 from tests.formats.helpers import note
 
 
@@ -136,3 +140,105 @@ def test_a_key_written_twice_is_an_error_not_a_lost_list(tmp_path):
     path.write_text('{"id": "d", "text": "abc", "entities": [{"start": 0, "end": 1, "label": "X"}], "entities": []}\n')
     with pytest.raises(InputError, match=r"line 1: an object repeats the key 'entities'$"):
         list(formats.get("jsonl").read(path))
+
+
+def outcome(read, path):
+    """What a reader makes of a file: its documents (in full) or its error's message."""
+    try:
+        return [d.document() if isinstance(d, TokenDocument) else d for d in read(path)]
+    except InputError as error:
+        return str(error)
+
+
+def member(draw, key, values):
+    return f"{json.dumps(key)}: {json.dumps(draw(st.sampled_from(values)))}"
+
+
+@st.composite
+def entity_text(draw):
+    odd = draw(st.integers(0, 4)) == 0
+    members = [member(draw, "start", [0, 1, 2] + ([-1, True, 1.0, 10**30] if odd else []))]
+    members.append(member(draw, "end", [1, 2, 3, 4, 0]))
+    members.append(member(draw, "label", ["PER", "LOC"] + (["", None] if odd else [])))
+    for key, values in (("id", ["0", "1", "e", None]), ("text", ["a", "a b", None]), ("attributes", [{}, []])):
+        if draw(st.integers(0, 9)) == 0:
+            members.append(member(draw, key, values))
+    if draw(st.integers(0, 19)) == 0:
+        members.append(members[draw(st.integers(0, len(members) - 1))])  # a key written twice
+    return "{" + ", ".join(draw(st.permutations(members))) + "}"
+
+
+@st.composite
+def tokens_line(draw):
+    """A line of tokens, valid or damaged in one of the ways read refuses, written as text (keys may repeat)."""
+    good, bad = st.sampled_from(["a", "b", "c:d", "é", "x\\y"]), st.sampled_from([" ", "\u00a0", "x y", "", 3])
+    tokens = draw(st.lists(good, max_size=4) if draw(st.integers(0, 4)) else st.lists(good | bad, max_size=4))
+    doc_id = draw(st.sampled_from(["d", "e", "f"]) if draw(st.integers(0, 9)) else st.sampled_from(["", 1]))
+    members = [f'"id": {json.dumps(doc_id)}', f'"tokens": {json.dumps(tokens)}']
+    if draw(st.integers(0, 9)):
+        members.append(f'"entities": [{", ".join(draw(st.lists(entity_text(), max_size=3)))}]')
+    for key, values in (("relations", [[], [{"head": 0, "tail": 0, "label": "r"}]]), ("text", ["a"])):
+        if draw(st.integers(0, 9)) == 0:
+            members.append(member(draw, key, values))
+    if draw(st.integers(0, 19)) == 0:
+        members.append(members[draw(st.integers(0, len(members) - 1))])
+    return "{" + ", ".join(draw(st.permutations(members))) + "}"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(tokens_line(), min_size=1, max_size=3))
+def test_read_entities_reads_and_refuses_what_read_does(tmp_path, lines):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert outcome(jsonl.read_entities, path) == outcome(formats.get("jsonl").read, path)
+
+
+def test_read_entities_gives_lines_of_tokens_as_columns(tmp_path):
+    path = write(
+        tmp_path,
+        {"id": "t", "tokens": ["Dr.", "Lee", "saw", "him"], "entities": [{"label": "PER", "end": 2, "start": 0}]},
+        {"id": "x", "text": "Dr. Lee", "entities": [{"start": 0, "end": 7, "label": "PER"}]},
+        {"id": "r", "tokens": ["a"], "entities": [], "relations": []},
+    )
+    tokens, text, with_relations = jsonl.read_entities(path)
+    assert isinstance(tokens, TokenDocument) and tokens.entities == EntityColumns([0], [2], ["PER"])
+    assert tokens.document() == next(iter(formats.get("jsonl").read(path)))
+    assert isinstance(text, Document) and isinstance(with_relations, Document)
+
+
+TOKENS_LINE = '{"id": "d", "tokens": ["a", "b"], "entities": [{"start": 0, "end": 1, "label": "X"%s}]%s}'
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        (TOKENS_LINE % ("", "")).encode(),
+        b"\xef\xbb\xbf" + (TOKENS_LINE % ("", "")).encode(),  # a byte order mark
+        (TOKENS_LINE % (', "attributes": ' + "[" * 200 + "]" * 200, "")).encode(),  # too deep
+        (TOKENS_LINE % ("", ', "relations": ' + "[" * 200 + "]" * 200)).encode(),
+        (TOKENS_LINE % (', "label": "Y"', "")).encode(),  # a key written twice, in an entity
+        (TOKENS_LINE % ("", ', "id": "e"')).encode(),
+        (TOKENS_LINE % ("", "")).replace('"a"', '"\\u003a"').encode(),  # a colon as an escape
+        (TOKENS_LINE % ("", ', "id": "e"')).replace('"a"', '"\\u003a"').encode(),
+        (TOKENS_LINE % ("", "")).replace('"a"', '"\\ud800"').encode(),  # a lone surrogate
+        (TOKENS_LINE % ("", "")).encode().replace(b'"a"', b'"\xff"'),  # not UTF-8
+        (TOKENS_LINE % ("", "")).replace('"a"', '"' + "a" * MAX_LINE + '"').encode(),  # a line too long
+    ],
+    ids=[
+        "plain",
+        "bom",
+        "deep-entity",
+        "deep-line",
+        "repeated-in-entity",
+        "repeated-id",
+        "escaped-colon",
+        "escaped-colon-and-repeat",
+        "lone-surrogate",
+        "not-utf8",
+        "too-long",
+    ],
+)
+def test_read_entities_keeps_every_bound_of_read(tmp_path, data):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data + b"\n")
+    assert outcome(jsonl.read_entities, path) == outcome(formats.get("jsonl").read, path)

@@ -66,6 +66,18 @@ OMIN_NEL = "id,sample,entity,qid\nA,s,\"['FUEL TANK', 'TANK']\",\"['Q1', None]\"
 OMIN_NEL_PRED = "c5_id,mentions,qids\nA,FUEL TANK,Q1\nA,TANK,\n"
 OMIN_RE = "id,subject,subject_type,relation,relation_type,object,object_type\nA,Aircraft,V,struck,R,Tree,O\n"
 OMIN_COREF = 'id,coreferences\nd1,"[[[0,0],[2,2]]]"\n'
+#: Lines of tokens, which ``score ner`` reads straight into entity columns (the JSONL reader's fast path).
+NER_TOKENS = "".join(
+    json.dumps({"id": doc_id, "tokens": tokens, "entities": entities}) + "\n"
+    for doc_id, tokens, entities in (
+        (
+            "t1",
+            NER_TEXT.replace(".", " .").split(),
+            [{"start": 0, "end": 1, "label": "PER"}, {"start": 3, "end": 4, "label": "LOC"}],
+        ),
+        ("t2", ["Seen", "by", "Dr.", "Lee"], [{"start": 2, "end": 4, "label": "PER"}]),
+    )
+)
 TRIPLES = {"id": "d1", "triples": [{"head": "John", "head_type": "PER", "label": "lives_in", "tail": "Paris"}]}
 
 
@@ -114,6 +126,7 @@ def write_seeds(directory: Path) -> dict[str, Path]:
     text("nel-pred.csv", OMIN_NEL_PRED)
     text("re.csv", OMIN_RE)
     text("triples.jsonl", json.dumps(TRIPLES) + "\n")
+    text("ner-tokens.jsonl", NER_TOKENS)
     written("i2b2-system", "i2b2", [_phi_document("100-01")])
     written("i2b2-gold", "i2b2", [_phi_document("100-01")])
     return paths
@@ -185,6 +198,10 @@ CASES: list[Case] = [
         ("score", "sandbox", "-g", "{records.json}", "-p", "{n2.json}", "--annotation-type", "person_name"),
     ),
     Case("score-ner-jsonl", ("score", "ner", "-g", "{ner.jsonl}", "-p", "{ner.jsonl}", "--gold-format", "jsonl")),
+    Case(
+        "score-ner-tokens",
+        ("score", "ner", "-g", "{ner-tokens.jsonl}", "-p", "{ner-tokens.jsonl}", "--gold-format", "jsonl"),
+    ),
     Case("score-ner-conll", ("score", "ner", "-g", "{conll.txt}", "-p", "{conll.txt}", "--gold-format", "conll")),
     Case(
         "score-ner-omin",

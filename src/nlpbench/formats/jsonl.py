@@ -33,32 +33,54 @@ most to the least specific (``qid`` may be null); a prediction gives one
 from __future__ import annotations
 
 import json
+import operator
+import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Annotated, Any, TypeGuard
+
+import msgspec
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, json_kind
 from nlpbench.files import Source, written
 from nlpbench.formats import jsonstream, register
-from nlpbench.model import Annotation, Argument, Document, GoldEntity, LinkedMention, Relation, Span, Triple
+from nlpbench.model import (
+    Annotation,
+    Argument,
+    Document,
+    EntityColumns,
+    GoldEntity,
+    LinkedMention,
+    Relation,
+    Span,
+    TokenDocument,
+    Triple,
+    tokens_document,
+)
 
 
-def records(path: Source) -> Iterator[tuple[str, dict[str, Any]]]:
+def records(path: Source, line_type: type[_Identified] | None = None) -> Iterator[tuple[str, Any]]:
     """``(where, object)`` for each non-blank line; every object needs a string ``id``, unique in the file.
 
-    Keys not read are ignored; a key written twice in a line is an error.
+    Keys not read are ignored; a key written twice in a line is an error. With ``line_type`` (a struct
+    with an ``id``, see :func:`~nlpbench.formats.jsonstream.typed`), a line of that type comes as one.
     """
     path = files.source(path)
     seen: set[str] = set()
-    for where, record in jsonstream.json_lines(path):
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
+    for where, record in jsonstream.json_lines(path, line_type):
+        if line_type is not None and isinstance(record, line_type):
+            doc_id = record.id
+        elif not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
             raise InputError("each line must be an object with a string id", path, where)
-        if record["id"] in seen:
-            raise InputError(f"document {excerpt(record['id'])} appears twice", path, where)
-        seen.add(record["id"])
+        else:
+            doc_id = record["id"]
+        if doc_id in seen:
+            raise InputError(f"document {excerpt(doc_id)} appears twice", path, where)
+        seen.add(doc_id)
         yield where, record
 
 
@@ -74,15 +96,6 @@ def _list(record: dict[str, Any], key: str, path: Source, where: str, *, require
 
 def _integer(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def tokens_document(doc_id: str, tokens: list[str]) -> Document:
-    """A document made of tokens: text = tokens joined by single blanks, ``metadata["tokens"]`` their offsets."""
-    offsets, position = [], 0
-    for token in tokens:
-        offsets.append((position, position + len(token)))
-        position += len(token) + 1
-    return Document(doc_id, " ".join(tokens), metadata={"tokens": offsets})
 
 
 def _document(record: dict[str, Any], path: Source, where: str) -> Document:
@@ -145,18 +158,86 @@ def read(path: Source) -> Iterator[Document]:
     """Documents with their entities and relations, checked against their text."""
     path = files.source(path)
     for where, record in records(path):
-        document = _document(record, path, where)
-        entities = _list(record, "entities", path, where)
-        document.annotations = [_entity(e, i, document, path, where) for i, e in enumerate(entities)]
-        ids = [a.id or "" for a in document.annotations]
-        if len(set(ids)) != len(ids):
-            raise InputError("two entities share an id", path, where)
-        relations = _list(record, "relations", path, where, required=False)
-        document.relations = [_relation(r, i, ids, path, where) for i, r in enumerate(relations)]
-        problem = document.span_problem()
-        if problem:
-            raise InputError(problem, path, where)
-        yield document
+        yield _read_record(record, path, where)
+
+
+def read_entities(path: Source) -> Iterator[Document | TokenDocument]:
+    """The documents :func:`read` gives, but a line of tokens and plain entities comes as a
+    :class:`~nlpbench.model.TokenDocument`, its entities in token indices, for scoring entities in tokens.
+
+    Such a line has only ``id``, ``tokens`` and ``entities``, and each entity only ``start``, ``end`` and
+    ``label``. It is decoded in one go (:class:`_TokensLine`) and checked as :func:`read` checks it; any
+    other line, or one a check refuses, is read by :func:`read`'s path, which says what is wrong.
+    """
+    path = files.source(path)
+    for where, record in records(path, _TokensLine):
+        if isinstance(record, _TokensLine):
+            document = _token_document(record)
+            if document is not None:
+                yield document
+                continue
+            record = msgspec.to_builtins(record)
+        yield _read_record(record, path, where)
+
+
+def _read_record(record: dict[str, Any], path: Source, where: str) -> Document:
+    document = _document(record, path, where)
+    entities = _list(record, "entities", path, where)
+    document.annotations = [_entity(e, i, document, path, where) for i, e in enumerate(entities)]
+    ids = [a.id or "" for a in document.annotations]
+    if len(set(ids)) != len(ids):
+        raise InputError("two entities share an id", path, where)
+    relations = _list(record, "relations", path, where, required=False)
+    document.relations = [_relation(r, i, ids, path, where) for i, r in enumerate(relations)]
+    problem = document.span_problem()
+    if problem:
+        raise InputError(problem, path, where)
+    return document
+
+
+_Label = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _Identified(msgspec.Struct, gc=False):
+    """A line decoded into a struct: its id, a string of one character or more."""
+
+    id: _Label
+
+
+class _PlainEntity(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """An entity of :class:`_TokensLine`: integers (not booleans) and a label; any other key is refused."""
+
+    start: int
+    end: int
+    label: _Label
+
+
+class _TokensLine(_Identified, forbid_unknown_fields=True, gc=False):
+    """A line :func:`read_entities` decodes in one go: an id, tokens (strings of one character or more) and
+    plain entities, nothing else; every field is required, so that the line checks its own keys
+    (:func:`~nlpbench.formats.jsonstream.typed`)."""
+
+    tokens: list[_Label]
+    entities: list[_PlainEntity]
+
+
+#: Any character ``str.isspace`` holds for (``re``'s ``\s`` on a ``str`` is the same test, in C).
+_SPACE = re.compile(r"\s")
+_START, _END, _LABEL = attrgetter("start"), attrgetter("end"), attrgetter("label")
+
+
+def _token_document(line: _TokensLine) -> TokenDocument | None:
+    """The document of a decoded line, or None when :func:`read` would refuse it: a token that is only
+    blanks, an entity outside ``0 <= start < end <= len(tokens)``. Each check runs in C over the whole line:
+    tokens holding no blank at all need no test one by one."""
+    tokens = line.tokens
+    if _SPACE.search("".join(tokens)) is not None and any(token.isspace() for token in tokens):
+        return None
+    entities = line.entities
+    starts, ends = list(map(_START, entities)), list(map(_END, entities))
+    if entities and (min(starts) < 0 or max(ends) > len(tokens) or not all(map(operator.lt, starts, ends))):
+        return None
+    return TokenDocument(line.id, tokens, EntityColumns(starts, ends, list(map(_LABEL, entities))))
 
 
 def to_record(document: Document, left_out: Counter[str] | None = None) -> dict[str, Any]:

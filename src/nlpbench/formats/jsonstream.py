@@ -549,12 +549,16 @@ class _Prefixed:
         return head + self.handle.read(max(size - len(head), 0) if size >= 0 else -1)
 
 
-def json_lines(path: Source) -> Iterator[tuple[str, Any]]:
+def json_lines(path: Source, line_type: type[msgspec.Struct] | None = None) -> Iterator[tuple[str, Any]]:
     """``("line N", value)`` for each non-blank line of a JSON Lines file, in order.
 
     A line that is not JSON, bytes that are not UTF-8, or a line longer than
     :data:`~nlpbench.files.MAX_LINE` stop the reading with an :class:`InputError` naming the line.
+
+    With ``line_type``, each line is first decoded into it (:func:`typed`); a line that is not of that
+    type is decoded as plain JSON, with every check and message of :func:`decode`.
     """
+    decoder = msgspec.json.Decoder(line_type) if line_type is not None else None
     with opened(path) as handle:
         try:
             for number, line in enumerate(bounded_lines(handle), start=1):
@@ -563,6 +567,24 @@ def json_lines(path: Source) -> Iterator[tuple[str, Any]]:
                 if not line.strip():
                     continue
                 where = f"line {number}"
-                yield where, decode(line, path, where)
+                value = typed(line, decoder, path, where) if decoder is not None else None
+                yield where, decode(line, path, where) if value is None else value
         except LineTooLong as error:
             raise InputError(str(error), path, f"line {error.number}") from None
+
+
+def typed(data: bytes, decoder: msgspec.json.Decoder, path: Input, where: str) -> Any:
+    """``data`` (one JSON text, no byte order mark) decoded by ``decoder`` into a struct, checked; None when
+    it is not of the decoder's type or not decodable, for :func:`decode` to read and to say what is wrong.
+
+    The struct type must refuse unknown fields and give no field a default but ``msgspec.UNSET`` (so must its
+    nested structs): then encoding the value writes every member the text wrote, each key once, and
+    :func:`no_repeated_key` settles repeated keys on the value as it does on plain JSON. A value of such a
+    type nests no deeper than the type, within :data:`MAX_DEPTH`, and its strings were all decoded as UTF-8.
+    """
+    try:
+        value = decoder.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # msgspec.ValidationError included
+        return None
+    no_repeated_key(data, path, where, value)
+    return value

@@ -45,8 +45,7 @@ from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.files import Source
 from nlpbench.formats import jsonstream
-from nlpbench.formats.jsonl import tokens_document
-from nlpbench.model import Argument, Document, GoldEntity, LinkedMention, Mention, Triple
+from nlpbench.model import Argument, Document, GoldEntity, LinkedMention, Mention, Triple, tokens_document
 
 ID_COLUMNS = ("id", "c5_id", "c5_unique_id", "c5")
 

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 
 from nlpbench.metrics.assignment import best_pairs
 from nlpbench.metrics.counts import safe_div
+from nlpbench.model import EntityColumns
 
 SCHEMES = ("strict", "exact", "partial", "type")
 
@@ -241,6 +243,10 @@ def _sufficient(pred: Entity, gold: Entity, min_overlap_percent: float) -> bool:
     return shared / (gold.end - gold.start) * 100.0 >= min_overlap_percent
 
 
+#: nervaluate's ``min_overlap_percent``: a prediction overlapping 1 % of a gold entity may take it.
+MIN_OVERLAP_PERCENT = 1.0
+
+
 def _greedy_scheme(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str, min_overlap: float) -> SemEval:
     taken: set[int] = set()
     tally = {"cor": 0, "inc": 0, "par": 0, "spu": 0}
@@ -276,7 +282,7 @@ def match_greedy(
     pred: Sequence[Entity],
     labels: Collection[str] | None = None,
     *,
-    min_overlap_percent: float = 1.0,
+    min_overlap_percent: float = MIN_OVERLAP_PERCENT,
 ) -> NerCounts:
     """nervaluate 1.2's strategies, each a separate greedy pass with its own set of taken gold entities.
 
@@ -292,6 +298,43 @@ def match_greedy(
     return _label_by_label(
         gold, pred, lambda g, p: {scheme: _greedy_scheme(g, p, scheme, min_overlap_percent) for scheme in SCHEMES}
     )
+
+
+# --- matchings decided group by group ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupRule:
+    """How a one-to-one matching decides each overlap group on its own, for :mod:`nlpbench.metrics.ner_batch`.
+
+    A prediction only ever takes a gold entity it overlaps, so the groups that no overlap connects
+    (:func:`_overlap_groups`) are matched independently and their counts add up: ``scheme_counts(gold,
+    pred, scheme)`` scores one group (each side in its order). A group of one gold entity is settled by
+    a formula. Each prediction *may take* the gold entity as COR or as INC (PAR in ``partial``): in
+    ``type``, COR when they overlap *sufficiently* and share their type, INC when they overlap
+    sufficiently with another type; in the other schemes COR when their boundaries match (and, for
+    ``strict``, their type), else INC when they overlap sufficiently. *Sufficiently* is ``shared / gold
+    length · 100 ≥ min_overlap_percent`` (nervaluate's test), or any overlap when
+    ``min_overlap_percent`` is None. With ``in_order`` the first prediction (in reading order) that may
+    take it takes it, as it may (the greedy matching); without, a prediction that may take it as COR
+    does, else one that may as INC (the optimal one). Every other prediction is SPU; the gold entity is
+    MIS when none takes it.
+    """
+
+    scheme_counts: Callable[[Sequence[Entity], Sequence[Entity], str], SemEval]
+    min_overlap_percent: float | None
+    in_order: bool
+
+
+def _greedy_group(gold: Sequence[Entity], pred: Sequence[Entity], scheme: str) -> SemEval:
+    return _greedy_scheme(gold, pred, scheme, MIN_OVERLAP_PERCENT)
+
+
+#: The matchers that decide each overlap group on its own, and how.
+BY_GROUP: Mapping[Matcher, GroupRule] = {
+    match_greedy: GroupRule(_greedy_group, MIN_OVERLAP_PERCENT, in_order=True),
+    match_optimal: GroupRule(_optimal_scheme, None, in_order=False),
+}
 
 
 # --- davidsbatista / trusted_ke: many to one, first overlap ------------------------------------------------------
@@ -359,6 +402,31 @@ def nested_first(gold: Sequence[Entity]) -> list[Entity]:
             if b != a and a.overlaps(b) and a.end - a.start > b.end - b.start:
                 scores[a] += 1
     return sorted(scores, key=scores.__getitem__)
+
+
+def entities_of(columns: EntityColumns) -> list[Entity]:
+    """The entities of columns, in their order."""
+    return list(map(Entity, columns.starts, columns.ends, columns.labels))
+
+
+def columns_of(entities: Iterable[Entity]) -> EntityColumns:
+    """Entities as columns, in their order."""
+    columns = EntityColumns()
+    for entity in entities:
+        columns.starts.append(entity.start)
+        columns.ends.append(entity.end)
+        columns.labels.append(entity.label)
+    return columns
+
+
+def kept(columns: EntityColumns, labels: Collection[str] | None) -> EntityColumns:
+    """The entities whose label is in ``labels`` (all when None), in their order."""
+    if labels is None:
+        return columns
+    keep = [label in labels for label in columns.labels]
+    return EntityColumns(
+        list(compress(columns.starts, keep)), list(compress(columns.ends, keep)), list(compress(columns.labels, keep))
+    )
 
 
 def score_entities(

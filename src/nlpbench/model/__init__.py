@@ -11,6 +11,7 @@ from nlpbench.model.ontology import Ontology, OntologyNode
 from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type
 from nlpbench.model.span import Span
 from nlpbench.model.timelines import BEGINS_ON, CONTAINS, ENDS_ON, TIMELINE_LABELS, Timeline, TimelineTuple
+from nlpbench.model.tokens import EntityColumns, TokenDocument, tokens_document
 from nlpbench.model.triple import Argument, Triple, UnknownArgument, triples_of
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "CorefDocument",
     "CorefMention",
     "Document",
+    "EntityColumns",
     "GoldEntity",
     "Link",
     "LinkedMention",
@@ -42,11 +44,13 @@ __all__ = [
     "SpanRow",
     "Timeline",
     "TimelineTuple",
+    "TokenDocument",
     "Triple",
     "UnknownArgument",
     "mention_problem",
     "pair_documents",
     "phi_type",
     "span_of",
+    "tokens_document",
     "triples_of",
 ]

@@ -15,7 +15,7 @@ predicted one spurious, and both are reported.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import cast
@@ -23,14 +23,23 @@ from typing import cast
 from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.files import Input, Source
-from nlpbench.formats import omin
+from nlpbench.formats import jsonl, omin
 from nlpbench.metrics.mentions import TokenView
-from nlpbench.metrics.ner import SCHEMES, Entity, NerCounts, SemEval, score_entities
-from nlpbench.model import Document, Mention, pair_documents
-from nlpbench.profiles.ner import LABEL_SETS, NerProfile
+from nlpbench.metrics.ner import (
+    BY_GROUP,
+    SCHEMES,
+    Entity,
+    NerCounts,
+    SemEval,
+    columns_of,
+    entities_of,
+    kept,
+)
+from nlpbench.model import Document, EntityColumns, Mention, TokenDocument, pair_documents
+from nlpbench.profiles.ner import LABEL_SETS, NerProfile, keep_order
 from nlpbench.report import Report
 from nlpbench.report.model import Row
-from nlpbench.tasks import collector_paused, register, side_documents
+from nlpbench.tasks import InMemory, collector_paused, register, side_documents
 from nlpbench.tasks.coverage import Coverage, listed
 
 OMIN = "omin"
@@ -50,9 +59,16 @@ def label_set(labels: str | None) -> tuple[str, ...] | None:
     return listed
 
 
+#: Entities (gold and predicted) a batch gathers before it is scored (:mod:`nlpbench.metrics.ner_batch`).
+BATCH = 8192
+#: Below this many entities a batch is scored one document at a time in plain Python (the same numbers),
+#: which spares a small run loading numpy (about 80 ms of CPU).
+SMALL = 256
+
+
 @dataclass
 class _Run:
-    """What one scoring run needs and collects."""
+    """What one scoring run needs and collects; documents are scored in batches as they arrive."""
 
     profile: NerProfile
     labels: tuple[str, ...] | None
@@ -62,15 +78,45 @@ class _Run:
     coverage: Coverage = field(default_factory=Coverage)
     unfound: dict[str, list[str]] = field(default_factory=lambda: {"gold": [], "prediction": []})
     fixes: list[str] = field(default_factory=list)
+    on_document: Callable[[str], None] | None = None
+    pending: list[tuple[str, EntityColumns, EntityColumns]] = field(default_factory=list)
+    pending_entities: int = 0
 
-    def score(self, doc_id: str, gold: Sequence[Entity], pred: Sequence[Entity]) -> None:
-        gold = self.profile.order_gold(gold)
-        counts = score_entities(gold, pred, self.profile.matcher, None if self.untyped else self.labels)
-        self.total += counts
-        for scheme in SCHEMES:
-            self.per_document.append(
-                {"document": doc_id, "metric": scheme, **_fields(counts.get(scheme), self.profile)}
-            )
+    def score(self, doc_id: str, gold: EntityColumns, pred: EntityColumns) -> None:
+        """Score a document: gold in the profile's order, then both sides kept to the label set in force."""
+        if self.profile.order_gold is not keep_order:
+            gold = columns_of(self.profile.order_gold(entities_of(gold)))
+        labels = None if self.untyped else self.labels
+        self.pending.append((doc_id, kept(gold, labels), kept(pred, labels)))
+        self.pending_entities += len(gold) + len(pred)
+        if self.pending_entities >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Score the pending documents: together when the matcher decides group by group
+        (:data:`~nlpbench.metrics.ner.BY_GROUP`) and they are not few, else one by one."""
+        rule = BY_GROUP.get(self.profile.matcher)
+        labels = None if self.untyped else self.labels
+        if rule is None or self.pending_entities < SMALL:
+            for doc_id, gold, pred in self.pending:
+                counts = self.profile.matcher(entities_of(gold), entities_of(pred), labels)
+                self.total += counts
+                self._rows(doc_id, [counts.get(scheme) for scheme in SCHEMES])
+        else:
+            from nlpbench.metrics.ner_batch import batch_counts
+
+            batch = batch_counts([(gold, pred) for _, gold, pred in self.pending], rule)
+            self.total += batch.total()
+            for (doc_id, _, _), by_scheme in zip(self.pending, batch.document_fields(), strict=True):
+                self._rows(doc_id, by_scheme)
+        self.pending.clear()
+        self.pending_entities = 0
+
+    def _rows(self, doc_id: str, by_scheme: Sequence[SemEval | tuple]) -> None:
+        for scheme, counts in zip(SCHEMES, by_scheme, strict=True):
+            self.per_document.append({"document": doc_id, "metric": scheme, **_fields(counts, self.profile)})
+        if self.on_document:
+            self.on_document(doc_id)
 
 
 @register(
@@ -103,7 +149,8 @@ def score_ner(
     pred_format = pred_format or gold_format
     if chosen.needs_label_set and labels is None:
         raise InputError(f"the {chosen.name} profile needs --labels (one of {', '.join(LABEL_SETS)})")
-    run = _Run(chosen, label_set(labels), coverage=Coverage(gold_documents_only or chosen.gold_documents_only))
+    coverage = Coverage(gold_documents_only or chosen.gold_documents_only)
+    run = _Run(chosen, label_set(labels), coverage=coverage, on_document=on_document)
     inputs: dict = {"gold": str(gold), "pred": str(pred), "gold_format": gold_format, "pred_format": pred_format}
     with collected_warnings() as warnings, collector_paused():
         if OMIN in (gold_format, pred_format):
@@ -112,11 +159,10 @@ def score_ner(
             if tokens is None:
                 raise InputError("OMIn mentions need --tokens (the token source, test.english.jsonlines)")
             inputs["tokens"] = str(tokens)
-            _score_omin(files.source(gold), files.source(pred), files.source(tokens), run, on_document)
+            _score_omin(files.source(gold), files.source(pred), files.source(tokens), run)
         else:
-            gold_docs = side_documents(gold, gold_format)
-            pred_docs = side_documents(pred, pred_format)
-            _score_documents(gold_docs, pred_docs, run, on_document)
+            _score_documents(_side(gold, gold_format), _side(pred, pred_format), run)
+        run.flush()
     run.coverage.check_gold(gold)
     inputs["labels"] = labels
     if run.fixes:
@@ -134,51 +180,77 @@ def score_ner(
 # --- documents with spans ----------------------------------------------------------------------------------------
 
 
-def _score_documents(gold_docs, pred_docs, run: _Run, on_document) -> None:
+def _side(source: Input, fmt: str) -> Iterable[Document | TokenDocument]:
+    """A side's documents; JSONL files give their lines of tokens as :class:`~nlpbench.model.TokenDocument`."""
+    if fmt == "jsonl" and not isinstance(source, InMemory):
+        return jsonl.read_entities(files.source(source))
+    return side_documents(source, fmt)
+
+
+def _score_documents(gold_docs, pred_docs, run: _Run) -> None:
     for doc_id, gold_doc, pred_doc in pair_documents(gold_docs, pred_docs):
         if not run.coverage.admit(doc_id, gold_doc is not None, pred_doc is not None):
             continue
+        if _untokenized(gold_doc, pred_doc):
+            gold_doc, pred_doc = _alike(gold_doc), _alike(pred_doc)
         unit_tokens = _shared_tokens(gold_doc, pred_doc)
         gold = _entities(gold_doc, unit_tokens, run, gold=True)
         pred = _entities(pred_doc, unit_tokens, run, gold=False)
         run.score(doc_id, gold, pred)
-        if on_document:
-            on_document(doc_id)
 
 
-def _shared_tokens(gold_doc: Document | None, pred_doc: Document | None) -> bool:
+AnyDocument = Document | TokenDocument
+
+
+def _untokenized(*docs: AnyDocument | None) -> bool:
+    """Whether one of the documents (that exist) is a :class:`~nlpbench.model.Document` without tokens."""
+    return any(isinstance(d, Document) and "tokens" not in d.metadata for d in docs)
+
+
+def _alike(document: AnyDocument | None) -> Document | None:
+    """A document as :func:`~nlpbench.formats.jsonl.read` gives it: facing one without tokens, the entities of
+    both are compared in characters."""
+    return document.document() if isinstance(document, TokenDocument) else document
+
+
+def _token_count(document: AnyDocument) -> int | None:
+    if isinstance(document, TokenDocument):
+        return len(document.tokens)
+    return len(document.metadata["tokens"]) if "tokens" in document.metadata else None
+
+
+def _shared_tokens(gold_doc: AnyDocument | None, pred_doc: AnyDocument | None) -> bool:
     """Whether entities are compared in tokens: both sides (that exist) carry tokens, and the same number of them."""
     docs = [d for d in (gold_doc, pred_doc) if d is not None]
-    tokenized = [d for d in docs if "tokens" in d.metadata]
-    if len(tokenized) != len(docs):
+    counts = [_token_count(d) for d in docs]
+    if None in counts:
         if (
-            gold_doc is not None
-            and pred_doc is not None
+            isinstance(gold_doc, Document)
+            and isinstance(pred_doc, Document)
             and gold_doc.text is not None
             and pred_doc.text is not None
             and gold_doc.text != pred_doc.text
         ):
             raise InputError("the gold and predicted texts differ: offsets cannot be compared", record=_doc(docs[0]))
         return False
-    if (
-        gold_doc is not None
-        and pred_doc is not None
-        and len(gold_doc.metadata["tokens"]) != len(pred_doc.metadata["tokens"])
-    ):
-        raise InputError(
-            f"{len(gold_doc.metadata['tokens'])} gold tokens but {len(pred_doc.metadata['tokens'])} predicted ones",
-            record=_doc(gold_doc),
-        )
+    if len(counts) == 2 and counts[0] != counts[1]:
+        raise InputError(f"{counts[0]} gold tokens but {counts[1]} predicted ones", record=_doc(docs[0]))
     return True
 
 
-def _doc(document: Document) -> str:
+def _doc(document: AnyDocument) -> str:
     return f"document {document.id}"
 
 
-def _entities(document: Document | None, in_tokens: bool, run: _Run, *, gold: bool) -> list[Entity]:
+def _entities(document: AnyDocument | None, in_tokens: bool, run: _Run, *, gold: bool) -> EntityColumns:
     if document is None:
-        return []
+        return EntityColumns()
+    if isinstance(document, TokenDocument):  # token indices already, labels never None
+        columns = document.entities
+        label_map = None if gold else run.profile.label_map
+        if label_map:
+            return EntityColumns(columns.starts, columns.ends, [label_map.get(x, x) for x in columns.labels])
+        return columns
     starts = [s for s, _ in document.metadata["tokens"]] if in_tokens else []
     ends = [e for _, e in document.metadata["tokens"]] if in_tokens else []
     entities = []
@@ -192,7 +264,7 @@ def _entities(document: Document | None, in_tokens: bool, run: _Run, *, gold: bo
                 raise InputError(f"entity {start}-{end} does not start and end on tokens", record=_doc(document))
             start, end = first, last + 1
         entities.append(Entity(start, end, _label(annotation.label, run, gold=gold)))
-    return entities
+    return columns_of(entities)
 
 
 def _label(label: str | None, run: _Run, *, gold: bool) -> str:
@@ -206,7 +278,7 @@ def _label(label: str | None, run: _Run, *, gold: bool) -> str:
 # --- OMIn mention strings ----------------------------------------------------------------------------------------
 
 
-def _score_omin(gold: Source, pred: Source, tokens: Source, run: _Run, on_document) -> None:
+def _score_omin(gold: Source, pred: Source, tokens: Source, run: _Run) -> None:
     gold_docs = list(omin.read_ner(gold))
     pred_docs = omin.read_ner(pred)
     untyped = any(m.label is None for d in gold_docs for m in d.metadata["mentions"])
@@ -223,10 +295,8 @@ def _score_omin(gold: Source, pred: Source, tokens: Source, run: _Run, on_docume
         entities = []
         for side, doc in (("gold", gold_doc), ("prediction", pred_doc)):
             mentions: list[Mention] = doc.metadata["mentions"] if doc is not None else []
-            entities.append(_located(doc_id, mentions, view, placeholders, run, side))
+            entities.append(columns_of(_located(doc_id, mentions, view, placeholders, run, side)))
         run.score(doc_id, *entities)
-        if on_document:
-            on_document(doc_id)
 
 
 def _token_sources(path: Source, wanted: set[str], only_gold: bool) -> dict[str, list[str]]:
@@ -282,19 +352,19 @@ def _located(
 # --- rows and warnings -------------------------------------------------------------------------------------------
 
 
-def _fields(counts: SemEval, profile: NerProfile) -> Row:
-    return {
-        "cor": counts.cor,
-        "inc": counts.inc,
-        "par": counts.par,
-        "mis": counts.mis,
-        "spu": counts.spu,
-        "possible": counts.possible,
-        "actual": counts.actual,
-        "precision": profile.value(counts.precision),
-        "recall": profile.value(counts.recall),
-        "f1": profile.value(counts.f1),
-    }
+#: The fields of a row, in order: its counts, then its values.
+_COUNTS = ("cor", "inc", "par", "mis", "spu", "possible", "actual")
+_VALUES = ("precision", "recall", "f1")
+
+
+def _fields(counts: SemEval | tuple, profile: NerProfile) -> Row:
+    """A row's counts and values: of a :class:`~nlpbench.metrics.ner.SemEval`, or given in the order of
+    :data:`_COUNTS` and :data:`_VALUES` (:meth:`~nlpbench.metrics.ner_batch.BatchCounts.document_fields`)."""
+    if isinstance(counts, SemEval):
+        counts = tuple(getattr(counts, name) for name in _COUNTS + _VALUES)
+    row: Row = dict(zip(_COUNTS, counts[: len(_COUNTS)], strict=True))
+    row.update(zip(_VALUES, map(profile.value, counts[len(_COUNTS) :]), strict=True))
+    return row
 
 
 def _score_rows(run: _Run) -> list[Row]:
