@@ -19,19 +19,19 @@ import pytest
 from nlpbench.api.tool import create_app
 from tests.cli.errors import one_line_error
 from tests.cli.test_annotate_faults import CANARY, no_canary, notes_file
-from tests.runner.faulty import faulty
+from tests.runner.faulty import TIMEOUT, faulty
 from tests.toolkit import DatesOnly, served
 
 FAULTS = {"bad400": "400", "bad500": "500", "hangs": "hang", "notjson": "not_json", "schema": "schema"}
 REASONS = {
     "bad400": "HTTP 400 Bad Request, application/problem+json",
     "bad500": "HTTP 500 Internal Server Error, application/problem+json",
-    "hangs": "no answer within 0.5 s (2 attempts)",
+    "hangs": f"no answer within {TIMEOUT} s (2 attempts)",
     "notjson": "the response is not JSON (HTTP 200 OK, application/json",
     "schema": "does not follow the 1.2.0 TextDateAnnotationResponse schema",
     "gone": "GET /healthCheck: cannot reach the tool",
 }
-OPTIONS = ("--concurrency", "2", "--timeout", "0.5", "--retries", "1")
+OPTIONS = ("--concurrency", "2", "--timeout", str(TIMEOUT), "--retries", "1")
 
 
 def rows(stdout: str) -> dict[str, list[str]]:
@@ -56,7 +56,7 @@ def test_failing_tools_are_reported_and_the_fixed_ones_resume(cli, tmp_path):
         tools = [f"good={good.url}", f"dates={dates}", *(f"{name}={tool.url}" for name, tool in bad.items())]
         tools.append("gone=http://127.0.0.1:9")
         for name, tool in bad.items():
-            tool.reset(FAULTS[name], notes={"note-2"}, hang_seconds=1.0)
+            tool.reset(FAULTS[name], notes={"note-2"})
         command = ["run", "--notes", notes, "--notes-format", "sandbox-bundles", "--out", out, *OPTIONS]
         for tool in tools:
             command += ["--tool", tool]

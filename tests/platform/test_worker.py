@@ -18,8 +18,9 @@ import pytest
 from nlpbench.platform.worker import Worker
 from nlpbench.store import open_store, repository
 from nlpbench.store.submissions import Submission
+from tests.runner.faulty import TIMEOUT
 
-FAST = ("--timeout", "0.5", "--retries", "1", "--max-response-bytes", "65536", "--concurrency", "2")
+FAST = ("--timeout", str(TIMEOUT), "--retries", "1", "--max-response-bytes", "65536", "--concurrency", "2")
 #: What each way of failing says (after the tool URL and the request).
 FAULTS = {
     "500": r"HTTP 500 Internal Server Error, application/problem\+json, \d+ bytes$",
@@ -27,7 +28,7 @@ FAULTS = {
     "schema": r"does not follow the 1.2.0 TextDateAnnotationResponse schema: textDateAnnotations\.0\.start: ",
     "past_end": r"textDateAnnotations\[\d+\]: ends at \d+, beyond the note \(\d+ chars\)$",
     "huge": r"over \d+ bytes: larger than the 65536 bytes one response may take",
-    "hang": r"no answer within 0.5 s \(2 attempts\)$",
+    "hang": rf"no answer within {TIMEOUT} s \(2 attempts\)$",
 }
 
 
@@ -124,7 +125,7 @@ def test_a_misbehaving_tool_ends_invalid_or_failed_with_one_line_and_no_text(nb,
     assert nb("submissions", "queue", "default", *FAST).exit_code == 0
     submission = submit(nb, "--task", "date", "--dataset", "notes", "--tool", tool.url)
     # validation annotates the subset (the first 3 notes); the last note is only seen while annotating
-    tool.reset(fault, notes=set(dataset[:3]) if phase == "validation" else {dataset[-1]}, hang_seconds=1.5)
+    tool.reset(fault, notes=set(dataset[:3]) if phase == "validation" else {dataset[-1]})
     run_worker(nb)
     data = shown(nb, submission)
     expected = "INVALID" if phase == "validation" else "FAILED"

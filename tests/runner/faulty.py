@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 FAILING = ("400", "422", "500", "503", "html", "not_json", "schema", "past_end", "huge", "many", "hang", "drip",
            "broken")  # fmt: skip
 PROBE = "awesome-note"
+#: The ``--timeout`` the fault tests give a tool, and how long a ``hang`` or ``drip`` answer lasts: a healthy
+#: answer comes well within the timeout on a loaded machine too (at 0.5 s the probe note's did not, twice, with
+#: two suites running at once), and a hanging one stays silent well past it.
+TIMEOUT = 3
+HANG_SECONDS = 7.0
 STARTED = {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
 
 
@@ -51,7 +56,7 @@ class FaultyTool:
         notes: Collection[str] | None = (),
         times: int = 10**9,
         delay: float = 0.0,
-        hang_seconds: float = 3.0,
+        hang_seconds: float = HANG_SECONDS,
         huge_bytes: int = 2 * 2**20,
         many: int = 600,
         fail_note: str | None = None,
@@ -153,13 +158,13 @@ class FaultyTool:
         if fault == "hang":
             await asyncio.sleep(self.hang_seconds)
             return await _send(send, 200, json.dumps({array: []}).encode(), "application/json")
-        if fault == "drip":  # a byte at a time: never silent long enough for a read timeout
+        if fault == "drip":  # a byte at a time over hang_seconds: never silent for long, never done in time
             await send(
                 {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
             )
             for byte in json.dumps({array: [], "padding": text}).encode()[:12]:
                 await send({"type": "http.response.body", "body": bytes([byte]), "more_body": True})
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(self.hang_seconds / 12)
             return await send({"type": "http.response.body", "body": b""})
         if fault == "broken":  # promise 10 000 bytes, send a few, hang up
             headers = [(b"content-type", b"application/json"), (b"content-length", b"10000")]
