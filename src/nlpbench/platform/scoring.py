@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, cast
 
 from sqlalchemy import Select, Table, delete, select
@@ -249,19 +250,7 @@ def store_result(
     )
     session.add(result)
     session.flush()
-    rows: list[dict[str, Any]] = [
-        {
-            "result_id": result.id,
-            "annotation_type": annotation_type,
-            "document": str(row["document"]),
-            "metric": str(row["metric"]),
-            "counts": {k: v for k, v in row.items() if k not in _NAMING},
-        }
-        for annotation_type, row in scored.per_document
-    ]
-    table = cast(Table, ResultDocument.__table__)  # a Core insert: the ORM's work per row cost more than the rows
-    for start in range(0, len(rows), 5000):
-        session.execute(table.insert(), rows[start : start + 5000])
+    insert_rows(session, result.id, scored.per_document)
     typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
     for annotation_type, row in scored.per_document:
         typed.setdefault(annotation_type, []).append(row)
@@ -272,6 +261,33 @@ def store_result(
     session.add_all(intervals.compute(result.id, reports, by_site=by_site))
     session.flush()
     return result
+
+
+#: Per-document rows inserted per statement by :func:`insert_rows`.
+ROWS_BATCH = 5000
+
+
+def insert_rows(session: Session, result_id: int, per_document: Iterable[tuple[str, Row]]) -> int:
+    """Insert ``per_document`` (``(annotation type, row)`` pairs) as result ``result_id``'s rows, in their order,
+    :data:`ROWS_BATCH` rows per Core insert (the ORM's work per row cost more than the rows), each statement's
+    rows built as it is sent: what is held beside the scored rows is one batch, never a copy of them all; how
+    many rows. A row is stored as its ``document``, its ``metric`` and the rest of its fields as ``counts``."""
+    table = cast(Table, ResultDocument.__table__)
+    pending = iter(per_document)
+    inserted = 0
+    while batch := [
+        {
+            "result_id": result_id,
+            "annotation_type": annotation_type,
+            "document": str(row["document"]),
+            "metric": str(row["metric"]),
+            "counts": {k: v for k, v in row.items() if k not in _NAMING},
+        }
+        for annotation_type, row in islice(pending, ROWS_BATCH)
+    ]:
+        session.execute(table.insert(), batch)
+        inserted += len(batch)
+    return inserted
 
 
 def rescore(store: Store, submission_id: int, profile: str) -> int:
