@@ -186,6 +186,16 @@ def prepare(folder: Path, notes: int) -> int:
     return submission
 
 
+def step(name: str, folder: Path, notes: int, profile: str) -> int:
+    """Run this benchmark's step ``name`` (``prepare``, ``compare``) in a process of its own; its exit status.
+
+    The timing process stays small: Linux counts a child's peak resident memory from the memory of the process it
+    was started from (``exec`` keeps that process's peak as the child's), so the set-up's and the comparison's
+    memory would be every command's floor if this process held them."""
+    command = [sys.executable, __file__, "--step", name, "--folder", str(folder), "--notes", str(notes)]
+    return subprocess.run([*command, "--profile", profile]).returncode
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=int, default=5000)
@@ -193,11 +203,24 @@ def main() -> None:
     parser.add_argument("--profile", default="standard")
     parser.add_argument("--baseline", type=Path, help="a source tree (its src/) whose rescore is timed as well")
     parser.add_argument("--folder", type=Path, help="keep the store and files here, reused when there already")
+    parser.add_argument("--step", choices=["prepare", "compare"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.step:  # in a process of its own: see step()
+        folder, url = args.folder, f"sqlite:///{args.folder / 'bench.db'}"
+        if args.step == "prepare":
+            prepare(folder, args.notes)
+            return
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        differ = differences(url, int((folder / "submission").read_text()), args.profile, report)
+        for line in differ:
+            print(f"DIFFER {line}")
+        sys.exit(1 if differ else 0)
     with tempfile.TemporaryDirectory(prefix="rescore-bench-") as scratch:
         folder = args.folder or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        submission = prepare(folder, args.notes)
+        if step("prepare", folder, args.notes, args.profile):
+            sys.exit("set-up failed")
+        submission = int((folder / "submission").read_text())
         url = f"sqlite:///{folder / 'bench.db'}"
         rescore = [*NLPBENCH, "rescore", str(submission), "--profile", args.profile, "--db", url]
         out = folder / "report.json"
@@ -215,11 +238,8 @@ def main() -> None:
         for name, (command, env) in commands.items():
             if name != "score -t all":
                 timed(command, env)
-                differ = differences(url, submission, args.profile, json.loads(out.read_text(encoding="utf-8")))
-                for line in differ:
-                    print(f"DIFFER {name}: {line}")
-                if differ:
-                    sys.exit(1)
+                if step("compare", folder, args.notes, args.profile):
+                    sys.exit(f"{name}: the stored result differs from the command's report")
         print("stored result = command's report: every score and per-document row")
 
         runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}

@@ -39,6 +39,7 @@ from nlpbench import profiles
 from nlpbench.files import MemoryPath
 from nlpbench.model import Document
 from nlpbench.platform import accounts, at_sites, intervals, tasks
+from nlpbench.platform.document_counts import DocumentCounts
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.overall import OVERALL, applies, overall_report
@@ -250,15 +251,20 @@ def store_result(
     )
     session.add(result)
     session.flush()
-    insert_rows(session, result.id, scored.per_document)
-    typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
-    for annotation_type, row in scored.per_document:
-        typed.setdefault(annotation_type, []).append(row)
-    reports = {
-        annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
-        for annotation_type, score_rows in scored.scores.items()
-    }
-    session.add_all(intervals.compute(result.id, reports, by_site=by_site))
+    counts = DocumentCounts()
+    insert_rows(session, result.id, counts.passing(scored.per_document))
+    if counts.complete:
+        found = intervals.compute_counted(result.id, submission.task, profile, scored.scores, counts, by_site=by_site)
+    else:
+        typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+        for annotation_type, row in scored.per_document:
+            typed.setdefault(annotation_type, []).append(row)
+        reports = {
+            annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
+            for annotation_type, score_rows in scored.scores.items()
+        }
+        found = intervals.compute(result.id, reports, by_site=by_site)
+    session.add_all(found)
     session.flush()
     return result
 
