@@ -135,9 +135,7 @@ def derivations(
     return found
 
 
-def counted_derivations(
-    report: Report, documents: Sequence[str], tables: Mapping[str, np.ndarray]
-) -> list[Derivation]:
+def counted_derivations(report: Report, documents: Sequence[str], tables: Mapping[str, np.ndarray]) -> list[Derivation]:
     """The derivations :func:`derivations` gives of ``report`` when its per-document rows are ``tp``/``fp``/``fn``
     counts without label, from those counts as tables instead of rows: ``tables[metric]`` is
     ``[documents, (tp, fp, fn)]``, a document's row the sum of its rows of ``metric`` (0 without), in the order
@@ -146,7 +144,8 @@ def counted_derivations(
     documents = tuple(documents)
     found: list[Derivation] = []
     for row in overall_rows(report):
-        table = tables.get(_SUMMED_FROM.get(row["metric"], row["metric"]))
+        metric: str = row["metric"]
+        table = tables.get(_SUMMED_FROM.get(metric, metric))
         if table is None or not _has(row, PRF_COLUMNS):
             continue
         for field, statistic in _prf_values(row):
