@@ -15,7 +15,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from nlpbench.platform import intervals, scoring
+from nlpbench.platform import intervals, scoring, stored_rows
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
@@ -115,7 +115,7 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(nb, dataset, d
     from count arrays gathered as the rows pass by (:class:`~nlpbench.platform.document_counts.DocumentCounts`);
     the stored intervals are those computed from the stored rows read back as reports, every field exact (each
     type's in the order computed)."""
-    monkeypatch.setattr(scoring, "ROWS_BATCH", 7)
+    monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
     monkeypatch.chdir(tmp_path)
     assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
     submitted = tmp_path / "submitted.json"
@@ -131,7 +131,7 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(nb, dataset, d
                 select(Result).where(Result.submission_id == found.id, Result.profile == profile)
             ).one()
             reports = {kind: scoring.result_report(session, found, result, kind) for kind in result.scores}
-            assert sum(len(report.per_document) for report in reports.values()) > 10 * scoring.ROWS_BATCH
+            assert sum(len(report.per_document) for report in reports.values()) > 10 * stored_rows.ROWS_BATCH
             expected = [_fields(interval) for interval in intervals.compute(result.id, reports)]
             stored = [_fields(interval) for interval in intervals.stored(session, result.id)]
     finally:

@@ -60,6 +60,10 @@ class DocumentCounts:
         for column, name in zip(counts, _COUNTS, strict=True):
             column.append(row[name])
 
+    def drop(self, annotation_type: str, metric: str) -> None:
+        """Forget the counts of ``metric`` of ``annotation_type``."""
+        self.columns.get(annotation_type, {}).pop(metric, None)
+
     def passing(self, rows: Iterable[tuple[str, Row]]) -> Iterator[tuple[str, Row]]:
         """``rows`` (``(annotation type, row)`` pairs), each counted as it passes."""
         for annotation_type, row in rows:
