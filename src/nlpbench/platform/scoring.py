@@ -17,9 +17,11 @@ path on disk: :class:`nlpbench.files.MemoryPath`), named in messages
 ``gold/ARGUMENT/NAME`` and ``predictions/NAME``. Either way the Report's
 ``per_document`` rows — the counts of each document under each metric — are
 stored, one row per document, metric and annotation type, so that
-leaderboards, intervals and re-scoring derive from them; the result's
+leaderboards, intervals and re-scoring derive from them (a PHI task's as its
+pass scores them, a batch at a time, into a result made beforehand:
+:func:`new_result`, :mod:`nlpbench.platform.stored_rows`); the result's
 bootstrap intervals (:mod:`nlpbench.platform.intervals`) are computed from the
-same rows and stored in the same transaction. Each result records what makes
+same rows' counts and stored in the same transaction. Each result records what makes
 it reproducible (:func:`reproducibility`).
 """
 
