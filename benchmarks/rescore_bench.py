@@ -1,11 +1,16 @@
 """The platform's scoring of a stored submission against the command line's scoring of the same files, in one run.
 
-    python benchmarks/rescore_bench.py [--notes 5000] [--repeat 3] [--profile standard]
+    python benchmarks/rescore_bench.py [--notes 5000] [--repeat 3] [--profile standard] [--baseline TREE]
+                                       [--folder DIR]
+
+``--baseline TREE``: a source tree (``TREE/src``) whose ``rescore`` is timed in the same turns (the code before a
+change); ``--folder DIR``: the store and the exported files are kept there and reused by a later run.
 
 A fresh SQLite store gets N synthetic notes with gold (``nlpbench synth --into-store``); predictions made from
 the gold (every 7th annotation dropped, every 5th moved one character later) are submitted for task ``phi``
-and scored by ``nlpbench worker --until-idle``. The gold and the stored predictions are then exported as NLP
-Sandbox JSON (``nlpbench dataset export``), and two commands are timed, in turns, each in its own process:
+(``nlpbench submit``) and stored in bulk as the worker stores them, the submission marked scored (:func:`seed`:
+no worker pass, whose scoring is what ``rescore`` times). The gold and the stored predictions are then exported
+as NLP Sandbox JSON (``nlpbench dataset export``), and two commands are timed, in turns, each in its own process:
 
 1. **rescore**: ``nlpbench rescore ID --profile P``: the five PHI types scored from the store, the per-document
    rows and the bootstrap intervals (2,000 resamples of every reported value) stored;
@@ -30,14 +35,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 
-from nlpbench.store import open_store
-from nlpbench.store.submissions import Result, ResultDocument
+from nlpbench.platform import queue
+from nlpbench.platform.scoring import predictions_store
+from nlpbench.store import open_store, repository
+from nlpbench.store.models import AnnotationRecord
+from nlpbench.store.submissions import SCORED, Result, ResultDocument
 
 NLPBENCH = [sys.executable, "-m", "nlpbench"]
+#: The largest file ``nlpbench submit`` takes (64 MiB): a larger one (100,000 notes) has its first record
+#: submitted and every record seeded, as a tool's run stores its predictions without a submitted file.
+SUBMITTED_BYTES = 64 * 2**20
 
 
 def nlpbench(*args: str | int) -> str:
@@ -74,10 +85,35 @@ def predictions(gold: Path, out: Path) -> None:
     out.write_text(json.dumps(records), encoding="utf-8")
 
 
-def timed(command: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak resident MiB of ``command`` run as a child process."""
+def seed(url: str, submission: int, dataset: str, submitted: Path) -> None:
+    """Store the submitted records as the submission's predictions (one Core insert per 5,000, as the worker's
+    ``_insert_records`` does) and mark it scored: what ``rescore`` reads, without a worker pass over each note."""
+    prefix = f"datasets/{dataset}/fhirStores/{repository.EVALUATION}/fhir/Note/"
+    store = open_store(url)
+    try:
+        with store.session() as session:
+            found = queue.get(session, submission)
+            store_id = repository.create_annotation_store(session, dataset, predictions_store(submission)).id
+            rows = []
+            for record in json.loads(submitted.read_text(encoding="utf-8")):
+                note = record["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1]
+                arrays = {key: value for key, value in record.items() if key.startswith("text")}
+                rows.append(
+                    {"annotation_store_id": store_id, "identifier": note, "source": prefix + note,
+                     "note_identifier": note, "arrays": arrays}
+                )  # fmt: skip
+            table = cast(Table, AnnotationRecord.__table__)
+            for start in range(0, len(rows), 5000):
+                session.execute(table.insert(), rows[start : start + 5000])
+            queue.move(session, found, SCORED, "seeded by the benchmark")
+    finally:
+        store.close()
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak resident MiB of ``command`` run as a child process (environment ``env``)."""
     start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -125,62 +161,111 @@ def differences(url: str, submission: int, profile: str, report: dict[str, Any])
     return found
 
 
+def prepare(folder: Path, notes: int) -> int:
+    """Seed the store ``folder/bench.db`` and export ``gold.json`` and ``pred.json`` beside it (kept from an earlier
+    run with the same folder); the submission's id."""
+    url = f"sqlite:///{folder / 'bench.db'}"
+    if (folder / "submission").exists():
+        return int((folder / "submission").read_text())
+    made = time.perf_counter()
+    nlpbench("synth", "--notes", notes, "--seed", 1, "--into-store", "notes", "--db", url)
+    gold = folder / "gold.json"
+    nlpbench("dataset", "export", "notes", gold, "--format", "sandbox", "--db", url)
+    predictions(gold, folder / "submitted.json")
+    submitted = folder / "submitted.json"
+    if submitted.stat().st_size > SUBMITTED_BYTES:  # too large to submit: its first record submitted, all seeded
+        submitted = folder / "submitted-first.json"
+        submitted.write_text(json.dumps(json.loads((folder / "submitted.json").read_text())[:1]), encoding="utf-8")
+    submission = int(
+        nlpbench(
+            "submit", "--team", "bench", "--task", "phi", "--dataset", "notes", "--predictions", submitted,
+            "--db", url,
+        )
+    )  # fmt: skip
+    seed(url, submission, "notes", folder / "submitted.json")
+    store_name = predictions_store(submission)
+    nlpbench(
+        "dataset", "export", "notes", folder / "pred.json", "--format", "sandbox", "--annotation-store", store_name,
+        "--db", url,
+    )  # fmt: skip
+    (folder / "submission").write_text(str(submission))
+    print(f"{notes} notes stored, submission {submission} seeded: {time.perf_counter() - made:.1f} s")
+    return submission
+
+
+def step(name: str, folder: Path, notes: int, profile: str) -> int:
+    """Run this benchmark's step ``name`` (``prepare``, ``compare``) in a process of its own; its exit status.
+
+    The timing process stays small: Linux counts a child's peak resident memory from the memory of the process it
+    was started from (``exec`` keeps that process's peak as the child's), so the set-up's and the comparison's
+    memory would be every command's floor if this process held them."""
+    command = [sys.executable, __file__, "--step", name, "--folder", str(folder), "--notes", str(notes)]
+    return subprocess.run([*command, "--profile", profile]).returncode
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", default="standard")
+    parser.add_argument("--baseline", type=Path, help="a source tree (its src/) whose rescore is timed as well")
+    parser.add_argument("--folder", type=Path, help="keep the store and files here, reused when there already")
+    parser.add_argument("--step", choices=["prepare", "compare"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="rescore-bench-") as scratch:
-        folder = Path(scratch)
-        url = f"sqlite:///{folder / 'bench.db'}"
-        made = time.perf_counter()
-        nlpbench("synth", "--notes", args.notes, "--seed", 1, "--into-store", "notes", "--db", url)
-        gold = folder / "gold.json"
-        nlpbench("dataset", "export", "notes", gold, "--format", "sandbox", "--db", url)
-        predictions(gold, folder / "submitted.json")
-        submission = int(
-            nlpbench(
-                "submit", "--team", "bench", "--task", "phi", "--dataset", "notes",
-                "--predictions", folder / "submitted.json", "--db", url,
-            )
-        )  # fmt: skip
-        nlpbench("worker", "--until-idle", "--poll", "0.05", "--db", url)
-        pred = folder / "pred.json"
-        store_name = f"submission-{submission}"
-        nlpbench(
-            "dataset", "export", "notes", pred, "--format", "sandbox", "--annotation-store", store_name, "--db", url
-        )
-        print(f"{args.notes} notes stored, submission {submission} scored: {time.perf_counter() - made:.1f} s")
-
-        rescore = [*NLPBENCH, "rescore", str(submission), "--profile", args.profile, "--db", url]
-        out = folder / "report.json"
-        score = [*NLPBENCH, "score", "sandbox", "-t", "all", "-g", str(gold), "-p", str(pred)]
-        score += ["--profile", args.profile, "--per-document", "--format", "json", "-o", str(out)]
-        timed(rescore)
-        timed(score)
-        differ = differences(url, submission, args.profile, json.loads(out.read_text(encoding="utf-8")))
+    if args.step:  # in a process of its own: see step()
+        folder, url = args.folder, f"sqlite:///{args.folder / 'bench.db'}"
+        if args.step == "prepare":
+            prepare(folder, args.notes)
+            return
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        differ = differences(url, int((folder / "submission").read_text()), args.profile, report)
         for line in differ:
             print(f"DIFFER {line}")
-        if differ:
-            sys.exit(1)
+        sys.exit(1 if differ else 0)
+    with tempfile.TemporaryDirectory(prefix="rescore-bench-") as scratch:
+        folder = args.folder or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        if step("prepare", folder, args.notes, args.profile):
+            sys.exit("set-up failed")
+        submission = int((folder / "submission").read_text())
+        url = f"sqlite:///{folder / 'bench.db'}"
+        rescore = [*NLPBENCH, "rescore", str(submission), "--profile", args.profile, "--db", url]
+        out = folder / "report.json"
+        score = [*NLPBENCH, "score", "sandbox", "-t", "all", "-g", str(folder / "gold.json")]
+        score += ["-p", str(folder / "pred.json"), "--profile", args.profile, "--per-document", "--format", "json"]
+        score += ["-o", str(out)]
+        commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
+            "rescore": (rescore, None),
+            "score -t all": (score, None),
+        }
+        if args.baseline:
+            before = {**os.environ, "PYTHONPATH": str(args.baseline.resolve() / "src")}
+            commands["rescore (before)"] = (rescore, before)
+        timed(score)
+        for name, (command, env) in commands.items():
+            if name != "score -t all":
+                timed(command, env)
+                if step("compare", folder, args.notes, args.profile):
+                    sys.exit(f"{name}: the stored result differs from the command's report")
         print("stored result = command's report: every score and per-document row")
 
-        runs: dict[str, list[tuple[float, float, float]]] = {"rescore": [], "score -t all": []}
+        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
         for round_ in range(args.repeat):
-            order = [("rescore", rescore), ("score -t all", score)]
-            for name, command in order if round_ % 2 == 0 else order[::-1]:
-                runs[name].append(timed(command))
+            order = list(commands.items())
+            for name, (command, env) in order if round_ % 2 == 0 else order[::-1]:
+                runs[name].append(timed(command, env))
         load = os.getloadavg()[0]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; load {load:.1f}")
     medians = {name: [statistics.median(column) for column in zip(*found, strict=True)] for name, found in runs.items()}
     for name, (wall, cpu, memory) in medians.items():
         walls = ", ".join(f"{w:.2f}" for w, _, _ in runs[name])
         cpus = ", ".join(f"{c:.2f}" for _, c, _ in runs[name])
-        print(f"{name:>14}: {wall:6.2f} s wall (runs {walls}), {cpu:6.2f} s CPU (runs {cpus}), peak {memory:.0f} MiB")
-    for i, what in ((0, "wall"), (1, "CPU")):
-        ratio = medians["rescore"][i] / medians["score -t all"][i]
-        print(f"rescore / score -t all, {what}: {ratio:.2f}x (goal <= 1.5x)")
+        print(f"{name:>16}: {wall:6.2f} s wall (runs {walls}), {cpu:6.2f} s CPU (runs {cpus}), peak {memory:.0f} MiB")
+    for name in medians:
+        for i, what in ((0, "wall"), (1, "CPU")):
+            if name != "score -t all":
+                ratio = medians[name][i] / medians["score -t all"][i]
+                print(f"{name} / score -t all, {what}: {ratio:.2f}x (goal <= 1.5x)")
 
 
 if __name__ == "__main__":

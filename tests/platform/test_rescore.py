@@ -15,8 +15,12 @@ import json
 import pytest
 from sqlalchemy import select
 
+from nlpbench.platform import intervals, scoring, stored_rows
+from nlpbench.platform.overall import OVERALL
+from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
 from nlpbench.store import open_store
+from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument
 from tests.platform.test_worker import run_worker, shown, submit
 
@@ -103,3 +107,42 @@ def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     assert warnings == expected
     assert sum("idType values outside the 1.2.0 schema" in warning for warning in warnings) == 1, warnings
     assert profile == "standard" or any("share a start" in warning for warning in warnings), warnings
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_stored_intervals_are_those_computed_from_the_stored_rows(nb, dataset, db_url, tmp_path, monkeypatch, profile):
+    """The worker and ``rescore`` store the rows a few at a time (a batch of 7 here) and compute the intervals
+    from count arrays gathered as the rows pass by (:class:`~nlpbench.platform.document_counts.DocumentCounts`);
+    the stored intervals are those computed from the stored rows read back as reports, every field exact (each
+    type's in the order computed)."""
+    monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
+    monkeypatch.chdir(tmp_path)
+    assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
+    submitted = tmp_path / "submitted.json"
+    submitted.write_text(json.dumps(_predictions(json.loads((tmp_path / "gold.json").read_text()))))
+    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--predictions", submitted)
+    run_worker(nb)
+    assert nb("rescore", submission, "--profile", profile).exit_code == 0
+    store = open_store(db_url)
+    try:
+        with store.session(readonly=True) as session:
+            found = get(session, int(submission))
+            result = session.scalars(
+                select(Result).where(Result.submission_id == found.id, Result.profile == profile)
+            ).one()
+            reports = {kind: scoring.result_report(session, found, result, kind) for kind in result.scores}
+            assert sum(len(report.per_document) for report in reports.values()) > 10 * stored_rows.ROWS_BATCH
+            expected = [_fields(interval) for interval in intervals.compute(result.id, reports)]
+            stored = [_fields(interval) for interval in intervals.stored(session, result.id)]
+    finally:
+        store.close()
+    by_type = lambda rows: sorted(rows, key=lambda row: row[0])  # noqa: E731 (PostgreSQL's JSONB orders the types)
+    assert by_type(stored) == by_type(expected)
+    assert {row[0] for row in stored} == {*PHI_TASKS["phi"], OVERALL}
+
+
+def _fields(interval: ResultInterval) -> tuple:
+    """An interval row's every field but its ids."""
+    return tuple(getattr(interval, name) for name in ("annotation_type", "metric", "field", "ranked", "value",
+                                                      "estimate", "low", "high", "confidence", "method",
+                                                      "resamples", "documents"))  # fmt: skip

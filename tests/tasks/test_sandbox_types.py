@@ -74,3 +74,39 @@ def test_several_types_scored_together_count_their_oddities_together(sides):
     together = score_sandbox(gold, pred, ["location", "contact"]).warnings
     misfits = [warning for warning in together if "length is not that of their text" in warning]
     assert len(misfits) == 1 and "3 annotations" in misfits[0], together
+
+
+class _Collected:
+    """A :class:`~nlpbench.tasks.sandbox.DocumentRows` that keeps what it is handed, per type, in order."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict]] = {}
+
+    def add(self, annotation_type: str, rows: list[dict]) -> None:
+        self.rows.setdefault(annotation_type, []).extend(rows)
+
+    def drop(self, annotation_type: str, metric: str) -> None:
+        self.rows[annotation_type] = [row for row in self.rows[annotation_type] if row["metric"] != metric]
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_rows_handed_on_as_scored_are_the_reports_rows(tmp_path, profile):
+    """Rows handed to a sink batch by batch, less those of a metric the pass drops at its end (``nlpsandbox``: the
+    address ``type`` when no prediction carries an ``addressType``), are the per-document rows the reports hold
+    without one; the reports handed on hold none, and are otherwise the same."""
+    address = {"start": 60, "length": 4, "text": "abcd"}
+    gold = [{**_record(f"n{i}"), "textPhysicalAddressAnnotations": [{**address, "addressType": "city"}]}
+            for i in range(40)]  # fmt: skip
+    pred = [{**_record(f"n{i}"), "textPhysicalAddressAnnotations": [address]} for i in range(0, 40, 2)]
+    paths = tmp_path / "gold.json", tmp_path / "pred.json"
+    for path, records in zip(paths, (gold, pred), strict=True):
+        path.write_text(json.dumps(records), encoding="utf-8")
+    kinds = (*ALL_TYPES, "physical_address")
+    kept = score_types(*paths, kinds, profile=profile)
+    sink = _Collected()
+    handed = score_types(*paths, kinds, profile=profile, rows=sink)
+    for kind in kinds:
+        assert sink.rows[kind] == kept[kind].per_document and handed[kind].per_document == [], kind
+        assert {**handed[kind].as_dict(), "per_document": None} == {**kept[kind].as_dict(), "per_document": None}
+    dropped = not any(row["metric"] == "type" for row in sink.rows["physical_address"])
+    assert dropped == (profile == "nlpsandbox")

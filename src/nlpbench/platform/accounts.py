@@ -139,22 +139,29 @@ def unplaced(session: Session, submission_id: int) -> dict[str, dict[str, int]]:
     return found
 
 
-def charge_unplaced(report: Report, label: str, charged: Mapping[str, int], profile: SpanProfile) -> int:
+def charge_unplaced(
+    report: Report,
+    label: str,
+    charged: Mapping[str, int],
+    profile: SpanProfile,
+    documents: Collection[str] | None = None,
+) -> int:
     """Add ``charged[note]`` false positives to each per-document row of ``note`` in ``report`` (one
-    annotation type's), and their sum to its overall rows; the number charged.
+    annotation type's, :func:`charge_row`), and their sum to its overall rows; the number charged.
 
     Precision, recall and F1 are recomputed: a per-document row's from its counts (:class:`PRF`), an
     overall row's as ``profile`` reports them (:meth:`SpanProfile.values`). Subtype and macro rows keep theirs.
+    ``documents``: the notes of the type's per-document rows when they were not kept in ``report`` but handed on
+    as scored, each charged by :func:`charge_row` as it passed.
     """
-    documents = {str(row["document"]) for row in report.per_document}
+    if documents is None:
+        documents = {str(row["document"]) for row in report.per_document}
     charged = {note: count for note, count in charged.items() if count and note in documents}
     total = sum(charged.values())
     if not total:
         return 0
     for row in report.per_document:
-        extra = charged.get(str(row["document"]), 0)
-        if extra:
-            row |= _prf_fields(PRF(row["tp"], row["fp"] + extra, row["fn"]), None)
+        charge_row(row, charged)
     for row in report.scores:
         if row.get("label") is None and row.get("average") is None and "fp" in row:
             row |= _prf_fields(PRF(row["tp"], row["fp"] + total, row["fn"]), profile)
@@ -163,6 +170,14 @@ def charge_unplaced(report: Report, label: str, charged: Mapping[str, int], prof
         "every metric (one per mention; not in the per-subtype rows nor their macro average)"
     )
     return total
+
+
+def charge_row(row: dict[str, Any], charged: Mapping[str, int]) -> None:
+    """Add ``charged[note]`` false positives to a per-document row of ``note``, its precision, recall and F1
+    recomputed from its counts (:class:`PRF`)."""
+    extra = charged.get(str(row["document"]), 0)
+    if extra:
+        row |= _prf_fields(PRF(row["tp"], row["fp"] + extra, row["fn"]), None)
 
 
 def _prf_fields(prf: PRF, profile: SpanProfile | None) -> dict[str, Any]:

@@ -26,11 +26,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
-from nlpbench.platform.overall import with_overall
+from nlpbench.platform.document_counts import DocumentCounts
+from nlpbench.platform.overall import OVERALL, overall_scores, with_overall
 from nlpbench.platform.pooling import strata
 from nlpbench.report.model import Report, Row, overall_rows
 from nlpbench.stats.bootstrap import Interval, bootstrap_intervals
-from nlpbench.stats.report import Derivation, derivations
+from nlpbench.stats.report import Derivation, counted_derivations, derivations
 from nlpbench.store.intervals import ResultInterval
 
 CONFIDENCE = 0.95
@@ -67,8 +68,47 @@ def compute(result_id: int, reports: Mapping[str, Report], *, by_site: bool = Fa
     (:func:`nlpbench.platform.pooling.strata`).
     """
     reports = with_overall(reports)
+    values = [(kind, primary(r.task, r.scores), derived) for kind, r in reports.items() for derived in derivations(r)]
+    return _rows(result_id, reports, values, by_site)
+
+
+def compute_counted(
+    result_id: int,
+    task: str,
+    profile: str,
+    scores: Mapping[str, list[Row]],
+    counts: DocumentCounts,
+    *,
+    by_site: bool = False,
+) -> list[ResultInterval]:
+    """:func:`compute` of the reports of ``scores`` (score rows per annotation type) whose per-document rows were
+    counted in ``counts`` (complete), from its count tables rather than from rows: the same intervals, bit for
+    bit (:func:`~nlpbench.stats.report.counted_derivations`). The overall report of a task of several types is
+    its overall score rows (:func:`~nlpbench.platform.overall.overall_scores`: the same totals as the documents'
+    sums) with the types' tables summed at each document (:meth:`DocumentCounts.overall_tables`)."""
+    reports = {kind: Report(task, profile, {}, rows) for kind, rows in scores.items()}
+    tables = {kind: counts.tables(kind) for kind in reports}
+    overall = overall_scores(task, scores)
+    if overall:
+        reports[OVERALL] = Report(task, profile, {}, overall)
+        tables[OVERALL] = counts.overall_tables(scores, [row["metric"] for row in overall])
+    values = [
+        (kind, primary(task, report.scores), derived)
+        for kind, report in reports.items()
+        for derived in counted_derivations(report, *tables[kind])
+    ]
+    return _rows(result_id, reports, values, by_site)
+
+
+#: An annotation type, its primary (metric, field) and one of its derivable values.
+_Value = tuple[str, tuple[str, str] | None, Derivation]
+
+
+def _rows(result_id: int, reports: Mapping[str, Report], values: list[_Value], by_site: bool) -> list[ResultInterval]:
+    """The interval rows of ``values`` (bootstrapped together, :func:`_bootstrapped`) and a point for each report's
+    primary value that none of them is, in the reports' order."""
     found: list[ResultInterval] = []
-    for (annotation_type, chosen, derived), interval in _bootstrapped(reports, by_site):
+    for (annotation_type, chosen, derived), interval in _bootstrapped(values, by_site):
         found.append(
             ResultInterval(
                 result_id=result_id,
@@ -96,16 +136,9 @@ def compute(result_id: int, reports: Mapping[str, Report], *, by_site: bool = Fa
     return found
 
 
-#: An annotation type, its primary (metric, field) and one of its derivable values.
-_Value = tuple[str, tuple[str, str] | None, Derivation]
-
-
-def _bootstrapped(reports: Mapping[str, Report], by_site: bool) -> list[tuple[_Value, Interval]]:
-    """Every derivable value of every report with its interval, in the reports' and their rows' order."""
-    values: list[_Value] = []
-    for annotation_type, report in reports.items():
-        chosen = primary(report.task, report.scores)
-        values.extend((annotation_type, chosen, derived) for derived in derivations(report))
+def _bootstrapped(values: list[_Value], by_site: bool) -> list[tuple[_Value, Interval]]:
+    """Every value with its interval, in order: one draw of the resamples shared by all the values over as many
+    documents (:func:`~nlpbench.stats.bootstrap.separate_distributions`)."""
     if not values:
         return []
     found = bootstrap_intervals(

@@ -17,9 +17,11 @@ path on disk: :class:`nlpbench.files.MemoryPath`), named in messages
 ``gold/ARGUMENT/NAME`` and ``predictions/NAME``. Either way the Report's
 ``per_document`` rows — the counts of each document under each metric — are
 stored, one row per document, metric and annotation type, so that
-leaderboards, intervals and re-scoring derive from them; the result's
+leaderboards, intervals and re-scoring derive from them (a PHI task's as its
+pass scores them, a batch at a time, into a result made beforehand:
+:func:`new_result`, :mod:`nlpbench.platform.stored_rows`); the result's
 bootstrap intervals (:mod:`nlpbench.platform.intervals`) are computed from the
-same rows and stored in the same transaction. Each result records what makes
+same rows' counts and stored in the same transaction. Each result records what makes
 it reproducible (:func:`reproducibility`).
 """
 
@@ -31,17 +33,19 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, delete, select
+from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session
 
 from nlpbench import profiles
 from nlpbench.files import MemoryPath
 from nlpbench.model import Document
 from nlpbench.platform import accounts, at_sites, intervals, tasks
+from nlpbench.platform.document_counts import DocumentCounts
 from nlpbench.platform.errors import Conflict
 from nlpbench.platform.golds import find_gold
 from nlpbench.platform.overall import OVERALL, applies, overall_report
 from nlpbench.platform.queue import get, submission_deid_steps
+from nlpbench.platform.stored_rows import StoredRows, insert_rows
 from nlpbench.platform.submitted import in_memory
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
@@ -52,8 +56,6 @@ from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultD
 from nlpbench.tasks import InMemory
 from nlpbench.version import __version__
 
-#: The per-document fields that name the row rather than count.
-_NAMING = ("document", "metric")
 #: The folder a file-scored task's submitted predictions are named in (``predictions/NAME``).
 PREDICTIONS_FOLDER = "predictions"
 #: The name of a ``deid`` submission's stored de-identified notes, as the JSON lines its task reads.
@@ -69,6 +71,13 @@ class Scored:
     scores: dict[str, list[Row]] = field(default_factory=dict)
     per_document: list[tuple[str, Row]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The per-document rows when they were stored as they were scored (``per_document`` is then empty).
+    streamed: StoredRows | None = None
+
+    @property
+    def rows(self) -> int:
+        """How many per-document rows."""
+        return self.streamed.inserted if self.streamed is not None else len(self.per_document)
 
     def add(self, annotation_type: str, report: Report) -> None:
         """Add a report's rows and warnings under ``annotation_type``."""
@@ -82,13 +91,14 @@ def predictions_store(submission_id: int) -> str:
     return f"submission-{submission_id}"
 
 
-def score(session: Session, submission: Submission, profile: str) -> Scored:
+def score(session: Session, submission: Submission, profile: str, into: Result | None = None) -> Scored:
     """Score the submission's stored predictions under ``profile``, writing no file; bad predictions raise
     :class:`~nlpbench.errors.InputError`, naming its file as it is named in memory (``predictions/NAME``,
     ``gold/ARGUMENT/NAME``, :data:`DEIDENTIFIED_NOTES`), or, for a PHI task, by the name of its side
-    (``gold.json``, ``predictions.json``)."""
+    (``gold.json``, ``predictions.json``). ``into`` (a result :func:`new_result` made): a PHI task's per-document
+    rows are stored into it a batch at a time as they are scored (:class:`StoredRows`), not held."""
     if tasks.is_phi(submission.task):
-        return _score_phi(session, submission, profile)
+        return _score_phi(session, submission, profile, into)
     if tasks.is_deid(submission.task):
         return _score_deid(session, submission, profile)
     return _score_files(session, submission, profile)
@@ -133,9 +143,10 @@ class StoredSide:
             yield note
 
 
-def _score_phi(session: Session, submission: Submission, profile: str) -> Scored:
+def _score_phi(session: Session, submission: Submission, profile: str, into: Result | None) -> Scored:
     """Score every type of a PHI task in one pass over the gold and the stored predictions, each type's rows
-    and warnings those of scoring that type alone (:func:`nlpbench.tasks.sandbox.score_types`)."""
+    and warnings those of scoring that type alone (:func:`nlpbench.tasks.sandbox.score_types`); ``into``: the
+    rows stored into that result as they are scored, each charged its note's unplaced mentions as it passes."""
     from nlpbench.tasks.sandbox import score_types
 
     dataset = submission.dataset
@@ -143,9 +154,12 @@ def _score_phi(session: Session, submission: Submission, profile: str) -> Scored
     pred = StoredSide(session, dataset, predictions_store(submission.id), "predictions.json")
     invented = accounts.unplaced(session, submission.id)
     rules = cast(SpanProfile, profiles.get("spans", profile))
-    scored = Scored()
-    for label, report in score_types(gold, pred, tasks.PHI_TASKS[submission.task], profile=profile).items():
-        accounts.charge_unplaced(report, label, invented.get(label, {}), rules)
+    streamed = StoredRows(session, into.id, invented) if into is not None else None
+    scored = Scored(streamed=streamed)
+    types = tasks.PHI_TASKS[submission.task]
+    for label, report in score_types(gold, pred, types, profile=profile, rows=streamed).items():
+        documents = streamed.counts.documents.get(label, {}) if streamed is not None else None
+        accounts.charge_unplaced(report, label, invented.get(label, {}), rules, documents)
         scored.add(label, report)
     return scored
 
@@ -224,52 +238,63 @@ def sha256_of(value: str | None) -> str | None:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if value is not None else None
 
 
+def new_result(
+    session: Session, submission: Submission, profile: str, reproduced: dict[str, Any] | None = None
+) -> Result:
+    """Replace the submission's result under ``profile`` with an empty one, to be filled by :func:`store_result`.
+
+    The replaced result's per-document rows and intervals go with it (their foreign keys cascade). ``reproduced``:
+    its reproducibility fields, when not those of this store's data (:func:`reproducibility`)."""
+    session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
+    result = Result(
+        submission_id=submission.id,
+        profile=profile,
+        scores={},
+        reproducibility=reproduced if reproduced is not None else reproducibility(session, submission, profile),
+        warnings=[],
+    )
+    session.add(result)
+    session.flush()
+    return result
+
+
 def store_result(
     session: Session,
     submission: Submission,
     profile: str,
     scored: Scored,
     *,
+    into: Result | None = None,
     reproduced: dict[str, Any] | None = None,
     by_site: bool = False,
 ) -> Result:
-    """Replace the submission's result under ``profile`` with ``scored``, per-document rows and intervals included.
+    """Store ``scored`` as the submission's result under ``profile``, per-document rows and intervals included.
 
-    The replaced result's per-document rows and intervals go with it (their foreign keys cascade). ``reproduced``:
-    its reproducibility fields, when not those of this store's data (:func:`reproducibility`); ``by_site``: the
+    ``into``: the result :func:`new_result` made for it (its rows already stored if they were scored into it);
+    otherwise the result under ``profile`` is replaced (:func:`new_result`, ``reproduced``). ``by_site``: the
     documents are several sites' (``SITE/…``), resampled within each (:func:`nlpbench.platform.intervals.compute`).
+    The intervals are computed from the rows' counts (:func:`nlpbench.platform.intervals.compute_counted`) when
+    they are PHI counts, else from the rows.
     """
-    session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
-    result = Result(
-        submission_id=submission.id,
-        profile=profile,
-        scores=scored.scores,
-        reproducibility=reproduced if reproduced is not None else reproducibility(session, submission, profile),
-        warnings=scored.warnings,
-    )
-    session.add(result)
-    session.flush()
-    rows: list[dict[str, Any]] = [
-        {
-            "result_id": result.id,
-            "annotation_type": annotation_type,
-            "document": str(row["document"]),
-            "metric": str(row["metric"]),
-            "counts": {k: v for k, v in row.items() if k not in _NAMING},
+    result = into if into is not None else new_result(session, submission, profile, reproduced)
+    result.scores, result.warnings = scored.scores, scored.warnings
+    if scored.streamed is not None:
+        counts = scored.streamed.counts
+    else:
+        counts = DocumentCounts()
+        insert_rows(session, result.id, counts.passing(scored.per_document))
+    if counts.complete:
+        found = intervals.compute_counted(result.id, submission.task, profile, scored.scores, counts, by_site=by_site)
+    else:
+        typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+        for annotation_type, row in scored.per_document:
+            typed.setdefault(annotation_type, []).append(row)
+        reports = {
+            annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
+            for annotation_type, score_rows in scored.scores.items()
         }
-        for annotation_type, row in scored.per_document
-    ]
-    table = cast(Table, ResultDocument.__table__)  # a Core insert: the ORM's work per row cost more than the rows
-    for start in range(0, len(rows), 5000):
-        session.execute(table.insert(), rows[start : start + 5000])
-    typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
-    for annotation_type, row in scored.per_document:
-        typed.setdefault(annotation_type, []).append(row)
-    reports = {
-        annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
-        for annotation_type, score_rows in scored.scores.items()
-    }
-    session.add_all(intervals.compute(result.id, reports, by_site=by_site))
+        found = intervals.compute(result.id, reports, by_site=by_site)
+    session.add_all(found)
     session.flush()
     return result
 
@@ -286,12 +311,13 @@ def rescore(store: Store, submission_id: int, profile: str) -> int:
                 f"submission {submission_id} was run at data sites: this store holds their counts, not its "
                 "predictions, so it cannot be scored again here"
             )
-        scored = score(session, submission, profile)
-        store_result(session, submission, profile, scored)
+        result = new_result(session, submission, profile)
+        scored = score(session, submission, profile, into=result)
+        store_result(session, submission, profile, scored, into=result)
         from nlpbench.platform import ranks  # ranks reads results through this module
 
         ranks.rank(session, submission.task)
-        return len(scored.per_document)
+        return scored.rows
 
 
 def result_report(session: Session, submission: Submission, result: Result, annotation_type: str) -> Report:

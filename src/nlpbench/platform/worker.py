@@ -67,7 +67,7 @@ from nlpbench.model import Document
 from nlpbench.platform import accounts, challenges, images, ranks, tasks, webhooks
 from nlpbench.platform import queue as queues
 from nlpbench.platform.network import GuardedTransport, allow_listed
-from nlpbench.platform.scoring import PREDICTIONS_FOLDER, predictions_store, score, store_result
+from nlpbench.platform.scoring import PREDICTIONS_FOLDER, new_result, predictions_store, score, store_result
 from nlpbench.platform.submitted import safe_name
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
 from nlpbench.platform.views import REASON_STREAM
@@ -348,12 +348,13 @@ class _Job:
 
     def score(self, submission: Submission, queue: Queue) -> None:
         with self.write() as (session, held):
+            result = new_result(session, held, queue.profile)  # a PHI task's rows are stored into it as scored
             try:
-                scored = score(session, held, queue.profile)
-            except InputError as error:
+                scored = score(session, held, queue.profile, into=result)
+            except InputError as error:  # the result and its rows go with the transaction
                 raise self._unscorable(Invalid if held.kind == "predictions" else Failed, held, error) from None
-            store_result(session, held, queue.profile, scored)
-            rows = len(scored.per_document)
+            store_result(session, held, queue.profile, scored, into=result)
+            rows = scored.rows
             queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
             ranks.rank(session, held.task)  # the groups of the columns it enters, stored with it
         self.worker.on_status(self.id, SCORED)

@@ -25,7 +25,7 @@ whose rows pair up.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -135,6 +135,29 @@ def derivations(
     return found
 
 
+def counted_derivations(report: Report, documents: Sequence[str], tables: Mapping[str, np.ndarray]) -> list[Derivation]:
+    """The derivations :func:`derivations` gives of ``report`` when its per-document rows are ``tp``/``fp``/``fn``
+    counts without label, from those counts as tables instead of rows: ``tables[metric]`` is
+    ``[documents, (tp, fp, fn)]``, a document's row the sum of its rows of ``metric`` (0 without), in the order
+    of ``documents`` — as :func:`derivations` builds it, so the same values, bit for bit. A metric without a
+    table has no derivation, as one without per-document rows."""
+    documents = tuple(documents)
+    found: list[Derivation] = []
+    for row in overall_rows(report):
+        metric: str = row["metric"]
+        table = tables.get(_SUMMED_FROM.get(metric, metric))
+        if table is None or not _has(row, PRF_COLUMNS):
+            continue
+        for field, statistic in _prf_values(row):
+            found.append(Derivation(row["metric"], field, statistic, documents, table, row.get(field), group_of(row)))
+    return found
+
+
+def _prf_values(row: Row) -> Iterable[tuple[str, Statistic]]:
+    """The fields of a ``tp``/``fp``/``fn`` row that are derived from its counts, with their statistics."""
+    return ((field, STATISTICS.get(field)) for field in _VALUES if field in row)
+
+
 def sources(metric: str) -> tuple[str, ...]:
     """The metrics whose per-document rows (labelled or not) an overall value of ``metric`` is derived from:
     its own (the timelines' micro row: the patients'), the CoNLL score's MUC, B³ and CEAFe, the timelines'
@@ -155,9 +178,8 @@ def _recipes(row: Row, by_metric: dict[str, list[Row]]) -> Iterable[tuple[str, S
     metric: str = row["metric"]
     own = by_metric.get(_SUMMED_FROM.get(metric, metric), [])
     if own and _has(row, PRF_COLUMNS) and _has(own[0], PRF_COLUMNS):
-        for field in _VALUES:
-            if field in row:
-                yield field, STATISTICS.get(field), [(own, _PRF_GETTERS)]
+        for field, statistic in _prf_values(row):
+            yield field, statistic, [(own, _PRF_GETTERS)]
     elif own and _has(row, COREF_COLUMNS) and _has(own[0], COREF_COLUMNS):
         for field, name in _COREF_VALUES.items():
             if field in row:

@@ -98,13 +98,26 @@ class DocumentSource(Protocol):
 Side = Input | DocumentSource
 
 
-def score_types(gold: Side, pred: Side, annotation_types: Sequence[str], *, profile: str) -> dict[str, Report]:
+def score_types(
+    gold: Side, pred: Side, annotation_types: Sequence[str], *, profile: str, rows: DocumentRows | None = None
+) -> dict[str, Report]:
     """Score each of ``annotation_types`` in one pass, both sides read once as ``-t all`` reads them: each type's
     report, per-document rows and warnings included, is the one ``score_sandbox(gold, pred, that type,
-    profile=profile)`` gives."""
+    profile=profile)`` gives. ``rows``: each scored batch's per-document rows are handed to it as they are made,
+    not kept in the reports (whose ``per_document`` is then empty)."""
     names = list(dict.fromkeys(annotation_types))
-    scored = _score(gold, pred, names, profile, 2, 0, ("sandbox", "sandbox"), True, None)
+    scored = _score(gold, pred, names, profile, 2, 0, ("sandbox", "sandbox"), True, None, rows)
     return {name: scored.type_report(name) for name in names}
+
+
+class DocumentRows(Protocol):
+    """Where a pass hands each scored batch's per-document rows, instead of keeping them in its reports."""
+
+    def add(self, annotation_type: str, rows: list[Row]) -> None:
+        """Take the rows of a batch of notes of ``annotation_type``, in the order a report would hold them."""
+
+    def drop(self, annotation_type: str, metric: str) -> None:
+        """Forget the rows of ``metric`` of ``annotation_type`` taken so far: the pass does not report it."""
 
 
 def _score(
@@ -117,11 +130,12 @@ def _score(
     formats: tuple[str, str],
     per_document: bool,
     on_document: Callable[[str], None] | None,
+    rows: DocumentRows | None = None,
 ) -> _Pass:
     """Read both sides once, in ``formats``, and score every type of ``names`` note by note."""
     chosen = cast(SpanProfile, profiles.get("spans", profile))
     phis = [phi_type(name) for name in names]
-    runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document) for phi in phis]
+    runs = [_Run(phi, chosen.rules(phi, relax), chosen.metrics(phi), errors, per_document, rows) for phi in phis]
     failures: dict[str | None, _OfficialFailure] = {None: _OfficialFailure(chosen)}
     failures.update((phi.name, _OfficialFailure(chosen, phi.array)) for phi in phis)
     scored = _Pass(gold, pred, chosen, relax, errors, runs, failures)
@@ -351,6 +365,7 @@ class _Run:
     metrics: list[str]
     error_limit: int
     keep_documents: bool
+    sink: DocumentRows | None = None
     totals: dict[str, PRF] = field(default_factory=dict)
     by_label: dict[tuple[str, str], PRF] = field(default_factory=dict)
     per_document: list[Row] = field(default_factory=list)
@@ -393,10 +408,15 @@ class _Run:
         for metric in self.metrics:
             self.totals[metric] = self.totals.get(metric, PRF()) + batch.total(metric)
         if self.keep_documents:
-            for index, (doc_id, _, _) in enumerate(self.pending):
-                for metric in self.metrics:
-                    prf = batch.document(metric, index)
-                    self.per_document.append({"document": doc_id, "metric": metric, **_count_fields(prf)})
+            rows = [
+                {"document": doc_id, "metric": metric, **_count_fields(batch.document(metric, index))}
+                for index, (doc_id, _, _) in enumerate(self.pending)
+                for metric in self.metrics
+            ]
+            if self.sink is None:
+                self.per_document.extend(rows)
+            else:
+                self.sink.add(self.phi.name, rows)
         for key, prf in batch.labels.items():
             self.by_label[key] = self.by_label.get(key, PRF()) + prf
         self.collapsed += batch.collapsed
@@ -406,6 +426,8 @@ class _Run:
     def drop(self, metric: str) -> None:
         self.metrics.remove(metric)
         self.per_document = [row for row in self.per_document if row["metric"] != metric]
+        if self.sink is not None:
+            self.sink.drop(self.phi.name, metric)
 
     def _collect_errors(self, doc_id: str, gold_columns: SpanColumns, pred_columns: SpanColumns) -> None:
         rules, phi = self.rules, self.phi
