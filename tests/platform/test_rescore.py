@@ -15,13 +15,14 @@ import json
 import pytest
 from sqlalchemy import select
 
-from nlpbench.platform import intervals, scoring, stored_rows
+from nlpbench.platform import intervals, scoring, stored_rows, views
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
 from nlpbench.store import open_store
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument
+from nlpbench.tasks import sandbox
 from tests.platform.test_worker import run_worker, shown, submit
 
 
@@ -77,6 +78,7 @@ def _per_type(rows: list[dict]) -> dict[str, list[dict]]:
 def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     nb, cli, dataset, db_url, tmp_path, monkeypatch, profile
 ):
+    monkeypatch.setattr(sandbox, "BATCH", 16)  # many batches, each handing on the rows of every type
     monkeypatch.chdir(tmp_path)
     assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
     submitted = tmp_path / "submitted.json"
@@ -101,6 +103,14 @@ def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     scores, rows, warnings = _stored(db_url, submission, profile)
     every = score("all")
     assert scores == _per_type(every["scores"]) and rows == _per_type(every["per_document"])
+    store = open_store(db_url)
+    with store.session(readonly=True) as session:  # what GET /submissions/{id}/documents lists, in its order
+        listed = views.per_document(session, int(submission), profile)
+    store.close()
+    command_rows = [{"type": row.pop("annotation_type"), **row} for row in every["per_document"]]
+    assert [(row["type"], row["document"], row["metric"]) for row in listed] == [
+        (row["type"], row["document"], row["metric"]) for row in command_rows
+    ]
     types = PHI_TASKS["phi"]
     assert set(scores) == set(types)
     expected = [warning for kind in types for warning in score(kind)["warnings"]]

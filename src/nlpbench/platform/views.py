@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from nlpbench.platform import accounts, at_sites, intervals
 from nlpbench.platform import queue as queues
+from nlpbench.platform.tasks import PHI_TASKS
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
 
@@ -121,14 +122,22 @@ def _interval_json(interval: ResultInterval) -> dict[str, Any]:
 
 
 def per_document(session: Session, submission_id: int, profile: str) -> list[dict[str, Any]]:
-    """The stored per-document rows of a submission's result under ``profile``."""
+    """The stored per-document rows of a submission's result under ``profile``: type by type, in the order of
+    its task's types (:data:`~nlpbench.platform.tasks.PHI_TASKS`; any other type after them, by name), each
+    type's rows in the order they were stored. The worker stores a batch of rows as each type's fills, so the
+    order of the stored rows alone would interleave the types."""
+    task = session.scalar(select(Submission.task).where(Submission.id == submission_id))
+    rank = {annotation_type: index for index, annotation_type in enumerate(PHI_TASKS.get(task or "", ()))}
     rows = session.execute(
         select(ResultDocument)
         .join(Result, Result.id == ResultDocument.result_id)
         .where(Result.submission_id == submission_id, Result.profile == profile)
         .order_by(ResultDocument.id)
     ).scalars()
-    return [{"type": row.annotation_type, "document": row.document, "metric": row.metric, **row.counts} for row in rows]
+    ordered = sorted(rows, key=lambda row: (rank.get(row.annotation_type, len(rank)), row.annotation_type))
+    return [
+        {"type": row.annotation_type, "document": row.document, "metric": row.metric, **row.counts} for row in ordered
+    ]
 
 
 def logs_json(session: Session, submission: Submission) -> dict[str, Any]:
