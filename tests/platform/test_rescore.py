@@ -74,17 +74,24 @@ def _per_type(rows: list[dict]) -> dict[str, list[dict]]:
     return grouped
 
 
+def _scored_submission(nb, folder, monkeypatch) -> str:
+    """A prediction file (:func:`_predictions` of the exported gold) submitted for ``phi`` and scored by the
+    worker; the working folder becomes ``folder``, which holds ``gold.json``."""
+    monkeypatch.chdir(folder)
+    assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
+    submitted = folder / "submitted.json"
+    submitted.write_text(json.dumps(_predictions(json.loads((folder / "gold.json").read_text()))))
+    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--predictions", submitted)
+    run_worker(nb)
+    return submission
+
+
 @pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
 def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     nb, cli, dataset, db_url, tmp_path, monkeypatch, profile
 ):
     monkeypatch.setattr(sandbox, "BATCH", 16)  # many batches, each handing on the rows of every type
-    monkeypatch.chdir(tmp_path)
-    assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
-    submitted = tmp_path / "submitted.json"
-    submitted.write_text(json.dumps(_predictions(json.loads((tmp_path / "gold.json").read_text()))))
-    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--predictions", submitted)
-    run_worker(nb)
+    submission = _scored_submission(nb, tmp_path, monkeypatch)
     assert shown(nb, submission)["status"] == "SCORED"
     if profile != "standard":
         assert nb("rescore", submission, "--profile", profile).exit_code == 0
@@ -126,12 +133,7 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(nb, dataset, d
     the stored intervals are those computed from the stored rows read back as reports, every field exact (each
     type's in the order computed)."""
     monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
-    monkeypatch.chdir(tmp_path)
-    assert nb("dataset", "export", "notes", "gold.json", "--format", "sandbox").exit_code == 0
-    submitted = tmp_path / "submitted.json"
-    submitted.write_text(json.dumps(_predictions(json.loads((tmp_path / "gold.json").read_text()))))
-    submission = submit(nb, "--task", "phi", "--dataset", "notes", "--predictions", submitted)
-    run_worker(nb)
+    submission = _scored_submission(nb, tmp_path, monkeypatch)
     assert nb("rescore", submission, "--profile", profile).exit_code == 0
     store = open_store(db_url)
     try:
