@@ -428,8 +428,7 @@ _ZEROS, _SIXES, _HIGH = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for
 def _distinct_codes(words: np.ndarray) -> tuple[list[str], np.ndarray]:
     """The distinct codes, lower-cased, of codes given as rows of zero-padded words, and each row's index."""
     keys = words.ravel() if words.shape[1] == 1 else words.view(f"V{8 * words.shape[1]}").ravel()
-    written = np.unique(keys)
-    index = np.searchsorted(written, keys)
+    written, index = np.unique(keys, return_inverse=True)  # one sort; a searchsorted of every key took 3x as long
     # the distinct codes as written, lower-cased: codes that differ only in case become one
     lowered: dict[str, int] = {}
     as_lowered = [
