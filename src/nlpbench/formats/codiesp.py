@@ -380,9 +380,10 @@ def _bulk_chunk(data: bytes, buf: np.ndarray, begin: int, end: int, ascii_only: 
     # case ids: only where a run of lines of one document begins does Python read the id
     words = _words(buf, starts, tabs[:, 0], case_width)
     lengths = tabs[:, 0] - starts
-    heads = np.flatnonzero(
-        np.concatenate(([True], (words[1:] != words[:-1]).any(axis=1) | (lengths[1:] != lengths[:-1])))
-    )
+    changed = lengths[1:] != lengths[:-1]
+    for column in words.T:  # word by word: a third of the time of comparing whole rows then any(axis=1)
+        changed |= column[1:] != column[:-1]
+    heads = np.flatnonzero(np.concatenate(([True], changed)))
     runs = [
         documents.setdefault(data[s:e].decode("ascii"), len(documents))
         for s, e in zip(starts[heads].tolist(), tabs[heads, 0].tolist(), strict=True)
