@@ -7,8 +7,9 @@ them only each metric's table of counts over the type's documents (:func:`nlpben
 
 :class:`DocumentCounts` gathers those counts as the rows pass by to be stored
 (:func:`nlpbench.platform.scoring.insert_rows`): four 32-bit integers a row in arrays, not a row's dict, so the
-rows need not be held, and each note id held once for all the types (the types' rows name the same notes). The overall type's tables (micro over the types, :mod:`nlpbench.platform.overall`) are the
-sums of the types' at each document::
+rows need not be held, and each note id held once for all the types (the types' rows name the same notes). The
+overall type's tables (micro over the types, :mod:`nlpbench.platform.overall`) are the sums of the types' at each
+document::
 
     table_{overall,m}[d] = Σ_t table_{t,m}[d]
 
