@@ -6,9 +6,10 @@ them only each metric's table of counts over the type's documents (:func:`nlpben
     table_{t,m}[d] = (tp, fp, fn) of document d's row of metric m and type t
 
 :class:`DocumentCounts` gathers those counts as the rows pass by to be stored
-(:func:`nlpbench.platform.scoring.insert_rows`): four integers a row in arrays, not a row's dict, so the rows
-need not be held. The overall type's tables (micro over the types, :mod:`nlpbench.platform.overall`) are the
-sums of the types' at each document::
+(:func:`nlpbench.platform.scoring.insert_rows`): four 32-bit integers a row in arrays, not a row's dict, so the
+rows need not be held, and each note id held once for all the types (the types' rows name the same notes). The
+overall type's tables (micro over the types, :mod:`nlpbench.platform.overall`) are the sums of the types' at each
+document::
 
     table_{overall,m}[d] = Σ_t table_{t,m}[d]
 
@@ -34,11 +35,14 @@ _COUNTS = ("tp", "fp", "fn")
 @dataclass
 class DocumentCounts:
     """Per annotation type, its documents in the order its rows first name them, and per metric each row's
-    document position and counts (``array('q')`` columns)."""
+    document position and counts (``array('i')`` columns: 32-bit, as a note's counts and a type's documents
+    fit; a larger count raises ``OverflowError`` rather than wrap)."""
 
     documents: dict[str, dict[str, int]] = field(default_factory=dict)
     columns: dict[str, dict[str, tuple[array, array, array, array]]] = field(default_factory=dict)
     complete: bool = True
+    #: Each note id seen, itself: the types' position dicts share one string per note.
+    _ids: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, annotation_type: str, row: Row) -> None:
         """Count one row of ``annotation_type`` (a row not of :data:`COUNTED`'s fields: the counts are incomplete)."""
@@ -48,13 +52,17 @@ class DocumentCounts:
             self.complete = False
             self.documents.clear()
             self.columns.clear()
+            self._ids.clear()
             return
         positions = self.documents.setdefault(annotation_type, {})
-        at = positions.setdefault(row["document"], len(positions))
+        document = row["document"]
+        at = positions.get(document)
+        if at is None:
+            at = positions[self._ids.setdefault(document, document)] = len(positions)
         by_metric = self.columns.setdefault(annotation_type, {})
         metric = row["metric"]
         if metric not in by_metric:
-            by_metric[metric] = (array("q"), array("q"), array("q"), array("q"))
+            by_metric[metric] = (array("i"), array("i"), array("i"), array("i"))
         where, *counts = by_metric[metric]
         where.append(at)
         for column, name in zip(counts, _COUNTS, strict=True):
@@ -79,8 +87,8 @@ class DocumentCounts:
             table = np.zeros((len(documents), len(_COUNTS)))
             np.add.at(
                 table,
-                np.frombuffer(where, dtype=np.int64).astype(np.intp),
-                np.column_stack([np.frombuffer(c, dtype=np.int64) for c in counts]),
+                np.frombuffer(where, dtype=np.intc).astype(np.intp),
+                np.column_stack([np.frombuffer(c, dtype=np.intc) for c in counts]),
             )
             tables[metric] = table
         return documents, tables

@@ -104,6 +104,7 @@ def separate_distributions(
             sums = {j: weights @ tables[j] for j in distinct}
             for i in members:
                 values[i].append(statistics[i].compute(sums[same[i]]))
+            del weights, sums  # not held while the next chunk is drawn
     return [np.concatenate(found) for found in values]
 
 

@@ -82,14 +82,21 @@ def bootstrap_weights(
     chunk = max(1, CHUNK_CELLS // max(n, 1))
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
-        yield np.hstack([_multiplicities(block, size, rng) for block in sizes]).astype(np.float64)
+        weights = np.empty((size, n))
+        at = 0
+        for block in sizes:
+            _multiplicities(block, size, rng, weights[:, at : at + block])
+            at += block
+        yield weights
 
 
-def _multiplicities(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``[size, n]`` integers: how often each of ``n`` rows was drawn in each of ``size`` resamples of ``n``."""
+def _multiplicities(n: int, size: int, rng: np.random.Generator, out: np.ndarray) -> None:
+    """Write into ``out`` (``[size, n]`` floats) how often each of ``n`` rows was drawn in each of ``size``
+    resamples of ``n``: one draw of ``size × n`` indices (the generator's stream as a single call draws it), counted
+    a resample at a time into ``out``, so that no second ``size × n`` array of integers is made beside the draw."""
     drawn = rng.integers(0, n, size=(size, n), dtype=np.int64)
-    drawn += np.arange(size)[:, None] * n
-    return np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n)
+    for row, indices in zip(out, drawn, strict=True):
+        row[:] = np.bincount(indices, minlength=n)
 
 
 def leave_one_out_sums(counts: np.ndarray) -> np.ndarray:
