@@ -15,7 +15,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from nlpbench.platform import intervals, scoring, stored_rows, views
+from nlpbench.platform import document_counts, intervals, scoring, stored_rows, views
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
@@ -126,13 +126,18 @@ def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     assert profile == "standard" or any("share a start" in warning for warning in warnings), warnings
 
 
+@pytest.mark.parametrize("counted", [True, False], ids=["counted", "uncounted"])
 @pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
-def test_stored_intervals_are_those_computed_from_the_stored_rows(nb, dataset, db_url, tmp_path, monkeypatch, profile):
+def test_stored_intervals_are_those_computed_from_the_stored_rows(
+    nb, dataset, db_url, tmp_path, monkeypatch, profile, counted
+):
     """The worker and ``rescore`` store the rows a few at a time (a batch of 7 here) and compute the intervals
     from count arrays gathered as the rows pass by (:class:`~nlpbench.platform.document_counts.DocumentCounts`);
     the stored intervals are those computed from the stored rows read back as reports, every field exact (each
     type's in the order computed)."""
     monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
+    if not counted:  # rows that are not plain counts: the intervals come from the stored rows read back
+        monkeypatch.setattr(document_counts, "COUNTED", frozenset())
     submission = _scored_submission(nb, tmp_path, monkeypatch)
     assert nb("rescore", submission, "--profile", profile).exit_code == 0
     store = open_store(db_url)

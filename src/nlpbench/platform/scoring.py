@@ -286,13 +286,16 @@ def store_result(
     if counts.complete:
         found = intervals.compute_counted(result.id, submission.task, profile, scored.scores, counts, by_site=by_site)
     else:
-        typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
-        for annotation_type, row in scored.per_document:
-            typed.setdefault(annotation_type, []).append(row)
-        reports = {
-            annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
-            for annotation_type, score_rows in scored.scores.items()
-        }
+        if scored.streamed is not None:  # rows that are not plain counts, held by the store alone: read back
+            reports = {kind: result_report(session, submission, result, kind) for kind in scored.scores}
+        else:
+            typed: dict[str, list[Row]] = {}  # the scored rows themselves: as the stored rows read back, unpacked
+            for annotation_type, row in scored.per_document:
+                typed.setdefault(annotation_type, []).append(row)
+            reports = {
+                annotation_type: Report(submission.task, profile, {}, score_rows, typed.get(annotation_type, []))
+                for annotation_type, score_rows in scored.scores.items()
+            }
         found = intervals.compute(result.id, reports, by_site=by_site)
     session.add_all(found)
     session.flush()
