@@ -219,10 +219,10 @@ def decode(data: bytes, path: Input, where: str | None = None, type: Any = Any) 
         value = msgspec.json.decode(data, type=type)
     except msgspec.ValidationError:
         raise
-    except msgspec.DecodeError as error:
-        raise InputError(f"malformed JSON: {error}", path, where) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path, where) from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        reason = _not_utf8(error, data)
+        problem = f"not UTF-8 text ({reason})" if reason is not None else f"malformed JSON: {error}"
+        raise InputError(problem, path, where) from None
     no_repeated_key(data, path, where, value if type is Any or _verbatim(data, value) else _UNDECODED)
     return value
 
@@ -308,9 +308,10 @@ def no_repeated_key(text: bytes, path: Input, where: str | None = None, value: A
     """
     try:
         encoded = _ENCODER.encode(_PLAIN.decode(text) if value is _UNDECODED else value)
-    except UnicodeDecodeError as error:  # bytes inside a value read as msgspec.Raw, never decoded so far
-        raise InputError(f"not UTF-8 text ({error.reason})", path, where) from None
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        reason = _not_utf8(error, text)  # bytes inside a value read as msgspec.Raw, never decoded so far
+        if reason is not None:
+            raise InputError(f"not UTF-8 text ({reason})", path, where) from None
         encoded = None
     if encoded is not None:
         if b"\\" not in text or b"\\u003" not in text:  # no colon written as an escape (\u003a or \u003A)
@@ -322,6 +323,20 @@ def no_repeated_key(text: bytes, path: Input, where: str | None = None, value: A
     if found is not None:
         place, key = found
         raise InputError(f"an object repeats the key {excerpt(key)}", path, where or place)
+
+
+def _not_utf8(error: Exception, data: bytes) -> str | None:
+    """Why ``data`` is not UTF-8 (``invalid start byte``), when that is why msgspec's ``error`` stopped its decode;
+    else None. msgspec raised a :class:`UnicodeDecodeError` before 0.23, and since then a
+    :class:`msgspec.DecodeError` ("Invalid UTF-8 encoded string") that says neither which byte nor why: the text
+    is decoded again here, on the way to an error only."""
+    if isinstance(error, UnicodeDecodeError):
+        return error.reason
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return bad.reason
+    return None
 
 
 def members(text: bytes) -> int:
