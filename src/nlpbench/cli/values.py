@@ -1,9 +1,11 @@
 """Option values without pydantic: the plain cases of Typer's conversion, done the way it does them.
 
 Typer 0.29 converts every option's value (a default, or what was typed) through a pydantic
-``TypeAdapter`` built for that option the first time it is parsed: importing pydantic and building
-the adapters of a ``score`` command took about 0.1 s of CPU, half of a one-note score. Most values
-need none of it, and :func:`install` has Typer convert these itself:
+``TypeAdapter`` built for that option when the command parses its arguments, even for an option
+left unset (None, which it then returns without the adapter): importing pydantic and building the
+adapters of a ``score`` command took about 0.1 s of CPU, a third to a half of a one-note score.
+Most values need none of it, and :func:`install` has Typer leave None as it is, without an
+adapter, and convert these itself:
 
 - ``str``: a ``str`` as it is;
 - ``int`` and ``float``: a number of their type, or plain decimal digits (``-?[0-9]+``, and a
@@ -18,7 +20,7 @@ need none of it, and :func:`install` has Typer convert these itself:
 Any other value or annotation (``bool`` that is not a flag, dates, a value out of range or not
 plainly a number, a path that fails a check, a custom parser) goes to Typer's own conversion, built
 then: every error message is Typer's, word for word, and so is every value
-(``tests/cli/test_values.py`` compares both on each kind of option nlpbench declares).
+(``tests/cli/test_values.py`` compares both on every option of every command).
 
 A Typer without this conversion (before 0.29, or a later one that changed it) is left as it is.
 """
@@ -26,7 +28,7 @@ A Typer without this conversion (before 0.29, or a later one that changed it) is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -49,7 +51,9 @@ def install() -> None:
         from typer.core import _TyperParameter
     except ImportError:  # a Typer that converts values otherwise: nothing to spare
         return
-    typers = _TyperParameter.get_runtime_param
+    typers = getattr(_TyperParameter, "get_runtime_param", None)
+    if typers is None or [f.name for f in fields(RuntimeParam)] != ["parameter_info", "annotation"]:
+        return  # not the Typer this was written for: its own conversion, as it is
     if hasattr(typers, "__wrapped__"):  # installed already
         return
 
