@@ -113,7 +113,7 @@ def plain(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
 
     try:
         return coerce_cli_choice(value, choices=list(annotation), case_sensitive=info.case_sensitive, ctx=ctx)
-    except _REFUSALS:
+    except _REFUSALS:  # not one of the choices: Typer's own conversion says which they are
         return UNSURE
 
 
