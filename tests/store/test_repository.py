@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -15,7 +17,7 @@ from nlpbench.store import (
     open_store,
 )
 from nlpbench.store import repository as repo
-from nlpbench.store.engine import head_revision
+from nlpbench.store.engine import HEAD_REVISION, head_revision
 from nlpbench.store.models import AnnotationRecord, Note, Patient
 
 TEXT = "Seen by Dr. Chloe Price on 12/26/2020 in Seattle."
@@ -50,6 +52,18 @@ def test_open_migrates_an_empty_database_and_is_idempotent(db_url):
         assert store.upgrade() == (head_revision(), head_revision())
     finally:
         store.close()
+
+
+def test_the_revision_an_up_to_date_store_holds_is_where_alembics_scripts_end():
+    assert head_revision() == HEAD_REVISION
+
+
+def test_opening_an_up_to_date_store_loads_no_alembic(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    open_store(db_url).close()  # made and migrated here
+    probe = "import sys; from nlpbench.store import open_store; open_store(sys.argv[1]).close(); print(*sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", probe, db_url], capture_output=True, text=True, check=True)
+    assert "sqlalchemy" in loaded.stdout.split() and "alembic" not in loaded.stdout.split()
 
 
 def test_open_without_upgrade_leaves_the_database_empty(db_url):
