@@ -57,7 +57,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
@@ -75,9 +74,6 @@ _CLOSE = re.compile(r"(\d+)\)")
 _ONE_PART = re.compile(r"(\()?(\d+)(\))?")
 _NO_WORD = "_"
 
-if TYPE_CHECKING:
-    import numpy as np
-
 
 # ---------------------------------------------------------------- CoNLL-2012
 
@@ -86,7 +82,8 @@ def read_conll2012(path: Input) -> Iterator[CorefDocument]:
     """The documents of a CoNLL-2012 file, one at a time, in file order.
 
     The file comes in blocks of lines (:func:`~nlpbench.files.text_blocks`). A block whose only
-    whitespace is spaces, tabs and newlines is split into fields at once (:mod:`~nlpbench.formats.fields`):
+    whitespace and control characters are spaces, tabs and newlines is split into fields at once
+    (:mod:`~nlpbench.formats.fields`):
     its lines whose first field starts with ``#`` are read one by one, the runs of token and blank
     lines between them as arrays, their coreference cells one by one. Any other block is read line by
     line. Both read each line as :meth:`_ConllReader.line` does.
@@ -95,8 +92,9 @@ def read_conll2012(path: Input) -> Iterator[CorefDocument]:
     reader = _ConllReader(path)
     for first, block in files.text_blocks(path):
         data = block.encode("utf-8")
-        if fields.plain_spacing(block, data):
-            yield from reader.block(first, data if block.endswith("\n") else data + b"\n")
+        found = fields.split(data if block.endswith("\n") else data + b"\n")
+        if found is not None and fields.plain_spacing(block, data):
+            yield from reader.block(first, found)
             continue
         lines = block.split("\n")
         if block.endswith("\n"):
@@ -164,10 +162,10 @@ class _ConllReader:
             document.tokens += 1
         return None
 
-    def block(self, first: int, data: bytes) -> Iterator[CorefDocument]:
-        """Read the lines of ``data`` (UTF-8, each ended by ``\\n``, no whitespace but space, tab and
-        newline), numbered from ``first``: as :meth:`line` would, one line at a time."""
-        block = _Block(fields.split(data))
+    def block(self, first: int, found: fields.Fields) -> Iterator[CorefDocument]:
+        """Read the lines of a block split into fields, numbered from ``first``: as :meth:`line` would,
+        one line at a time."""
+        block = _Block(found)
         start = 0
         for special in block.hash_lines.tolist():
             self._run(block, first, start, special)
@@ -243,10 +241,14 @@ class _Block:
             placed = iter(self.words)
             self.words = [next(placed) if has else _NO_WORD for has in worded[token].tolist()]
         last = first[token] + counts[token] - 1
-        cells = last[_bracketed(found, last)]
-        self.cell_lines = np.searchsorted(found.ends_of_lines, found.starts[cells])
+        starts = found.starts[last]
+        odd = found.bytes[starts]
+        cells = last[(found.stops[last] - starts > 1) | (odd == ord("(")) | (odd == ord(")"))]  # not "-" or "_"
+        texts = fields.texts(found, cells)
+        kept = [n for n, cell in enumerate(texts) if "(" in cell or ")" in cell]
+        self.cell_texts = [texts[n] for n in kept]
+        self.cell_lines = np.searchsorted(found.ends_of_lines, found.starts[cells[kept]])
         self.cell_before = self.before[self.cell_lines].tolist()
-        self.cell_texts = fields.texts(found, cells)
 
     def line(self, index: int) -> str:
         """The text of line ``index``, without its ending."""
@@ -273,16 +275,6 @@ class _Block:
         low, high = np.searchsorted(self.cell_lines, (start, stop)).tolist()
         lines = self.cell_lines[low:high].tolist()
         return zip(lines, self.cell_before[low:high], self.cell_texts[low:high], strict=True)
-
-
-def _bracketed(found: fields.Fields, chosen: np.ndarray) -> np.ndarray:
-    """Which of the chosen fields hold a ``(`` or a ``)``."""
-    import numpy as np
-
-    array = found.bytes
-    brackets = np.flatnonzero((array == ord("(")) | (array == ord(")")))
-    holding = np.unique(np.searchsorted(found.starts, brackets, side="right") - 1)
-    return np.isin(chosen, holding, assume_unique=True)
 
 
 @dataclass

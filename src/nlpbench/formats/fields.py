@@ -2,13 +2,14 @@
 
 A column reader (CoNLL-2012) that splits each line in Python spends most of
 its time in that loop. Here a block of lines, as bytes, is split with array
-operations: a byte is a separator when it is a space, a tab or a newline,
-every line ends with ``\\n``, and a field is a maximal run of other bytes. The
-caller makes sure no other character of its text is whitespace to
-:meth:`str.split` (:func:`plain_spacing`), so that the fields are those
-``line.split()`` gives. Field texts are taken out in one decode per block
-(:func:`texts`): a field never splits a UTF-8 sequence, because every byte of
-a multi-byte sequence is 0x80 or above.
+operations: a byte is a separator when it is at most 0x20 (a space, a tab or
+a newline), every line ends with ``\\n``, and a field is a maximal run of other
+bytes. A block with another control character is refused, and the caller
+makes sure that no character above 0x7f is whitespace to :meth:`str.split`
+(:func:`plain_spacing`), so that the fields are those ``line.split()`` gives.
+Field texts are taken out in one decode per block (:func:`texts`): a field
+never splits a UTF-8 sequence, because every byte of a multi-byte sequence is
+0x80 or above.
 """
 
 from __future__ import annotations
@@ -20,16 +21,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-#: Every character other than space, tab and newline that :meth:`str.isspace` accepts, as a class.
-OTHER_SPACE = re.compile("[\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-_OTHER_ASCII_SPACE = tuple(bytes([b]) for b in b"\x0b\x0c\r\x1c\x1d\x1e\x1f")
+#: Every character above 0x7f that :meth:`str.isspace` accepts, as a class.
+OTHER_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
 def plain_spacing(text: str, data: bytes) -> bool:
-    """Whether space, tab and newline are the only whitespace of ``text`` (``data`` is it in UTF-8)."""
-    if data.isascii():
-        return not any(space in data for space in _OTHER_ASCII_SPACE)
-    return OTHER_SPACE.search(text) is None
+    """Whether ``text`` (``data`` is it in UTF-8) has no whitespace above 0x7f."""
+    return data.isascii() or OTHER_SPACE.search(text) is None
 
 
 @dataclass(frozen=True)
@@ -48,14 +46,19 @@ class Fields:
     first: np.ndarray
 
 
-def split(data: bytes) -> Fields:
-    """The fields of ``data``, whole lines each ended by ``\\n``, separated by spaces, tabs and newlines."""
+def split(data: bytes) -> Fields | None:
+    """The fields of ``data``, whole lines each ended by ``\\n``, separated by spaces, tabs and newlines;
+    None when it holds a control character other than tab and newline."""
     import numpy as np  # imported here: the command line starts faster for every other reader
 
     array = np.frombuffer(data, np.uint8)
     ends_of_lines = np.flatnonzero(array == 10)
-    separator = (array == 32) | (array == 9) | (array == 10)
-    edges = np.flatnonzero(np.diff(separator.view(np.int8), prepend=np.int8(1)))
+    separator = array <= 32
+    if np.count_nonzero(separator) != data.count(b" ") + data.count(b"\t") + len(ends_of_lines):
+        return None
+    edges = np.flatnonzero(separator[1:] != separator[:-1]) + 1
+    if not separator[0]:
+        edges = np.concatenate(([0], edges))
     starts, stops = edges[0::2], edges[1::2]  # separator → field is a start, field → separator a stop
     through = np.searchsorted(starts, ends_of_lines)  # the fields up to each line's end
     counts = np.diff(through, prepend=0)
