@@ -327,7 +327,8 @@ def _lines(raw: BinaryIO, path: Input, newline: str | None, limit: int) -> Gener
                 raise InputError(f"a line longer than {limit:,} characters", path, f"line {number}")
             yield line
     finally:
-        handle.detach()  # the wrapper, dropped, would close the file and warn that it was left open
+        if not handle.closed:
+            handle.detach()  # the wrapper, dropped, would close the file and warn that it was left open
 
 
 #: The bytes :func:`text_blocks` reads at a time.
@@ -378,9 +379,12 @@ def text_blocks(
                     return
             raw.seek(0)
         lines = _lines(raw, path, "", limit)
-        for line in itertools.islice(lines, given, None):
-            given += 1
-            yield given, line
+        try:
+            for line in itertools.islice(lines, given, None):
+                given += 1
+                yield given, line
+        finally:
+            lines.close()
 
 
 def check_lines(data: AnyStr, path: Input, limit: int = MAX_LINE) -> AnyStr:
