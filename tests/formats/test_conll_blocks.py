@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from nlpbench import files
 from nlpbench.errors import InputError
 from nlpbench.formats import fields
-from nlpbench.formats.coref import _ConllReader, _events, read_conll2012
+from nlpbench.formats.coref import _ConllReader, read_conll2012
 
 PIECES = [
     b"d 0 0 word -\n", b"d\t0\t1\tw\t(1)\n", b"d 0 2 w (12\n", b"d 0 3 w 12)\n", b"x (1)|(2\n", b"x 2)\n",
@@ -142,28 +142,6 @@ def test_a_large_file_read_in_blocks_is_read_as_line_by_line():
         outcome = _outcome(lambda: read_conll2012(path))
         assert outcome[1] is None
         assert outcome == _outcome(lambda: _line_by_line(path))
-
-
-def _perl_passes(cell):
-    """v8.01's four ``while ($cell =~ s/PATTERN//)`` loops, each searching the cell again after a removal."""
-    taken = []
-    for pattern in (r"\((\d+\+\d)\)", r"\((\d+)\)", r"\((\d+)", r"(\d+)\)"):
-        found = []
-        while match := re.search(pattern, cell):
-            found.append(match[1])
-            cell = cell[: match.start()] + cell[match.end() :]
-        taken.append(found)
-    return taken
-
-
-@settings(max_examples=3000)
-@given(st.text(alphabet="()12+|a_-", max_size=30))
-def test_a_cell_s_events_are_v801_s_passes(cell):
-    discarded, singles, openings, closings = _perl_passes(cell)
-    assert _events(cell) == (
-        len(discarded),
-        (*(("single", c) for c in singles), *(("opening", c) for c in openings), *(("closing", c) for c in closings)),
-    )
 
 
 def test_other_space_is_every_whitespace_above_0x7f():
