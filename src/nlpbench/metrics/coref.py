@@ -194,7 +194,9 @@ class Overlap:
         return [groups_in(cluster, self.response_where) for cluster in self.key]
 
     @cached_property
-    def shared(self) -> Counter[tuple[int, int]]:
+    def shared(self) -> dict[tuple[int, int], int]:
+        if not self.repeats:  # each mention is in one cluster of each side: the key's groups say it
+            return {(i, j): n for i, groups in enumerate(self.key_groups) for j, n in groups.items()}
         in_response: dict[Hashable, list[int]] = {}
         for j, cluster in enumerate(self.response):
             for mention in dict.fromkeys(cluster):
