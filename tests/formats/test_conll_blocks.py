@@ -6,6 +6,7 @@ warnings and errors of its :meth:`_ConllReader.line` fed one line at a time (the
 Blocks are made 8 KiB here, so that a file of a few thousand bytes spans several.
 """
 
+import dataclasses
 import random
 import re
 import sys
@@ -108,7 +109,10 @@ def test_blocks_give_the_lines_and_errors_of_text_lines(data, limit):
 @given(conll_bytes())
 def test_reading_in_blocks_gives_what_reading_line_by_line_gives(data):
     with _file(data) as path, mock.patch.object(files, "BLOCK", 8192):
-        assert _outcome(lambda: read_conll2012(path)) == _outcome(lambda: _line_by_line(path))
+        documents, error, warned = _outcome(lambda: _line_by_line(path))
+        assert _outcome(lambda: read_conll2012(path)) == (documents, error, warned)
+        without = [dataclasses.replace(document, sentences=()) for document in documents]
+        assert _outcome(lambda: read_conll2012(path, words=False)) == (without, error, warned)
 
 
 def test_a_large_file_read_in_blocks_is_read_as_line_by_line():

@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
@@ -74,12 +75,16 @@ _CLOSE = re.compile(r"(\d+)\)")
 _ONE_PART = re.compile(r"(\()?(\d+)(\))?")
 _NO_WORD = "_"
 
+if TYPE_CHECKING:
+    import numpy as np
+
 
 # ---------------------------------------------------------------- CoNLL-2012
 
 
-def read_conll2012(path: Input) -> Iterator[CorefDocument]:
-    """The documents of a CoNLL-2012 file, one at a time, in file order.
+def read_conll2012(path: Input, *, words: bool = True) -> Iterator[CorefDocument]:
+    """The documents of a CoNLL-2012 file, one at a time, in file order; without ``words`` their
+    sentences are left empty (scoring needs the clusters alone), with every check made as with them.
 
     The file comes in blocks of lines (:func:`~nlpbench.files.text_blocks`). A block whose only
     whitespace and control characters are spaces, tabs and newlines is split into fields at once
@@ -89,12 +94,12 @@ def read_conll2012(path: Input) -> Iterator[CorefDocument]:
     line. Both read each line as :meth:`_ConllReader.line` does.
     """
     path = files.source(path)
-    reader = _ConllReader(path)
+    reader = _ConllReader(path, words)
     for first, block in files.text_blocks(path):
         data = block.encode("utf-8")
         found = fields.split(data if block.endswith("\n") else data + b"\n")
         if found is not None and fields.plain_spacing(block, data):
-            yield from reader.block(first, found)
+            yield from reader.block(first, found, words)
             continue
         lines = block.split("\n")
         if block.endswith("\n"):
@@ -109,8 +114,8 @@ def read_conll2012(path: Input) -> Iterator[CorefDocument]:
 class _ConllReader:
     """The state of reading a CoNLL-2012 file: the documents seen, the one being read, the lines outside."""
 
-    def __init__(self, path: Source):
-        self.path = path
+    def __init__(self, path: Source, words: bool = True):
+        self.path, self.keep_words = path, words
         self.seen: dict[str, int] = {}
         self.document: _ConllDocument | None = None
         self.outside = 0
@@ -136,7 +141,7 @@ class _ConllReader:
         begin = _BEGIN.match(line.rstrip("\r\n"))
         if document is None:
             if begin:
-                document = self.document = _ConllDocument(self.path, begin[1], number)
+                document = self.document = _ConllDocument(self.path, begin[1], number, self.keep_words)
                 if document.key in self.seen:
                     raise InputError(
                         f"the document is begun a second time (first at line {self.seen[document.key]})",
@@ -162,10 +167,10 @@ class _ConllReader:
             document.tokens += 1
         return None
 
-    def block(self, first: int, found: fields.Fields) -> Iterator[CorefDocument]:
+    def block(self, first: int, found: fields.Fields, words: bool = True) -> Iterator[CorefDocument]:
         """Read the lines of a block split into fields, numbered from ``first``: as :meth:`line` would,
         one line at a time."""
-        block = _Block(found)
+        block = _Block(found, words)
         start = 0
         for special in block.hash_lines.tolist():
             self._run(block, first, start, special)
@@ -185,13 +190,13 @@ class _ConllReader:
             self.outside += block.nonblank(start, stop)
             return
         document.take(block.cells(start, stop), document.tokens - int(block.before[start]), first)
-        words = block.words
-        at = int(block.before[start])
-        for blank in block.blank_lines(start, stop):
-            document.words += words[at : block.before[blank]]
-            at = int(block.before[blank])
-            document.end_sentence()
-        document.words += words[at : block.before[stop]]
+        if block.words is not None:
+            words, at = block.words, int(block.before[start])
+            for blank in block.blank_lines(start, stop):
+                document.words += words[at : block.before[blank]]
+                at = int(block.before[blank])
+                document.end_sentence()
+            document.words += words[at : block.before[stop]]
         document.tokens += int(block.before[stop]) - int(block.before[start])
         document.one_column += block.one_column(start, stop)
 
@@ -217,10 +222,10 @@ class _Block:
 
     ``before[i]`` is the number of token lines (with fields, the first not starting with ``#``)
     before line i, ``before[-1]`` all of them; ``words`` is the word of each token line (its fourth
-    field when it has five or more, else ``_``).
+    field when it has five or more, else ``_``), None unless asked for.
     """
 
-    def __init__(self, found: fields.Fields):
+    def __init__(self, found: fields.Fields, words: bool = True):
         import numpy as np
 
         self.fields = found
@@ -235,11 +240,7 @@ class _Block:
         self.before = np.concatenate(([0], np.cumsum(token)))
         self.single = np.concatenate(([0], np.cumsum(token & (counts == 1))))
         self.filled = np.concatenate(([0], np.cumsum(filled)))
-        worded = token & (counts > 4)
-        self.words = fields.texts(found, first[worded] + 3)
-        if not worded[token].all():
-            placed = iter(self.words)
-            self.words = [next(placed) if has else _NO_WORD for has in worded[token].tolist()]
+        self.words = _words(found, token) if words else None
         last = first[token] + counts[token] - 1
         starts = found.starts[last]
         odd = found.bytes[starts]
@@ -277,6 +278,16 @@ class _Block:
         return zip(lines, self.cell_before[low:high], self.cell_texts[low:high], strict=True)
 
 
+def _words(found: fields.Fields, token: np.ndarray) -> list[str]:
+    """The word of each token line: its fourth field when it has five or more, else ``_``."""
+    worded = token & (found.counts > 4)
+    words = fields.texts(found, found.first[worded] + 3)
+    if worded[token].all():
+        return words
+    placed = iter(words)
+    return [next(placed) if has else _NO_WORD for has in worded[token].tolist()]
+
+
 @dataclass
 class _ConllDocument:
     """One CoNLL-2012 document being read: its tokens, its chains and the mentions still open."""
@@ -284,6 +295,7 @@ class _ConllDocument:
     path: Source
     key: str
     begun: int
+    keep_words: bool = True
     sentences: list[list[str]] = field(default_factory=list)
     words: list[str] = field(default_factory=list)  # of the sentence being read
     chains: dict[str, list[CorefMention]] = field(default_factory=dict)  # in order of first appearance
@@ -348,7 +360,7 @@ class _ConllDocument:
         if self.discarded:
             self._warn("double antecedents (N+M) discarded, as the reference scorer discards them", self.discarded)
         self.end_sentence()
-        sentences = tuple(tuple(sentence) for sentence in self.sentences)
+        sentences = tuple(tuple(sentence) for sentence in self.sentences) if self.keep_words else ()
         clusters = tuple(Cluster(tuple(mentions), chain) for chain, mentions in self.chains.items() if mentions)
         return CorefDocument(self.key, clusters, sentences)
 
@@ -727,12 +739,15 @@ def read(
     predicted: bool = False,
     id_column: str | None = None,
     clusters_column: str | None = None,
+    words: bool = True,
 ) -> Iterator[CorefDocument]:
     """Read ``path`` as the coreference format ``name``.
 
     ``predicted`` reads a jsonlines file's ``predicted_clusters`` where a line
     has them; ``id_column`` and ``clusters_column`` name the CSV columns and
-    are an error with any other format.
+    are an error with any other format; without ``words`` a CoNLL-2012 file's
+    documents come without their sentences (a jsonlines file's are read all
+    the same: they bound its mentions).
     """
     chosen = coref_format(name)
     if name == "omin-csv":
@@ -741,4 +756,4 @@ def read(
         raise InputError(f"an id or clusters column applies to omin-csv files, not to {name}", path)
     if name == "jsonl":
         return chosen.read(path, predicted=predicted)
-    return chosen.read(path)
+    return chosen.read(path, words=words)

@@ -75,9 +75,9 @@ def score_coref(
     response_format = response_format or key_format
     tally = _Tally()
     with collected_warnings() as warnings, collector_paused():
-        key_docs = coref_formats.read(key_format, gold)
+        key_docs = coref_formats.read(key_format, gold, words=False)
         response_docs = coref_formats.read(
-            response_format, pred, predicted=True, id_column=id_column, clusters_column=clusters_column
+            response_format, pred, predicted=True, id_column=id_column, clusters_column=clusters_column, words=False
         )
         for doc_id, key_doc, response_doc in pair_documents(key_docs, response_docs):
             if key_doc is None:
