@@ -254,3 +254,10 @@ def test_metrics_sharing_one_overlap_count_what_each_alone_counts(key, response)
         prepared_key, prepared_response, _, _ = profile.prepare(key, response)
         alone = {metric: f(prepared_key, prepared_response) for metric, f in profile.measures().items()}
         assert profile.count(prepared_key, prepared_response) == alone
+
+
+@settings(max_examples=300, deadline=None)
+@given(repeating_clusterings(), st.one_of(repeating_clusterings(), clusterings(min_size=0)))
+def test_the_response_repeats_rule_is_the_walk_mention_by_mention(key, response):
+    expected = reference._response_repeats_walked(key, response)
+    assert reference.without_response_repeats_of_key_mentions(key, response) == expected

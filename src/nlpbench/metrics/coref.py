@@ -194,6 +194,17 @@ class Overlap:
         return [groups_in(cluster, self.response_where) for cluster in self.key]
 
     @cached_property
+    def response_sums(self) -> tuple[list[int], list[int]]:
+        """For each response cluster, from its groups: its mentions found in the key (Σ n) and the pairs
+        of them that one key cluster holds (Σ n(n − 1)/2)."""
+        return _sums(self.response_groups)
+
+    @cached_property
+    def key_sums(self) -> tuple[list[int], list[int]]:
+        """:attr:`response_sums` for each key cluster, in the response."""
+        return _sums(self.key_groups)
+
+    @cached_property
     def shared(self) -> dict[tuple[int, int], int]:
         if not self.repeats:  # each mention is in one cluster of each side: the key's groups say it
             return {(i, j): n for i, groups in enumerate(self.key_groups) for j, n in groups.items()}
@@ -231,6 +242,12 @@ class Overlap:
         return _size(self.key) > len(self.key_where) or _size(self.response) > len(self.response_where)
 
 
+def _sums(groups_of: list[dict[int, int]]) -> tuple[list[int], list[int]]:
+    found = [sum(groups.values()) for groups in groups_of]
+    pairs = [sum(n * (n - 1) // 2 for n in groups.values()) for groups in groups_of]
+    return found, pairs
+
+
 def _given(key: Clusters, response: Clusters, overlap: Overlap | None) -> Overlap:
     return Overlap(key, response) if overlap is None else overlap
 
@@ -252,9 +269,8 @@ def muc(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) ->
     the denominators are Σ(|c| − 1) over the non-empty clusters of each side,
     repeats included.
     """
-    common = 0
-    for groups in _given(key, response, overlap).response_groups:
-        common += sum(groups.values()) - len(groups)
+    overlap = _given(key, response, overlap)
+    common = sum(overlap.response_sums[0]) - sum(map(len, overlap.response_groups))
     return CorefCounts(common, _links(key), common, _links(response))
 
 
@@ -310,15 +326,10 @@ def blanc(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) 
         return _blanc_by_pairs(key, response)
     coref_key, coref_response = _pairs_within(key), _pairs_within(response)
     key_mentions, response_mentions = _size(key), _size(response)
-    by_key: Counter[int] = Counter()
-    coref_common = common_mentions = within_response = 0
-    for groups in overlap.response_groups:
-        by_key.update(groups)
-        coref_common += sum(n * (n - 1) // 2 for n in groups.values())
-        shared = sum(groups.values())
-        common_mentions += shared
-        within_response += shared * (shared - 1) // 2
-    within_key = sum(n * (n - 1) // 2 for n in by_key.values())
+    found, pairs = overlap.response_sums
+    coref_common, common_mentions = sum(pairs), sum(found)
+    within_response = sum(n * (n - 1) // 2 for n in found)
+    within_key = sum(n * (n - 1) // 2 for n in overlap.key_sums[0])  # each mention in one response cluster
     noncoref_common = common_mentions * (common_mentions - 1) // 2 - within_key - within_response + coref_common
     return BlancCounts(
         coref_common,
@@ -340,17 +351,18 @@ def lea(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) ->
     1 there; numerator += resolved(e) / links(e) · |e|, denominator += |e|.
     """
     overlap = _given(key, response, overlap)
-    recall_num, recall_den = _lea_side(key, response, overlap.response_where, overlap.key_groups)
-    precision_num, precision_den = _lea_side(response, key, overlap.key_where, overlap.response_groups)
+    recall_num, recall_den = _lea_side(key, response, overlap.response_where, overlap.key_sums[1])
+    precision_num, precision_den = _lea_side(response, key, overlap.key_where, overlap.response_sums[1])
     return CorefCounts(recall_num, recall_den, precision_num, precision_den)
 
 
 def _lea_side(
-    entities: Clusters, others: Clusters, where: dict[Hashable, int], groups_of: list[dict[int, int]]
+    entities: Clusters, others: Clusters, where: dict[Hashable, int], pairs_of: list[int]
 ) -> tuple[float, int]:
-    """``where``: the other side's :func:`_last_cluster`; ``groups_of``: each entity's :func:`groups_in` it."""
+    """``where``: the other side's :func:`_last_cluster`; ``pairs_of``: for each entity, its pairs of mentions
+    that one cluster of the other side holds (per ``where``)."""
     score, importance = 0.0, 0
-    for entity, groups in zip(entities, groups_of, strict=True):
+    for entity, pairs in zip(entities, pairs_of, strict=True):
         size = len(entity)
         if size == 0:
             continue
@@ -358,7 +370,7 @@ def _lea_side(
             index = where.get(entity[0])
             resolved, links = int(index is not None and len(others[index]) == 1), 1.0
         else:
-            resolved, links = sum(n * (n - 1) // 2 for n in groups.values()), size * (size - 1) / 2
+            resolved, links = pairs, size * (size - 1) / 2
         score += resolved / links * size
         importance += size
     return score, importance
@@ -385,6 +397,14 @@ def without_response_repeats_of_key_mentions(key: Clusters, response: Clusters) 
     clusters go. Repeats in the key, and repeats of response mentions absent
     from the key, stay and are counted as often as they occur.
     """
+    if len(set(itertools.chain.from_iterable(response))) == _size(response):  # no repeat to remove
+        clusters = [tuple(cluster) for cluster in response if cluster]
+        return [tuple(c) for c in key if c], clusters, 0, _repeats(key)
+    return _response_repeats_walked(key, response)
+
+
+def _response_repeats_walked(key: Clusters, response: Clusters) -> Prepared:
+    """:func:`without_response_repeats_of_key_mentions`, walking every mention."""
     key_mentions = {m for cluster in key for m in cluster}
     matched: set[Hashable] = set()
     clusters, removed = [], 0

@@ -39,6 +39,7 @@ reported in the warnings.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -151,6 +152,9 @@ class CorefProfile(Profile):
     def identified(self, clusters: Iterable[Cluster]) -> list[tuple[Hashable, ...]]:
         """Each cluster's mentions as :meth:`identify` gives them."""
         identify = MENTION_IDENTITY[self.mention_identity]
+        clusters = list(clusters)
+        if identify is span_of and set(map(len, itertools.chain.from_iterable(clusters))) <= {2}:
+            return [cluster.mentions for cluster in clusters]  # span_of gives each (start, end) itself
         return [tuple(map(identify, cluster.mentions)) for cluster in clusters]
 
     def prepare(self, key, response) -> reference.Prepared:
