@@ -53,12 +53,12 @@ def split(data: bytes) -> Fields | None:
 
     array = np.frombuffer(data, np.uint8)
     ends_of_lines = np.flatnonzero(array == 10)
-    separator = array <= 32
-    if np.count_nonzero(separator) != data.count(b" ") + data.count(b"\t") + len(ends_of_lines):
+    separator = np.empty(len(array) + 1, bool)  # whether each byte separates, after one that does
+    separator[0] = True
+    np.less_equal(array, 32, out=separator[1:])
+    if np.count_nonzero(separator) - 1 != data.count(b" ") + data.count(b"\t") + len(ends_of_lines):
         return None
-    edges = np.flatnonzero(separator[1:] != separator[:-1]) + 1
-    if not separator[0]:
-        edges = np.concatenate(([0], edges))
+    edges = np.flatnonzero(separator[1:] != separator[:-1])  # where bytes change from separating or to it
     starts, stops = edges[0::2], edges[1::2]  # separator → field is a start, field → separator a stop
     through = np.searchsorted(starts, ends_of_lines)  # the fields up to each line's end
     counts = np.diff(through, prepend=0)
