@@ -14,13 +14,18 @@ on both sides, or the benchmark fails.
 
 The commands: ``nlpbench --help``; ``nlpbench score sandbox`` on the one-note
 example shipped with nlpbench (the table, as a person reads it); ``nlpbench
-score timelines`` on one patient (JSON); and, for scale, the floor: the CPU
-time of importing the libraries a one-note ``score sandbox`` table needs.
+score timelines`` on one patient (JSON); a one-note table of every other task
+(coref, ner, codiesp, linking, relations; i2b2 in JSON, its table being wider
+than the console); and, for scale, three floors: the CPU time of importing the
+libraries a one-note ``score sandbox`` table once needed (kept as it was, so
+that runs stay comparable), of importing Typer alone (what any command pays),
+and of importing Typer's help renderer (what ``--help`` pays before nlpbench).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -55,6 +60,10 @@ class Runs:
 #: that fits the screen and holds plain texts is now laid out without Rich: the floor is kept as it was, so
 #: that runs stay comparable.
 FLOOR = ["-c", "import typer, pydantic, numpy, msgspec, rich.console, rich.table"]
+#: What every command pays before nlpbench's own work: the interpreter and Typer; and what ``--help`` pays too, Typer's
+#: help renderer (Rich, with Markdown and tracebacks).
+TYPER_FLOOR = ["-c", "import typer"]
+HELP_FLOOR = ["-c", "import typer.rich_utils"]
 
 
 def run(src: Path, argv: list[str], cache: Path) -> tuple[float, float, bytes]:
@@ -79,6 +88,29 @@ def commands(tmp: Path) -> dict[str, list[str]]:
     (tmp / "gold.json").write_text(timeline, encoding="utf-8")
     (tmp / "pred.json").write_text(timeline.replace("2013-02-22", "2013-02-23"), encoding="utf-8")
     (tmp / "ids.txt").write_text("p1\n", encoding="utf-8")
+    key = (
+        "#begin document (doc); part 000\nw 0 0 Mary (1)\nw 0 1 saw -\nw 0 2 her (1)\nw 0 3 brother (2\nw 0 4 Tom 2)\n"
+    )
+    (tmp / "key.conll").write_text(key + "#end document\n", encoding="utf-8")
+    (tmp / "response.conll").write_text(key.replace("her (1)", "her (2)") + "#end document\n", encoding="utf-8")
+    (tmp / "ner.conll").write_text("Dr. B-PER\nLee I-PER\nsaw O\nhim O\n\n", encoding="utf-8")
+    (tmp / "ner-pred.conll").write_text("Dr. O\nLee B-PER\nsaw O\nhim O\n\n", encoding="utf-8")
+    (tmp / "gold.tsv").write_text("S1\tn39.0\nS1\tr52\n", encoding="utf-8")
+    (tmp / "pred.tsv").write_text("S1\tR52\nS1\tA53.9\n", encoding="utf-8")
+    (tmp / "codes.tsv").write_text("N39.0\tdesc\nR52\tdesc\nA53.9\tdesc\n", encoding="utf-8")
+    entities = [{"mention": "CAT", "qid": "cat"}, {"mention": "MY DOG", "qid": "rex"}]
+    (tmp / "nel.jsonl").write_text(json.dumps({"id": "d1", "entities": entities}) + "\n", encoding="utf-8")
+    (tmp / "nel-pred.jsonl").write_text(json.dumps({"id": "d1", "entities": entities[:1]}) + "\n", encoding="utf-8")
+    for side, relation in (("brat-gold", "works_for"), ("brat-pred", "located_in")):
+        (tmp / side).mkdir()
+        (tmp / side / "doc1.txt").write_text("John works for Acme.", encoding="utf-8")
+        ann = f"T1\tPER 0 4\tJohn\nT2\tORG 15 19\tAcme\nR1\t{relation} Arg1:T1 Arg2:T2\n"
+        (tmp / side / "doc1.ann").write_text(ann, encoding="utf-8")
+    xml = '<?xml version="1.0" encoding="UTF-8" ?>\n<deIdi2b2><TEXT><![CDATA[Seen by Dr. Lee on 2019-03-04.]]></TEXT>'
+    tags = '<TAGS><DOCTOR id="P0" start="12" end="15" text="Lee" TYPE="DOCTOR" comment="" />{}</TAGS></deIdi2b2>\n'
+    date = '<DATE id="P1" start="19" end="29" text="2019-03-04" TYPE="DATE" comment="" />'
+    (tmp / "i2b2-gold.xml").write_text(xml + tags.format(date), encoding="utf-8")
+    (tmp / "i2b2-pred.xml").write_text(xml + tags.format(""), encoding="utf-8")
     return {
         "nlpbench --help": ["--help"],
         "score sandbox, one note (table)": [
@@ -87,6 +119,27 @@ def commands(tmp: Path) -> dict[str, list[str]]:
         "score timelines, one patient (JSON)": [
             "score", "timelines", "--gold", str(tmp / "gold.json"), "--pred", str(tmp / "pred.json"),
             "--all-ids", str(tmp / "ids.txt"), "--mode", "day", "--format", "json",
+        ],
+        "score coref, one document (table)": [
+            "score", "coref", "--key", str(tmp / "key.conll"), "--response", str(tmp / "response.conll"),
+        ],
+        "score ner, one sentence (table)": [
+            "score", "ner", "--gold", str(tmp / "ner.conll"), "--pred", str(tmp / "ner-pred.conll"),
+        ],
+        "score codiesp, one case (table)": [
+            "score", "codiesp", "--track", "D", "--gold", str(tmp / "gold.tsv"), "--pred", str(tmp / "pred.tsv"),
+            "--valid-codes", str(tmp / "codes.tsv"),
+        ],
+        "score linking, one document (table)": [
+            "score", "linking", "--gold", str(tmp / "nel.jsonl"), "--pred", str(tmp / "nel-pred.jsonl"),
+            "--gold-format", "jsonl",
+        ],
+        "score relations, one document (table)": [
+            "score", "relations", "--gold", str(tmp / "brat-gold"), "--pred", str(tmp / "brat-pred"),
+        ],
+        "score i2b2, one note (JSON)": [
+            "score", "i2b2", "--gold", str(tmp / "i2b2-gold.xml"), "--pred", str(tmp / "i2b2-pred.xml"),
+            "--format", "json",
         ],
     }  # fmt: skip
 
@@ -128,8 +181,10 @@ def main() -> None:
                 f"| {name} | {before_cpu:.3f} | {after_cpu:.3f} | {before_cpu / after_cpu:.2f}x | "
                 f"{before_wall:.3f} | {after_wall:.3f} | {'identical' if same else 'DIFFERS'} |"
             )
-        floor = [run(HERE, FLOOR, caches["after"])[0] for _ in range(args.repeat)]
-        print(f"\nfloor (python {' '.join(FLOOR)}): {statistics.median(floor):.3f} s of CPU")
+        print()
+        for name, floor in (("floor", FLOOR), ("Typer", TYPER_FLOOR), ("Typer's help", HELP_FLOOR)):
+            cpu = [run(HERE, floor, caches["after"])[0] for _ in range(args.repeat)]
+            print(f"{name} (python {' '.join(floor)}): {statistics.median(cpu):.3f} s of CPU")
         print(f"load average {load()} at the end")
     sys.exit(1 if failed else 0)
 

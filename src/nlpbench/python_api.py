@@ -22,7 +22,6 @@ import os
 import sys
 import types
 from collections.abc import Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,8 @@ def example(name: str) -> Path:
     >>> example("gold.json").name
     'gold.json'
     """
+    from importlib import resources  # imported here: it loads tempfile and random, which a score command never needs
+
     return Path(str(resources.files("nlpbench.data") / "examples" / name))
 
 

@@ -51,6 +51,25 @@ NEVER = {"fastapi", "uvicorn", "sqlalchemy", "pandas", "scipy", "faker", "bioc"}
     "nlpbench.store.engine",
     "nlpbench.synth",
 }
+#: What no one-note score of any task loads: pydantic (Typer's conversion of option values is done without it,
+#: :mod:`nlpbench.cli.values`), hashlib (a temporary file's name was drawn by ``secrets``), tempfile (the embedded
+#: example's path), Rich (a table that fits is laid out without it), the store and the services. i2b2's XML reader
+#: loads hashlib and tempfile itself (``xml.sax.saxutils`` imports ``urllib.request``).
+NO_TASK_NEEDS = {"pydantic", "pydantic_core", "hashlib", "tempfile", "rich", "sqlalchemy", "fastapi"}
+#: The parts of the model a task reads (:mod:`nlpbench.model` loads each on first use): no other is loaded.
+MODEL = {
+    "sandbox": {"annotation", "document", "span", "phi", "columns", "align"},
+    "timelines": {"timelines"},
+    "codiesp": {"coding"},
+    "coref": {"coref", "align"},
+    "ner": {"annotation", "document", "span", "mention", "tokens", "triple", "align"},
+    "linking": {"mention", "ontology", "tokens", "triple", "align"},
+    "relations": {"annotation", "document", "span", "mention", "tokens", "triple", "align"},
+    "i2b2": {"annotation", "document", "span", "phi", "align"},
+}
+#: The model's modules every score command loads: PHI types and the code cutoffs and timeline modes of its options,
+#: the spans, annotations and documents of the report.
+MODEL_SHARED = {"annotation", "document", "span", "phi", "coding", "timelines"}
 
 
 def imported(*argv: str) -> set[str]:
@@ -155,3 +174,55 @@ def test_scoring_a_small_ner_file_needs_no_numpy(tmp_path):
     loaded = imported("score", "ner", "--gold", path, "--pred", path, "--gold-format", "jsonl", "--format", "json")
     assert OWN["ner"] <= loaded
     assert not ((others("ner") | NEVER | {"numpy", "nlpbench.metrics.ner_batch"}) & loaded)
+
+
+def one_note(task: str, folder) -> list[str]:
+    """The arguments of ``nlpbench score TASK`` on one small note (or patient, or case) of each side."""
+    if task == "sandbox":
+        return ["--gold", str(example("gold.json")), "--pred", str(example("pred.json"))]
+    if task == "timelines":
+        (folder / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
+        (folder / "ids.txt").write_text("p1\n", encoding="utf-8")
+        return ["--gold", str(folder / "gold.json"), "--pred", str(folder / "gold.json"), "--all-ids",
+                str(folder / "ids.txt"), "--mode", "day"]  # fmt: skip
+    if task == "codiesp":
+        (folder / "gold.tsv").write_text("S1\tn39.0\nS1\tr52\n", encoding="utf-8")
+        (folder / "codes.tsv").write_text("N39.0\tdesc\nR52\tdesc\n", encoding="utf-8")
+        tsv, codes = str(folder / "gold.tsv"), str(folder / "codes.tsv")
+        return ["--track", "D", "--gold", tsv, "--pred", tsv, "--valid-codes", codes]
+    if task == "coref":
+        (folder / "key.conll").write_text(
+            "#begin document (doc); part 000\nw 0 0 Mary (1)\nw 0 1 saw -\nw 0 2 her (1)\n#end document\n",
+            encoding="utf-8",
+        )
+        return ["--key", str(folder / "key.conll"), "--response", str(folder / "key.conll")]
+    if task == "ner":
+        (folder / "ner.conll").write_text("Dr. B-PER\nLee I-PER\nsaw O\n\n", encoding="utf-8")
+        return ["--gold", str(folder / "ner.conll"), "--pred", str(folder / "ner.conll")]
+    if task == "linking":
+        line = {"id": "d1", "entities": [{"mention": "CAT", "qid": "cat"}]}
+        (folder / "nel.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+        return ["--gold", str(folder / "nel.jsonl"), "--pred", str(folder / "nel.jsonl"), "--gold-format", "jsonl"]
+    if task == "relations":
+        (folder / "doc1.txt").write_text("John works for Acme.", encoding="utf-8")
+        (folder / "doc1.ann").write_text(
+            "T1\tPER 0 4\tJohn\nT2\tORG 15 19\tAcme\nR1\tworks_for Arg1:T1 Arg2:T2\n", encoding="utf-8"
+        )
+        return ["--gold", str(folder), "--pred", str(folder)]
+    assert task == "i2b2"
+    from tests.conformance.i2b2_cases import GOLD, TEXT, xml
+
+    (folder / "100-01.xml").write_text(xml(TEXT, GOLD), encoding="utf-8")
+    return ["--gold", str(folder / "100-01.xml"), "--pred", str(folder / "100-01.xml"), "--format", "json"]
+
+
+@pytest.mark.parametrize("task", sorted(OWN))
+def test_a_one_note_score_loads_no_pydantic_and_only_its_part_of_the_model(task, tmp_path):
+    """Each task's one-note table (i2b2's is wider than a console: JSON) loads its own modules, none of
+    :data:`NO_TASK_NEEDS`, and of the model only what the task reads and what every command shares."""
+    loaded = imported("score", task, *one_note(task, tmp_path))
+    assert OWN[task] <= loaded
+    unwanted = (others(task) | NO_TASK_NEEDS) & loaded - ({"hashlib", "tempfile"} if task == "i2b2" else set())
+    assert not unwanted
+    model = {name.removeprefix("nlpbench.model.") for name in loaded if name.startswith("nlpbench.model.")}
+    assert model <= MODEL[task] | MODEL_SHARED, model - MODEL[task] - MODEL_SHARED

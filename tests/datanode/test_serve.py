@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -36,13 +41,44 @@ def test_a_key_made_or_revoked_while_two_workers_run_counts_at_once(cli, db_url,
             assert _datasets(url, key) == 401 and _datasets(url) == 401
 
 
-def test_beyond_localhost_keys_are_required_before_one_exists(cli, tmp_path):
+#: Run inside a network namespace of its own: a data node listening on every interface there, asked through
+#: that namespace's loopback (its one interface), so that nothing beyond this test can reach it.
+BEYOND_LOCALHOST = """\
+import json, subprocess, sys
+from pathlib import Path
+from tests.datanode.server import served
+from tests.datanode.test_serve import _datasets
+import httpx
+
+db_url, log = sys.argv[1], Path(sys.argv[2])
+seen = {}
+with served(db_url, log, "--host", "0.0.0.0") as (url, _):
+    seen["health"] = httpx.get(f"{url}/healthCheck", timeout=30).status_code
+    seen["no key yet"] = _datasets(url)
+    made = subprocess.run([sys.executable, "-m", "nlpbench", "datanode", "keys", "create", "--db", db_url],
+                          capture_output=True, text=True, check=True)
+    key = made.stdout.strip()
+    seen["key"], seen["no key"] = _datasets(url, key), _datasets(url)
+print(json.dumps(seen))
+"""
+
+
+def test_beyond_localhost_keys_are_required_before_one_exists(tmp_path):
     db_url = f"sqlite:///{tmp_path / 'store.db'}"
-    with served(db_url, tmp_path / "serve.log", "--host", "0.0.0.0") as (url, _):
-        assert httpx.get(f"{url}/healthCheck", timeout=30).status_code == 200
-        assert _datasets(url) == 401
-        key = _key(cli, db_url)
-        assert _datasets(url, key) == 200 and _datasets(url) == 401
+    driver = tmp_path / "beyond_localhost.py"
+    driver.write_text(BEYOND_LOCALHOST)
+    root = Path(__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    command = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--chdir", str(root)]
+    done = subprocess.run(
+        [*command, sys.executable, str(driver), db_url, str(tmp_path / "serve.log")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"health": 200, "no key yet": 401, "key": 200, "no key": 401}
     assert "API keys required; none exists yet" in (tmp_path / "serve.log").read_text()
 
 

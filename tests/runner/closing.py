@@ -59,13 +59,29 @@ class ClosingServer:
         self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     def stop(self) -> None:
+        """Stop listening, end the connections still open (each closes its writer), then stop and close the loop."""
         if self._server is not None:
-            self._server.close()
+            asyncio.run_coroutine_threadsafe(self._shut(self._server), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        self._loop.close()
+
+    @staticmethod
+    async def _shut(server: asyncio.Server) -> None:
+        server.close()
+        handlers = asyncio.all_tasks() - {asyncio.current_task()}
+        for handler in handlers:
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.counts.connections += 1
+        try:
+            await self._answer(reader, writer)
+        finally:  # however the connection ended: an unclosed writer is a warning when it is collected
+            writer.close()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         answered = 0
         try:
             while True:
@@ -90,17 +106,16 @@ class ClosingServer:
                 self.counts.answered += 1
                 answered += 1
                 if closing:
-                    break
+                    return
         except ConnectionError:
             return
-        writer.close()
 
     def _hang_up(self, writer: asyncio.StreamWriter) -> None:
         if self.hang_up == "reset":  # linger 0: the close is a reset, the request in flight unanswered
             writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
         else:
-            writer.close()
+            writer.close()  # an end of file at once, before the caller's own close
 
     async def _call(self, method: str, target: str, headers: dict[str, str], body: bytes):
         """The ASGI app's status, headers (but ``content-length``) and body for one request."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlpbench import files
+from nlpbench.cli import values
 from nlpbench.errors import NlpbenchError
 from nlpbench.report import Report, render
 
@@ -171,6 +172,7 @@ def _flags_take_no_value() -> None:
 
 
 _flags_take_no_value()
+values.install()
 
 
 def warn(warnings: list[str]) -> None:

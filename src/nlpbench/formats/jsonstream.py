@@ -334,7 +334,7 @@ def _not_utf8(error: Exception, data: bytes) -> str | None:
         return error.reason
     try:
         data.decode("utf-8")
-    except UnicodeDecodeError as bad:
+    except UnicodeDecodeError as bad:  # the answer: its reason is what the caller's one line says
         return bad.reason
     return None
 
