@@ -261,3 +261,11 @@ def test_metrics_sharing_one_overlap_count_what_each_alone_counts(key, response)
 def test_the_response_repeats_rule_is_the_walk_mention_by_mention(key, response):
     expected = reference._response_repeats_walked(key, response)
     assert reference.without_response_repeats_of_key_mentions(key, response) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusterings(min_size=0), clusterings(min_size=0))
+def test_b_cubed_s_shortcut_without_repeats_is_its_walk_over_members(key, response):
+    walked = reference.Overlap(key, response)
+    walked.repeats = True  # the case the walk over each key cluster's members is kept for
+    assert reference.b_cubed(key, response) == reference.b_cubed(key, response, overlap=walked)

@@ -284,12 +284,14 @@ def b_cubed(key: Clusters, response: Clusters, *, overlap: Overlap | None = None
     mentions of each side, repeats included. Without repeats this is
     Σ|k∩r|²/|r| and Σ|k∩r|²/|k|.
     """
-    where = _given(key, response, overlap).key_where
-    members = [set(cluster) for cluster in key]
+    overlap = _given(key, response, overlap)
+    where, repeats = overlap.key_where, overlap.repeats
+    members = [set(cluster) for cluster in key] if repeats else []
     recall_num = precision_num = 0.0
-    for cluster in response:
+    for cluster, groups in zip(response, overlap.response_groups, strict=True):
         size = len(cluster)
-        shared: dict[int, int] = {}
+        # without repeats, the occurrences of r in k are the groups' count (each mention in one key cluster)
+        shared: dict[int, int] = {} if repeats else groups
         for mention in cluster:
             index = where.get(mention)
             if index is None:
@@ -473,15 +475,15 @@ def groups_in(cluster: Sequence[Hashable], where: dict[Hashable, int]) -> dict[i
 
 
 def _links(clusters: Clusters) -> int:
-    return sum(len(c) - 1 for c in clusters if c)
+    return _size(clusters) - _count(clusters)
 
 
 def _size(clusters: Clusters) -> int:
-    return sum(len(c) for c in clusters)
+    return sum(map(len, clusters))
 
 
 def _count(clusters: Clusters) -> int:
-    return sum(1 for c in clusters if c)
+    return sum(map(bool, clusters))
 
 
 def _pairs_within(clusters: Clusters) -> int:
