@@ -26,7 +26,8 @@ With ``--repeat N`` the commands (nlpbench's and the Perl scorer's) run N times
 in turn and the table shows medians; with ``--before``, the command of an
 earlier checkout runs too, in turn with this one's, and must write the same
 report byte for byte. Each checkout's bytecode is compiled once, into a cache of
-its own, before the clock.
+its own, before the clock. Each checkout's reading and scoring is also timed in
+a process of its own, after its imports and a first run (the best of three).
 """
 
 from __future__ import annotations
@@ -226,12 +227,25 @@ def median(timings: list[Timing]) -> Timing:
     return sorted(timings, key=lambda timing: timing.cpu)[(len(timings) - 1) // 2]
 
 
-def run_in_process(key: Path, response: Path) -> Timing:
-    """Reading and scoring alone, in this process, its modules already imported (the best of three runs)."""
-    from nlpbench.tasks.coref import score_coref
+_IN_PROCESS = """
+import json, sys, time
+from nlpbench.tasks.coref import score_coref
+key, response = sys.argv[1:3]
+score_coref(key, response, profile="conll2012")  # imports numpy and scipy on first use
+runs = []
+for _ in range(3):
+    started, cpu = time.perf_counter(), time.process_time()
+    score_coref(key, response, profile="conll2012")
+    runs.append((time.perf_counter() - started, time.process_time() - cpu))
+print(json.dumps(min(runs)))
+"""
 
-    score_coref(key, response, profile="conll2012")  # imports numpy and scipy on first use
-    return min(timed_here(lambda: score_coref(key, response, profile="conll2012"))[0] for _ in range(3))
+
+def run_in_process(key: Path, response: Path, env: dict[str, str]) -> Timing:
+    """Reading and scoring alone, in a process of the checkout ``env`` names, its modules already imported and
+    a first run done (the best of three runs)."""
+    _, out = timed([sys.executable, "-c", _IN_PROCESS, str(key), str(response)], env)
+    return Timing(*json.loads(out))
 
 
 def run_perl(scorer: Path, metric: str, key: Path, response: Path) -> tuple[Timing, dict[str, tuple[float, ...]]]:
@@ -345,6 +359,10 @@ def main() -> None:
         "after": "nlpbench score coref --profile conll2012 (command, all metrics)",
         "before": "the same command, earlier checkout",
     }
+    in_process = {
+        "after": "nlpbench reading and scoring, in process (no start-up, no imports)",
+        "before": "the same reading and scoring, earlier checkout",
+    }
     envs = {side: checkout_env(src, work / f"pycache-{side}") for side, src in sides.items()}
     outs = {side: work / f"nlpbench-{side}.json" for side in sides}
     for side in sides:  # each checkout's bytecode compiled before the clock
@@ -369,7 +387,8 @@ def main() -> None:
     if args.before and written["before"] != written["after"]:
         sys.exit("the earlier checkout's report differs from this one's")
     times = {name: median(timings) for name, timings in runs.items()}
-    times["nlpbench reading and scoring, in process (no start-up, no imports)"] = run_in_process(key, response)
+    for side in sides:
+        times[in_process[side]] = run_in_process(key, response, envs[side])
     if perl:
         times["reference scorer, all metrics"] = perl_total = median(perl_totals)
     try:
@@ -381,10 +400,7 @@ def main() -> None:
     for name, timing in times.items():
         print(f"| {name} | {timing.wall:.2f} | {timing.cpu:.2f} |")
     if perl:
-        compared = [
-            *(names[side] for side in sides),
-            "nlpbench reading and scoring, in process (no start-up, no imports)",
-        ]
+        compared = [*(names[side] for side in sides), *(in_process[side] for side in sides)]
         for name in compared:
             timing = times[name]
             print(

@@ -32,8 +32,10 @@ the rename (the files it opened), so the input is never touched.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
+import itertools
 import os
 import stat
 from collections.abc import Generator, Iterable, Iterator, Mapping
@@ -302,7 +304,13 @@ def text_lines(path: Input, *, newline: str | None = None, limit: int = MAX_LINE
     not UTF-8, stop the reading with an :class:`InputError` naming the line.
     """
     with opened(path) as raw:
-        handle = io.TextIOWrapper(raw, encoding="utf-8-sig", newline=newline)
+        yield from _lines(raw, path, newline, limit)
+
+
+def _lines(raw: BinaryIO, path: Input, newline: str | None, limit: int) -> Generator[str, None, None]:
+    """:func:`text_lines` of an opened file, from where it stands; the file is left open."""
+    handle = io.TextIOWrapper(raw, encoding="utf-8-sig", newline=newline)
+    try:
         number = 0
         while True:
             number += 1
@@ -317,6 +325,65 @@ def text_lines(path: Input, *, newline: str | None = None, limit: int = MAX_LINE
             if len(line) > limit and not line.endswith(("\n", "\r")):
                 raise InputError(f"a line longer than {limit:,} characters", path, f"line {number}")
             yield line
+    finally:
+        if not handle.closed:
+            handle.detach()  # the wrapper, dropped, would close the file and warn that it was left open
+
+
+#: The bytes :func:`text_blocks` reads at a time.
+BLOCK = 1 << 20
+
+
+def text_blocks(
+    path: Input, *, limit: int = MAX_LINE, size: int | None = None
+) -> Generator[tuple[int, str], None, None]:
+    """The lines of :func:`text_lines` (``newline=""``) in blocks: ``(number of the first line, text)``.
+
+    ``size`` (by default :data:`BLOCK`) is a multiple of 8,192 bytes, the chunk :class:`io.TextIOWrapper`
+    decodes at a time (so that a block given never holds a line that :func:`text_lines` would refuse).
+
+    A block is whole lines; one that holds no ``\\r`` ends each line with ``\\n`` (the file's last
+    line may have no ending). The file is read ``size`` bytes at a time and decoded at once, so a
+    reader does per block what it did per line. Lines, errors and where they are raised are those of
+    :func:`text_lines`, and so are their line numbers: where a block holds a ``\\r``, a line longer than
+    ``limit`` could be, or bytes that are not UTF-8, the file is read again from its start by
+    :func:`text_lines`, the lines already given are skipped and each further line comes as a block of
+    its own (a file that cannot be read again is read that way from the start).
+    """
+    size = size or BLOCK
+    if size % 8192:
+        raise ValueError("the size of a block is a multiple of 8,192 bytes")
+    with opened(path) as raw:
+        given = 0
+        if raw.seekable():
+            decoder = codecs.getincrementaldecoder("utf-8-sig")()
+            carry = ""
+            while True:
+                try:
+                    data = raw.read(size)
+                except OSError as error:
+                    raise os_error(error, path) from None
+                try:
+                    text = carry + decoder.decode(data, final=not data)
+                except UnicodeDecodeError:
+                    break  # text_lines raises it, at its line
+                cut = len(text) if not data else text.rfind("\n") + 1
+                block, carry = text[:cut], text[cut:]
+                if "\r" in text or len(carry) > limit or len(block) > limit:
+                    break
+                if block:
+                    yield given + 1, block
+                    given += block.count("\n")
+                if not data:
+                    return
+            raw.seek(0)
+        lines = _lines(raw, path, "", limit)
+        try:
+            for line in itertools.islice(lines, given, None):
+                given += 1
+                yield given, line
+        finally:
+            lines.close()
 
 
 def check_lines(data: AnyStr, path: Input, limit: int = MAX_LINE) -> AnyStr:

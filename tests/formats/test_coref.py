@@ -11,6 +11,7 @@ from nlpbench.formats.coref import (
     _DOUBLE_ANTECEDENT,
     _OPEN,
     _SINGLE,
+    _events,
     _take_enclosed,
     read,
     read_conll2012,
@@ -87,6 +88,16 @@ def _one_pass(cell):
 @given(st.text(alphabet="()12+|a", max_size=40))
 def test_one_pass_reads_a_cell_as_v801_s_removal_loops(cell):
     assert _one_pass(cell) == _perl_passes(cell)
+
+
+@settings(max_examples=3000)
+@given(st.text(alphabet="()12+|a_-", max_size=30))
+def test_a_cell_s_events_are_v801_s_passes(cell):
+    discarded, singles, openings, closings = _perl_passes(cell)
+    assert _events(cell) == (
+        len(discarded),
+        (*(("single", c) for c in singles), *(("opening", c) for c in openings), *(("closing", c) for c in closings)),
+    )
 
 
 def test_a_cell_of_a_million_mentions_is_read_in_one_pass(tmp_path):

@@ -197,3 +197,75 @@ def test_e2e_skips_singletons():
     assert counts(e2e.ceaf_e(key, response)) == (1, 2, 1, 1)
     assert counts(reference.b_cubed(key, response)) == (3, 3, 3, 4)
     assert counts(reference.ceaf_e(key, response)) == (2, 2, 2, 3)
+
+
+# ---------------------------------------------------------------- shared tables, against what they replaced
+
+
+@st.composite
+def repeating_clusterings(draw):
+    """Clusters whose mentions may repeat, within a cluster or across clusters (v8.01 counts such repeats)."""
+    return [tuple(c) for c in draw(st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=5), max_size=6))]
+
+
+def _alignment_pair_by_pair(key, response, phi):
+    """CEAF's alignment as it was computed before its matrix was filled with arrays: a Python φ per pair."""
+    import numpy as np
+
+    in_response = {}
+    for j, cluster in enumerate(response):
+        for mention in dict.fromkeys(cluster):
+            in_response.setdefault(mention, []).append(j)
+    common = {}
+    for i, cluster in enumerate(key):
+        for mention in cluster:
+            for j in in_response.get(mention, ()):
+                common[i, j] = common.get((i, j), 0) + 1
+    if not common:
+        return 0.0
+    rows, columns = sorted({i for i, _ in common}), sorted({j for _, j in common})
+    scores = np.zeros((len(rows), len(columns)))
+    for (i, j), shared in common.items():
+        scores[rows.index(i), columns.index(j)] = phi(shared, len(key[i]), len(response[j]))
+    assigned = reference.solver()(scores, maximize=True)
+    total = 0.0
+    for row, column in zip(*(a.tolist() for a in assigned), strict=True):
+        total += 1 - (1 - float(scores[row, column]))
+    return total
+
+
+@settings(max_examples=300, deadline=None)
+@given(repeating_clusterings(), repeating_clusterings())
+def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response):
+    by_pairs = _alignment_pair_by_pair(key, response, lambda c, k, r: c)
+    assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
+    assert reference.ceaf_e(key, response).recall_num == _alignment_pair_by_pair(
+        key, response, lambda c, k, r: 2 * c / (k + r)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(repeating_clusterings(), repeating_clusterings())
+def test_metrics_sharing_one_overlap_count_what_each_alone_counts(key, response):
+    from nlpbench import profiles
+
+    for name in ("conll2012", "standard"):
+        profile = profiles.get("coref", name)
+        prepared_key, prepared_response, _, _ = profile.prepare(key, response)
+        alone = {metric: f(prepared_key, prepared_response) for metric, f in profile.measures().items()}
+        assert profile.count(prepared_key, prepared_response) == alone
+
+
+@settings(max_examples=300, deadline=None)
+@given(repeating_clusterings(), st.one_of(repeating_clusterings(), clusterings(min_size=0)))
+def test_the_response_repeats_rule_is_the_walk_mention_by_mention(key, response):
+    expected = reference._response_repeats_walked(key, response)
+    assert reference.without_response_repeats_of_key_mentions(key, response) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusterings(min_size=0), clusterings(min_size=0))
+def test_b_cubed_s_shortcut_without_repeats_is_its_walk_over_members(key, response):
+    walked = reference.Overlap(key, response)
+    walked.repeats = True  # the case the walk over each key cluster's members is kept for
+    assert reference.b_cubed(key, response) == reference.b_cubed(key, response, overlap=walked)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import itertools
 import json
 import re
@@ -56,11 +57,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nlpbench import files
 from nlpbench.errors import InputError, InputWarning, excerpt, shorten
 from nlpbench.files import Input, Source
-from nlpbench.formats import jsonstream
+from nlpbench.formats import fields, jsonstream
 from nlpbench.model import Cluster, CorefDocument, CorefMention, mention_problem
 
 _BEGIN = re.compile(r"^#\s*begin document (.*?)$")
@@ -73,68 +75,217 @@ _CLOSE = re.compile(r"(\d+)\)")
 _ONE_PART = re.compile(r"(\()?(\d+)(\))?")
 _NO_WORD = "_"
 
+if TYPE_CHECKING:
+    import numpy as np
+
 
 # ---------------------------------------------------------------- CoNLL-2012
 
 
-def read_conll2012(path: Input) -> Iterator[CorefDocument]:
-    """The documents of a CoNLL-2012 file, one at a time, in file order."""
+def read_conll2012(path: Input, *, words: bool = True) -> Iterator[CorefDocument]:
+    """The documents of a CoNLL-2012 file, one at a time, in file order; without ``words`` their
+    sentences are left empty (scoring needs the clusters alone), with every check made as with them.
+
+    The file comes in blocks of lines (:func:`~nlpbench.files.text_blocks`). A block whose only
+    whitespace and control characters are spaces, tabs and newlines is split into fields at once
+    (:mod:`~nlpbench.formats.fields`):
+    its lines whose first field starts with ``#`` are read one by one, the runs of token and blank
+    lines between them as arrays, their coreference cells one by one. Any other block is read line by
+    line. Both read each line as :meth:`_ConllReader.line` does.
+    """
     path = files.source(path)
-    seen: dict[str, int] = {}
-    document: _ConllDocument | None = None
-    outside = number = 0
-    with _open_text(path) as lines:
-        for number, line in enumerate(lines, start=1):
-            if document is not None:
-                columns = line.split()
-                if not columns:
-                    document.end_sentence()
-                    continue
-                if columns[0][0] != "#":  # a token: the common case, kept short
-                    document.words.append(columns[3] if len(columns) > 4 else _NO_WORD)
-                    document.one_column += len(columns) == 1
-                    cell = columns[-1]
-                    if cell != "-" and cell != "_" and ("(" in cell or ")" in cell):
-                        document.parse(cell, number)
-                    document.tokens += 1
-                    continue
-            begin = _BEGIN.match(line.rstrip("\r\n"))
-            if document is None:
-                if begin:
-                    document = _ConllDocument(path, begin[1], number)
-                    if document.key in seen:
-                        raise InputError(
-                            f"the document is begun a second time (first at line {seen[document.key]})",
-                            path,
-                            f"document {shorten(document.key)}, line {number}",
-                        )
-                    seen[document.key] = number
-                elif line.strip():
-                    outside += 1
-            elif begin:
-                raise InputError(
-                    f"the document begun at line {document.begun} has no #end document before this line begins another",
-                    path,
-                    f"document {shorten(document.key)}, line {number}",
-                )
-            elif _END.search(line):
-                yield document.finish(number)
-                document = None
-            else:
-                document.hash_lines += 1
-                document.words.append(_NO_WORD)
-                document.parse(line.split()[-1], number)
+    reader = _ConllReader(path, words)
+    for first, block in files.text_blocks(path):
+        data = block.encode("utf-8")
+        found = fields.split(data if block.endswith("\n") else data + b"\n")
+        if found is not None and fields.plain_spacing(block, data):
+            yield from reader.block(first, found, words)
+            continue
+        lines = block.split("\n")
+        if block.endswith("\n"):
+            lines.pop()
+        for number, line in enumerate(lines, start=first):
+            finished = reader.line(number, line)
+            if finished is not None:
+                yield finished
+    reader.close()
+
+
+class _ConllReader:
+    """The state of reading a CoNLL-2012 file: the documents seen, the one being read, the lines outside."""
+
+    def __init__(self, path: Source, words: bool = True):
+        self.path, self.keep_words = path, words
+        self.seen: dict[str, int] = {}
+        self.document: _ConllDocument | None = None
+        self.outside = 0
+        self.number = 0
+
+    def line(self, number: int, line: str) -> CorefDocument | None:
+        """Read line ``number`` (its ending may be left off); the document it ends, if any."""
+        self.number = number
+        document = self.document
+        if document is not None:
+            columns = line.split()
+            if not columns:
+                document.end_sentence()
+                return None
+            if columns[0][0] != "#":
+                document.words.append(columns[3] if len(columns) > 4 else _NO_WORD)
+                document.one_column += len(columns) == 1
+                cell = columns[-1]
+                if cell != "-" and cell != "_" and ("(" in cell or ")" in cell):
+                    document.take(((number, document.tokens, cell),))
                 document.tokens += 1
-    if document is not None:
-        raise InputError(
-            f"the document begun at line {document.begun} has no #end document",
-            path,
-            f"document {shorten(document.key)}, line {number}",
-        )
-    if outside and not seen:
-        raise InputError(f"no #begin document line: not CoNLL-2012 ({outside} lines, none inside a document)", path)
-    if outside:
-        warnings.warn(f"{path}: lines outside any document, ignored: {outside}", InputWarning, stacklevel=2)
+                return None
+        begin = _BEGIN.match(line.rstrip("\r\n"))
+        if document is None:
+            if begin:
+                document = self.document = _ConllDocument(self.path, begin[1], number, self.keep_words)
+                if document.key in self.seen:
+                    raise InputError(
+                        f"the document is begun a second time (first at line {self.seen[document.key]})",
+                        self.path,
+                        f"document {shorten(document.key)}, line {number}",
+                    )
+                self.seen[document.key] = number
+            elif line.strip():
+                self.outside += 1
+        elif begin:
+            raise InputError(
+                f"the document begun at line {document.begun} has no #end document before this line begins another",
+                self.path,
+                f"document {shorten(document.key)}, line {number}",
+            )
+        elif _END.search(line):
+            self.document = None
+            return document.finish(number)
+        else:
+            document.hash_lines += 1
+            document.words.append(_NO_WORD)
+            document.take(((number, document.tokens, line.split()[-1]),))
+            document.tokens += 1
+        return None
+
+    def block(self, first: int, found: fields.Fields, words: bool = True) -> Iterator[CorefDocument]:
+        """Read the lines of a block split into fields, numbered from ``first``: as :meth:`line` would,
+        one line at a time."""
+        block = _Block(found, words)
+        start = 0
+        for special in block.hash_lines.tolist():
+            self._run(block, first, start, special)
+            finished = self.line(first + special, block.line(special))
+            if finished is not None:
+                yield finished
+            start = special + 1
+        self._run(block, first, start, len(block.fields.counts))
+
+    def _run(self, block: _Block, first: int, start: int, stop: int) -> None:
+        """Lines ``start`` to ``stop`` (excluded) of the block, none of whose first field starts with ``#``."""
+        if start == stop:
+            return
+        self.number = first + stop - 1
+        document = self.document
+        if document is None:
+            self.outside += block.nonblank(start, stop)
+            return
+        document.take(block.cells(start, stop), document.tokens - int(block.before[start]), first)
+        if block.words is not None:
+            words, at = block.words, int(block.before[start])
+            for blank in block.blank_lines(start, stop):
+                document.words += words[at : block.before[blank]]
+                at = int(block.before[blank])
+                document.end_sentence()
+            document.words += words[at : block.before[stop]]
+        document.tokens += int(block.before[stop]) - int(block.before[start])
+        document.one_column += block.one_column(start, stop)
+
+    def close(self) -> None:
+        """The checks at the end of the file: a document left open, a file with no document, lines outside."""
+        document, path = self.document, self.path
+        if document is not None:
+            raise InputError(
+                f"the document begun at line {document.begun} has no #end document",
+                path,
+                f"document {shorten(document.key)}, line {self.number}",
+            )
+        if self.outside and not self.seen:
+            raise InputError(
+                f"no #begin document line: not CoNLL-2012 ({self.outside} lines, none inside a document)", path
+            )
+        if self.outside:
+            warnings.warn(f"{path}: lines outside any document, ignored: {self.outside}", InputWarning, stacklevel=3)
+
+
+class _Block:
+    """What :class:`_ConllReader` needs of a block's fields, for every line at once.
+
+    ``before[i]`` is the number of token lines (with fields, the first not starting with ``#``)
+    before line i, ``before[-1]`` all of them; ``words`` is the word of each token line (its fourth
+    field when it has five or more, else ``_``), None unless asked for.
+    """
+
+    def __init__(self, found: fields.Fields, words: bool = True):
+        import numpy as np
+
+        self.fields = found
+        counts, first = found.counts, found.first
+        filled = counts > 0
+        leading = np.zeros(len(counts), np.uint8)
+        leading[filled] = found.bytes[found.starts[first[filled]]]
+        hashed = leading == ord("#")
+        token = filled & ~hashed
+        self.hash_lines = np.flatnonzero(hashed)
+        self.blank = np.flatnonzero(~filled)
+        self.before = np.concatenate(([0], np.cumsum(token)))
+        self.single = np.concatenate(([0], np.cumsum(token & (counts == 1))))
+        self.filled = np.concatenate(([0], np.cumsum(filled)))
+        self.words = _words(found, token) if words else None
+        last = first[token] + counts[token] - 1
+        starts = found.starts[last]
+        odd = found.bytes[starts]
+        cells = last[(found.stops[last] - starts > 1) | (odd == ord("(")) | (odd == ord(")"))]  # not "-" or "_"
+        texts = fields.texts(found, cells)
+        kept = [n for n, cell in enumerate(texts) if "(" in cell or ")" in cell]
+        self.cell_texts = [texts[n] for n in kept]
+        self.cell_lines = np.searchsorted(found.ends_of_lines, found.starts[cells[kept]])
+        self.cell_before = self.before[self.cell_lines].tolist()
+
+    def line(self, index: int) -> str:
+        """The text of line ``index``, without its ending."""
+        ends = self.fields.ends_of_lines
+        start = int(ends[index - 1]) + 1 if index else 0
+        return self.fields.bytes[start : ends[index]].tobytes().decode("utf-8")
+
+    def nonblank(self, start: int, stop: int) -> int:
+        return int(self.filled[stop] - self.filled[start])
+
+    def one_column(self, start: int, stop: int) -> int:
+        return int(self.single[stop] - self.single[start])
+
+    def blank_lines(self, start: int, stop: int) -> list[int]:
+        import numpy as np
+
+        return self.blank[np.searchsorted(self.blank, start) : np.searchsorted(self.blank, stop)].tolist()
+
+    def cells(self, start: int, stop: int) -> Iterator[tuple[int, int, str]]:
+        """(line, token lines before it, cell) of the lines from ``start`` to ``stop`` whose coreference
+        cell holds a bracket."""
+        import numpy as np
+
+        low, high = np.searchsorted(self.cell_lines, (start, stop)).tolist()
+        lines = self.cell_lines[low:high].tolist()
+        return zip(lines, self.cell_before[low:high], self.cell_texts[low:high], strict=True)
+
+
+def _words(found: fields.Fields, token: np.ndarray) -> list[str]:
+    """The word of each token line: its fourth field when it has five or more, else ``_``."""
+    worded = token & (found.counts > 4)
+    words = fields.texts(found, found.first[worded] + 3)
+    if worded[token].all():
+        return words
+    placed = iter(words)
+    return [next(placed) if has else _NO_WORD for has in worded[token].tolist()]
 
 
 @dataclass
@@ -144,6 +295,7 @@ class _ConllDocument:
     path: Source
     key: str
     begun: int
+    keep_words: bool = True
     sentences: list[list[str]] = field(default_factory=list)
     words: list[str] = field(default_factory=list)  # of the sentence being read
     chains: dict[str, list[CorefMention]] = field(default_factory=dict)  # in order of first appearance
@@ -153,49 +305,31 @@ class _ConllDocument:
     one_column: int = 0
     discarded: int = 0
 
-    def parse(self, cell: str, number: int) -> None:
-        """Read the coreference cell of token ``self.tokens`` (line ``number``)."""
-        if cell == "_":
-            return
-        simple = _ONE_PART.fullmatch(cell)
-        if simple:  # "(N)", "(N" or "N)": what the four passes below would find
-            opening, chain, closing = simple.groups()
-            if opening and closing:
-                self._single(chain)
-            elif opening:
-                self._open(chain, number)
-            elif closing:
-                self._close(chain, number)
-            return
-        discarded, cell = _take_enclosed(_DOUBLE_ANTECEDENT, cell)
-        self.discarded += len(discarded)
-        singles, cell = _take_enclosed(_SINGLE, cell)
-        for chain in singles:
-            self._single(chain)
-        for chain in _OPEN.findall(cell):
-            self._open(chain, number)
-        for chain in _CLOSE.findall(_OPEN.sub("", cell)):
-            self._close(chain, number)
-
-    def _single(self, chain: str) -> None:
-        self.chains.setdefault(chain, []).append((self.tokens, self.tokens))
-
-    def _open(self, chain: str, number: int) -> None:
-        self.chains.setdefault(chain, [])
-        self.open.setdefault(chain, []).append((self.tokens, number))
-
-    def _close(self, chain: str, number: int) -> None:
-        """End the most recently opened mention of the chain at this token."""
-        self.chains.setdefault(chain, [])
-        pending = self.open.get(chain)
-        if not pending:
-            raise InputError(
-                f"chain {chain} closes a mention at token {self.tokens} that was never opened",
-                self.path,
-                f"document {shorten(self.key)}, line {number}",
-            )
-        start, _ = pending.pop()
-        self.chains[chain].append((start, self.tokens))
+    def take(self, cells: Iterable[tuple[int, int, str]], offset: int = 0, first: int = 0) -> None:
+        """Read coreference cells given as (line, token, cell), tokens counted from ``offset`` and lines from
+        ``first``, each cell as :func:`_events` reads it."""
+        chains, pending = self.chains, self.open
+        for line, token, cell in cells:
+            discarded, events = _cached_events(cell) if len(cell) <= _CACHED else _events(cell)
+            self.discarded += discarded
+            at = offset + token
+            for kind, chain in events:
+                mentions = chains.get(chain)
+                if mentions is None:
+                    mentions = chains[chain] = []
+                if kind is _SINGLE_MENTION:
+                    mentions.append((at, at))
+                elif kind is _OPENING:
+                    pending.setdefault(chain, []).append((at, first + line))
+                else:  # a closing ends the most recently opened mention of its chain
+                    opened = pending.get(chain)
+                    if not opened:
+                        raise InputError(
+                            f"chain {chain} closes a mention at token {at} that was never opened",
+                            self.path,
+                            f"document {shorten(self.key)}, line {first + line}",
+                        )
+                    mentions.append((opened.pop()[0], at))
 
     def end_sentence(self) -> None:
         if self.words:
@@ -226,9 +360,42 @@ class _ConllDocument:
         if self.discarded:
             self._warn("double antecedents (N+M) discarded, as the reference scorer discards them", self.discarded)
         self.end_sentence()
-        sentences = tuple(tuple(sentence) for sentence in self.sentences)
+        sentences = tuple(tuple(sentence) for sentence in self.sentences) if self.keep_words else ()
         clusters = tuple(Cluster(tuple(mentions), chain) for chain, mentions in self.chains.items() if mentions)
         return CorefDocument(self.key, clusters, sentences)
+
+
+_SINGLE_MENTION, _OPENING, _CLOSING = "single", "opening", "closing"
+_CACHED = 64  # the longest cell whose reading is cached (the cache is bounded in bytes)
+
+
+def _events(cell: str) -> tuple[int, tuple[tuple[str, str], ...]]:
+    """A coreference cell as v8.01 reads it: the number of double antecedents discarded, and what it takes
+    in the order it takes it, as (``single``, ``opening`` or ``closing``, chain).
+
+    ``_`` and ``-`` hold nothing. Otherwise four passes read the cell: double antecedents ``(N+M)``
+    are discarded, then every one-token mention ``(N)`` is taken, then every opening ``(N``, then every
+    closing ``N)``, each pass with the outcome of v8.01's removal loops (:func:`_take_enclosed`). A cell
+    of one part, ``(N)``, ``(N`` or ``N)`` (most cells), is read without the passes.
+    """
+    simple = _ONE_PART.fullmatch(cell)
+    if simple:
+        opening, chain, closing = simple.groups()
+        if opening and closing:
+            return 0, ((_SINGLE_MENTION, chain),)
+        if opening or closing:
+            return 0, ((_OPENING if opening else _CLOSING, chain),)
+        return 0, ()
+    discarded, cell = _take_enclosed(_DOUBLE_ANTECEDENT, cell)
+    singles, cell = _take_enclosed(_SINGLE, cell)
+    return len(discarded), (
+        *((_SINGLE_MENTION, chain) for chain in singles),
+        *((_OPENING, chain) for chain in _OPEN.findall(cell)),
+        *((_CLOSING, chain) for chain in _CLOSE.findall(_OPEN.sub("", cell))),
+    )
+
+
+_cached_events = functools.lru_cache(maxsize=4096)(_events)
 
 
 def _take_enclosed(inner: re.Pattern[str], cell: str) -> tuple[list[str], str]:
@@ -572,12 +739,15 @@ def read(
     predicted: bool = False,
     id_column: str | None = None,
     clusters_column: str | None = None,
+    words: bool = True,
 ) -> Iterator[CorefDocument]:
     """Read ``path`` as the coreference format ``name``.
 
     ``predicted`` reads a jsonlines file's ``predicted_clusters`` where a line
     has them; ``id_column`` and ``clusters_column`` name the CSV columns and
-    are an error with any other format.
+    are an error with any other format; without ``words`` a CoNLL-2012 file's
+    documents come without their sentences (a jsonlines file's are read all
+    the same: they bound its mentions).
     """
     chosen = coref_format(name)
     if name == "omin-csv":
@@ -586,4 +756,4 @@ def read(
         raise InputError(f"an id or clusters column applies to omin-csv files, not to {name}", path)
     if name == "jsonl":
         return chosen.read(path, predicted=predicted)
-    return chosen.read(path)
+    return chosen.read(path, words=words)

@@ -45,10 +45,15 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from nlpbench.metrics.assignment import solver
 from nlpbench.metrics.counts import safe_div
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Clusters = Sequence[Sequence[Hashable]]
 
@@ -61,7 +66,7 @@ class _Summable:
     def __add__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return type(self)(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        return type(self)(*(getattr(self, name) + getattr(other, name) for name in self.__slots__))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,15 +163,104 @@ def conll_f1(muc_f1: float, b_cubed_f1: float, ceaf_e_f1: float) -> float:
 # ---------------------------------------------------------------- metrics
 
 
-def mention_identification(key: Clusters, response: Clusters) -> CorefCounts:
+class Overlap:
+    """What the metrics read of one document's key and response, each computed once, when first asked for.
+
+    ``key_where``/``response_where``: each mention → the index of the last cluster of that side holding
+    it; ``response_groups[j]``: how many mentions (by position) of response cluster j each key cluster
+    holds, per ``key_where`` (:func:`groups_in`), ``key_groups[i]`` the other way round; ``shared``:
+    (i, j) → the occurrences of key cluster i's mentions in response cluster j, for the pairs that share
+    a mention. Every metric takes one (``overlap=``) so that a document's metrics share it; without one,
+    it makes its own.
+    """
+
+    def __init__(self, key: Clusters, response: Clusters):
+        self.key, self.response = key, response
+
+    @cached_property
+    def key_where(self) -> dict[Hashable, int]:
+        return _last_cluster(self.key)
+
+    @cached_property
+    def response_where(self) -> dict[Hashable, int]:
+        return _last_cluster(self.response)
+
+    @cached_property
+    def response_groups(self) -> list[dict[int, int]]:
+        return [groups_in(cluster, self.key_where) for cluster in self.response]
+
+    @cached_property
+    def key_groups(self) -> list[dict[int, int]]:
+        return [groups_in(cluster, self.response_where) for cluster in self.key]
+
+    @cached_property
+    def response_sums(self) -> tuple[list[int], list[int]]:
+        """For each response cluster, from its groups: its mentions found in the key (Σ n) and the pairs
+        of them that one key cluster holds (Σ n(n − 1)/2)."""
+        return _sums(self.response_groups)
+
+    @cached_property
+    def key_sums(self) -> tuple[list[int], list[int]]:
+        """:attr:`response_sums` for each key cluster, in the response."""
+        return _sums(self.key_groups)
+
+    @cached_property
+    def shared(self) -> dict[tuple[int, int], int]:
+        if not self.repeats:  # each mention is in one cluster of each side: the key's groups say it
+            return {(i, j): n for i, groups in enumerate(self.key_groups) for j, n in groups.items()}
+        in_response: dict[Hashable, list[int]] = {}
+        for j, cluster in enumerate(self.response):
+            for mention in dict.fromkeys(cluster):
+                in_response.setdefault(mention, []).append(j)
+        common: Counter[tuple[int, int]] = Counter()
+        for i, cluster in enumerate(self.key):
+            for mention in cluster:
+                for j in in_response.get(mention, ()):
+                    common[i, j] += 1
+        return common
+
+    @cached_property
+    def shared_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """``shared`` as arrays, one item per pair: its row and column in the matrix of the key and
+        response clusters that share a mention (each side in its order), its count, and the sizes of
+        its two clusters; None when no cluster shares a mention."""
+        if not self.shared:
+            return None
+        import numpy as np
+
+        pairs = np.array(list(self.shared), dtype=np.int64)
+        common = np.fromiter(self.shared.values(), np.int64, len(self.shared))
+        key_sizes = np.array([len(cluster) for cluster in self.key], np.int64)[pairs[:, 0]]
+        response_sizes = np.array([len(cluster) for cluster in self.response], np.int64)[pairs[:, 1]]
+        rows = np.unique(pairs[:, 0], return_inverse=True)[1]
+        columns = np.unique(pairs[:, 1], return_inverse=True)[1]
+        return rows, columns, common, key_sizes, response_sizes
+
+    @cached_property
+    def repeats(self) -> bool:
+        """Whether a mention occurs twice on one side."""
+        return _size(self.key) > len(self.key_where) or _size(self.response) > len(self.response_where)
+
+
+def _sums(groups_of: list[dict[int, int]]) -> tuple[list[int], list[int]]:
+    found = [sum(groups.values()) for groups in groups_of]
+    pairs = [sum(n * (n - 1) // 2 for n in groups.values()) for groups in groups_of]
+    return found, pairs
+
+
+def _given(key: Clusters, response: Clusters, overlap: Overlap | None) -> Overlap:
+    return Overlap(key, response) if overlap is None else overlap
+
+
+def mention_identification(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """Distinct mentions found: (|K̂ ∩ R̂|, |K̂|, |K̂ ∩ R̂|, |R̂|); a repeated mention counts once."""
-    key_mentions = {m for cluster in key for m in cluster}
-    response_mentions = {m for cluster in response for m in cluster}
+    overlap = _given(key, response, overlap)
+    key_mentions, response_mentions = overlap.key_where.keys(), overlap.response_where.keys()
     found = len(key_mentions & response_mentions)
     return CorefCounts(found, len(key_mentions), found, len(response_mentions))
 
 
-def muc(key: Clusters, response: Clusters) -> CorefCounts:
+def muc(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """MUC link counts.
 
     As v8.01 counts them: a response mention is a common link when a later
@@ -175,15 +269,12 @@ def muc(key: Clusters, response: Clusters) -> CorefCounts:
     the denominators are Σ(|c| − 1) over the non-empty clusters of each side,
     repeats included.
     """
-    where = _last_cluster(key)
-    common = 0
-    for cluster in response:
-        groups = groups_in(cluster, where)
-        common += sum(groups.values()) - len(groups)
+    overlap = _given(key, response, overlap)
+    common = sum(overlap.response_sums[0]) - sum(map(len, overlap.response_groups))
     return CorefCounts(common, _links(key), common, _links(response))
 
 
-def b_cubed(key: Clusters, response: Clusters) -> CorefCounts:
+def b_cubed(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """B³ counts.
 
     As v8.01 computes them: for each occurrence of a mention m in a response
@@ -193,12 +284,14 @@ def b_cubed(key: Clusters, response: Clusters) -> CorefCounts:
     mentions of each side, repeats included. Without repeats this is
     Σ|k∩r|²/|r| and Σ|k∩r|²/|k|.
     """
-    where = _last_cluster(key)
-    members = [set(cluster) for cluster in key]
+    overlap = _given(key, response, overlap)
+    where, repeats = overlap.key_where, overlap.repeats
+    members = [set(cluster) for cluster in key] if repeats else []
     recall_num = precision_num = 0.0
-    for cluster in response:
+    for cluster, groups in zip(response, overlap.response_groups, strict=True):
         size = len(cluster)
-        shared: dict[int, int] = {}
+        # without repeats, the occurrences of r in k are the groups' count (each mention in one key cluster)
+        shared: dict[int, int] = {} if repeats else groups
         for mention in cluster:
             index = where.get(mention)
             if index is None:
@@ -211,40 +304,34 @@ def b_cubed(key: Clusters, response: Clusters) -> CorefCounts:
     return CorefCounts(recall_num, _size(key), precision_num, _size(response))
 
 
-def ceaf_m(key: Clusters, response: Clusters) -> CorefCounts:
+def ceaf_m(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """CEAFm counts: (max Σφ3, Σ|k|, max Σφ3, Σ|r|), φ3(k, r) = the occurrences of k's mentions in r."""
-    total = _alignment(key, response, lambda common, k, r: common)
+    total = _alignment(_given(key, response, overlap), lambda common, k, r: common)
     return CorefCounts(round(total), _size(key), round(total), _size(response))
 
 
-def ceaf_e(key: Clusters, response: Clusters) -> CorefCounts:
+def ceaf_e(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """CEAFe counts: (max Σφ4, |K|, max Σφ4, |R|), φ4(k, r) = 2·φ3(k, r) / (|k| + |r|), over non-empty clusters."""
-    total = _alignment(key, response, lambda common, k, r: 2 * common / (k + r))
+    total = _alignment(_given(key, response, overlap), lambda common, k, r: 2 * common / (k + r))
     return CorefCounts(total, _count(key), total, _count(response))
 
 
-def blanc(key: Clusters, response: Clusters) -> BlancCounts:
+def blanc(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> BlancCounts:
     """BLANC link counts as sets of mention pairs.
 
     As v8.01 builds them, a mention repeated within a cluster links to itself
     and one repeated across clusters makes a self non-coreference link; without
     repeats the counts come from cluster overlaps instead of enumerating pairs.
     """
-    if _has_repeats(key) or _has_repeats(response):
+    overlap = _given(key, response, overlap)
+    if overlap.repeats:
         return _blanc_by_pairs(key, response)
     coref_key, coref_response = _pairs_within(key), _pairs_within(response)
     key_mentions, response_mentions = _size(key), _size(response)
-    where = _last_cluster(key)
-    by_key: Counter[int] = Counter()
-    coref_common = common_mentions = within_response = 0
-    for cluster in response:
-        groups = groups_in(cluster, where)
-        by_key.update(groups)
-        coref_common += sum(n * (n - 1) // 2 for n in groups.values())
-        shared = sum(groups.values())
-        common_mentions += shared
-        within_response += shared * (shared - 1) // 2
-    within_key = sum(n * (n - 1) // 2 for n in by_key.values())
+    found, pairs = overlap.response_sums
+    coref_common, common_mentions = sum(pairs), sum(found)
+    within_response = sum(n * (n - 1) // 2 for n in found)
+    within_key = sum(n * (n - 1) // 2 for n in overlap.key_sums[0])  # each mention in one response cluster
     noncoref_common = common_mentions * (common_mentions - 1) // 2 - within_key - within_response + coref_common
     return BlancCounts(
         coref_common,
@@ -256,7 +343,7 @@ def blanc(key: Clusters, response: Clusters) -> BlancCounts:
     )
 
 
-def lea(key: Clusters, response: Clusters) -> CorefCounts:
+def lea(key: Clusters, response: Clusters, *, overlap: Overlap | None = None) -> CorefCounts:
     """LEA counts: recall from the key's entities resolved in the response, precision the other way round.
 
     For each non-empty entity e: importance |e|, links(e) = |e|(|e|−1)/2, or 1
@@ -265,15 +352,19 @@ def lea(key: Clusters, response: Clusters) -> CorefCounts:
     other side, or for a singleton 1 when its mention is in a cluster of size
     1 there; numerator += resolved(e) / links(e) · |e|, denominator += |e|.
     """
-    recall_num, recall_den = _lea_side(key, response)
-    precision_num, precision_den = _lea_side(response, key)
+    overlap = _given(key, response, overlap)
+    recall_num, recall_den = _lea_side(key, response, overlap.response_where, overlap.key_sums[1])
+    precision_num, precision_den = _lea_side(response, key, overlap.key_where, overlap.response_sums[1])
     return CorefCounts(recall_num, recall_den, precision_num, precision_den)
 
 
-def _lea_side(entities: Clusters, others: Clusters) -> tuple[float, int]:
-    where = _last_cluster(others)
+def _lea_side(
+    entities: Clusters, others: Clusters, where: dict[Hashable, int], pairs_of: list[int]
+) -> tuple[float, int]:
+    """``where``: the other side's :func:`_last_cluster`; ``pairs_of``: for each entity, its pairs of mentions
+    that one cluster of the other side holds (per ``where``)."""
     score, importance = 0.0, 0
-    for entity in entities:
+    for entity, pairs in zip(entities, pairs_of, strict=True):
         size = len(entity)
         if size == 0:
             continue
@@ -281,8 +372,7 @@ def _lea_side(entities: Clusters, others: Clusters) -> tuple[float, int]:
             index = where.get(entity[0])
             resolved, links = int(index is not None and len(others[index]) == 1), 1.0
         else:
-            groups = groups_in(entity, where)
-            resolved, links = sum(n * (n - 1) // 2 for n in groups.values()), size * (size - 1) / 2
+            resolved, links = pairs, size * (size - 1) / 2
         score += resolved / links * size
         importance += size
     return score, importance
@@ -309,6 +399,14 @@ def without_response_repeats_of_key_mentions(key: Clusters, response: Clusters) 
     clusters go. Repeats in the key, and repeats of response mentions absent
     from the key, stay and are counted as often as they occur.
     """
+    if len(set(itertools.chain.from_iterable(response))) == _size(response):  # no repeat to remove
+        clusters = [tuple(cluster) for cluster in response if cluster]
+        return [tuple(c) for c in key if c], clusters, 0, _repeats(key)
+    return _response_repeats_walked(key, response)
+
+
+def _response_repeats_walked(key: Clusters, response: Clusters) -> Prepared:
+    """:func:`without_response_repeats_of_key_mentions`, walking every mention."""
     key_mentions = {m for cluster in key for m in cluster}
     matched: set[Hashable] = set()
     clusters, removed = [], 0
@@ -377,15 +475,15 @@ def groups_in(cluster: Sequence[Hashable], where: dict[Hashable, int]) -> dict[i
 
 
 def _links(clusters: Clusters) -> int:
-    return sum(len(c) - 1 for c in clusters if c)
+    return _size(clusters) - _count(clusters)
 
 
 def _size(clusters: Clusters) -> int:
-    return sum(len(c) for c in clusters)
+    return sum(map(len, clusters))
 
 
 def _count(clusters: Clusters) -> int:
-    return sum(1 for c in clusters if c)
+    return sum(map(bool, clusters))
 
 
 def _pairs_within(clusters: Clusters) -> int:
@@ -394,10 +492,6 @@ def _pairs_within(clusters: Clusters) -> int:
 
 def _repeats(clusters: Clusters) -> int:
     return _size(clusters) - len({m for c in clusters for m in c})
-
-
-def _has_repeats(clusters: Clusters) -> bool:
-    return _repeats(clusters) > 0
 
 
 def _first_occurrences(clusters: Clusters) -> tuple[list[tuple[Hashable, ...]], int]:
@@ -416,39 +510,27 @@ def _first_occurrences(clusters: Clusters) -> tuple[list[tuple[Hashable, ...]], 
     return result, removed
 
 
-def _alignment(key: Clusters, response: Clusters, phi: Callable[[int, int, int], float]) -> float:
+def _alignment(overlap: Overlap, phi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> float:
     """max Σ φ over one-to-one alignments of key to response clusters.
 
-    ``phi(common, |k|, |r|)`` with ``common`` = the occurrences of k's mentions
-    in r. Clusters that share no mention score 0 with everything and are left
-    out of the assignment. Each aligned pair adds ``1 − (1 − φ)``, in key
+    ``phi(common, |k|, |r|)``, with ``common`` the occurrences of k's mentions
+    in r, takes arrays (one item per pair of clusters that share a mention).
+    Clusters that share no mention score 0 with everything and are left out of
+    the assignment. Each aligned pair adds ``1 − (1 − φ)``, in key
     order, as the reference scorer adds up its Munkres costs.
     """
-    in_response: dict[Hashable, list[int]] = {}
-    for j, cluster in enumerate(response):
-        for mention in dict.fromkeys(cluster):
-            in_response.setdefault(mention, []).append(j)
-    common: Counter[tuple[int, int]] = Counter()
-    for i, cluster in enumerate(key):
-        for mention in cluster:
-            for j in in_response.get(mention, ()):
-                common[i, j] += 1
-    if not common:
+    table = overlap.shared_table
+    if table is None:
         return 0.0
     import numpy as np  # imported here: the command line starts faster for every other task
 
-    linear_sum_assignment = solver()
-    rows = sorted({i for i, _ in common})
-    columns = sorted({j for _, j in common})
-    row_at = {i: n for n, i in enumerate(rows)}
-    column_at = {j: n for n, j in enumerate(columns)}
-    scores = np.zeros((len(rows), len(columns)))
-    for (i, j), shared in common.items():
-        scores[row_at[i], column_at[j]] = phi(shared, len(key[i]), len(response[j]))
-    assigned_rows, assigned_columns = linear_sum_assignment(scores, maximize=True)
+    rows, columns, common, key_sizes, response_sizes = table
+    scores = np.zeros((int(rows.max()) + 1, int(columns.max()) + 1))
+    scores[rows, columns] = phi(common, key_sizes, response_sizes)
+    assigned_rows, assigned_columns = solver()(scores, maximize=True)
     total = 0.0
-    for row, column in zip(assigned_rows.tolist(), assigned_columns.tolist(), strict=True):
-        total += 1 - (1 - float(scores[row, column]))
+    for value in scores[assigned_rows, assigned_columns].tolist():
+        total += 1 - (1 - value)
     return total
 
 

@@ -39,21 +39,23 @@ reported in the warnings.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import itertools
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from nlpbench.metrics import coref as reference
 from nlpbench.metrics import coref_e2e as e2e
 from nlpbench.metrics.coref import BlancCounts, CorefCounts, blanc_scores
-from nlpbench.model import CorefMention, span_of
+from nlpbench.model import Cluster, CorefMention, span_of
 from nlpbench.profiles.base import Profile, quirk, register
 
 #: The report rows of the coreference task, in order.
 METRICS = ("mentions", "muc", "bcub", "ceafm", "ceafe", "blanc", "lea")
 
 #: Each family of definitions: metric name → function of (key, response) clusterings.
-DEFINITIONS = MappingProxyType(
+DEFINITIONS: MappingProxyType[str, MappingProxyType[str, Callable[..., Any]]] = MappingProxyType(
     {
         "reference": MappingProxyType(
             {
@@ -135,8 +137,25 @@ class CorefProfile(Profile):
         table = DEFINITIONS[self.definitions]
         return {name: table[name] for name in METRICS if name in self.metrics}
 
+    def count(self, key, response) -> dict[str, CorefCounts | BlancCounts]:
+        """Each metric's counts on one document's clusterings, in report order; the reference definitions
+        share one :class:`~nlpbench.metrics.coref.Overlap` of the two."""
+        measures = self.measures()
+        if self.definitions == "reference":
+            overlap = reference.Overlap(key, response)
+            return {name: measure(key, response, overlap=overlap) for name, measure in measures.items()}
+        return {name: measure(key, response) for name, measure in measures.items()}
+
     def identify(self, mention: CorefMention) -> Hashable:
         return MENTION_IDENTITY[self.mention_identity](mention)
+
+    def identified(self, clusters: Iterable[Cluster]) -> list[tuple[Hashable, ...]]:
+        """Each cluster's mentions as :meth:`identify` gives them."""
+        identify = MENTION_IDENTITY[self.mention_identity]
+        clusters = list(clusters)
+        if identify is span_of and set(map(len, itertools.chain.from_iterable(clusters))) <= {2}:
+            return [cluster.mentions for cluster in clusters]  # span_of gives each (start, end) itself
+        return [tuple(map(identify, cluster.mentions)) for cluster in clusters]
 
     def prepare(self, key, response) -> reference.Prepared:
         """Apply this profile's rule for repeated mentions: ``(key, response, removed, kept)``."""

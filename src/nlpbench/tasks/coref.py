@@ -12,7 +12,7 @@ same rows for each document.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import cast
 
 from nlpbench import profiles
@@ -75,9 +75,9 @@ def score_coref(
     response_format = response_format or key_format
     tally = _Tally()
     with collected_warnings() as warnings, collector_paused():
-        key_docs = coref_formats.read(key_format, gold)
+        key_docs = coref_formats.read(key_format, gold, words=False)
         response_docs = coref_formats.read(
-            response_format, pred, predicted=True, id_column=id_column, clusters_column=clusters_column
+            response_format, pred, predicted=True, id_column=id_column, clusters_column=clusters_column, words=False
         )
         for doc_id, key_doc, response_doc in pair_documents(key_docs, response_docs):
             if key_doc is None:
@@ -126,10 +126,8 @@ def _score_document(
     remove_singletons: bool,
     tally: _Tally,
 ) -> None:
-    key = [tuple(profile.identify(m) for m in cluster) for cluster in key_doc.clusters]
-    response = (
-        [tuple(profile.identify(m) for m in cluster) for cluster in response_doc.clusters] if response_doc else []
-    )
+    key = profile.identified(key_doc.clusters)
+    response = profile.identified(response_doc.clusters) if response_doc else []
     key, response, removed, kept = profile.prepare(key, response)
     tally.removed += removed
     tally.kept += kept
@@ -143,7 +141,7 @@ def _score_document(
         response, response_singletons = without_singletons(response)
         tally.singletons[0] += key_singletons
         tally.singletons[1] += response_singletons
-    counts = {name: measure(key, response) for name, measure in profile.measures().items()}
+    counts = profile.count(key, response)
     for name, value in counts.items():
         tally.totals[name] = tally.totals[name] + value if name in tally.totals else value
     tally.per_document.extend({"document": doc_id, **row} for row in _rows(counts, profile))
@@ -177,7 +175,12 @@ def _rows(counts: dict[str, Counts], profile: CorefProfile) -> list[Row]:
 
 
 def _counted(counts: CorefCounts) -> Row:
-    return {f.name: getattr(counts, f.name) for f in fields(counts)}
+    return {
+        "recall_num": counts.recall_num,
+        "recall_den": counts.recall_den,
+        "precision_num": counts.precision_num,
+        "precision_den": counts.precision_den,
+    }
 
 
 def _warnings(tally: _Tally, profile: CorefProfile, remove_nested: bool, remove_singletons: bool) -> list[str]:
