@@ -453,7 +453,7 @@ def items(
                 item = _decoded(text, decoder, fallback)
             except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 break  # ijson, behind its own depth limit, says what is wrong
-            if keys_checked:
+            if keys_checked and not (line_type is not Any and _no_key_repeated(text, item)):
                 no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
             offset += len(line)
             comma = followed
@@ -467,6 +467,33 @@ def items(
     handle.seek(offset)
     prefix = b"[" if count == 0 else b"[0," if comma else b"[0"
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
+
+
+def _no_key_repeated(text: bytes, item: Any) -> bool:
+    """Whether ``item`` (``text`` decoded into a struct) proves that no object in ``text`` repeats a key, without
+    decoding the whole text again as plain JSON; False leaves it to :func:`no_repeated_key`.
+
+    The struct type must be *faithful*: it never writes a member the text lacks when encoded (no default but
+    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), and its :class:`msgspec.Raw`
+    members are its own fields. Only an item whose Raw members are strings is taken (a record whose arrays were
+    all read: decoding the arrays left undecoded costs more than decoding the text again). Then each Raw member
+    decoded as plain JSON (checking its UTF-8), the item encoded holds at most the
+    members of the text's plain decoding, colons in strings included (:func:`no_repeated_key`), so as many
+    colons as the text means that decoding kept every member: no key is repeated. A struct keeps one value of a
+    repeated key and drops unknown members of nested structs: fewer colons, and the plain decode decides. So
+    does a text that writes a colon as an escape, or a Raw member that is not plain JSON (a lone surrogate).
+    For a record with every array read, this is one encoding instead of a second decoding of the record.
+    """
+    if not isinstance(item, msgspec.Struct) or (b"\\" in text and b"\\u003" in text):
+        return False
+    raw = {name: value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)}
+    if any(memoryview(value)[:1] != b'"' for value in raw.values()):  # decoding them costs more than it saves
+        return False
+    try:
+        kept = msgspec.structs.replace(item, **{name: _PLAIN.decode(value) for name, value in raw.items()})
+        return _ENCODER.encode(kept).count(b":") >= text.count(b":")
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
 
 
 def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallback: msgspec.json.Decoder | None) -> Any:

@@ -443,9 +443,10 @@ def _row_type(name: str) -> tuple[type[SpanRow], frozenset | None]:
         ("subtype", str, msgspec.field(default=MISSING, name=phi.type_attribute)),
         ("confidence", Annotated[int, percent] | Annotated[float, percent] | None, None),
     ]
-    row = cast(type[SpanRow], msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, gc=False))
+    # omit_defaults: encoded again, a row writes only members its text wrote (jsonstream's repeated-key check)
+    row = msgspec.defstruct(f"Text{name}", fields, bases=(SpanRow,), kw_only=True, omit_defaults=True, gc=False)
     allowed = frozenset([*phi.subtypes, MISSING]) if phi.subtypes else None
-    return row, allowed
+    return cast(type[SpanRow], row), allowed
 
 
 @cache
