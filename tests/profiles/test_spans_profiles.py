@@ -107,7 +107,7 @@ TREEBANK_ALPHABET = st.sampled_from(
 #: What the many-at-a-time cut reads (words of letters, digits, ``/ - .`` one space apart; phone numbers,
 #: e-mails, dates with a comma; Latin letters outside ASCII), with the rules those characters can still meet:
 #: ``--``, ``...``, a final period, contractions, and the letters that ignoring case reads as ASCII ones
-#: (``İ ı ſ`` and the Kelvin sign), a combining mark, a contraction made by reading ``ä`` as ``a``.
+#: (``İ ı ſ`` and the Kelvin sign), a combining mark, a contraction made by reading ``ä`` as ``a``; line breaks.
 PLAIN_ALPHABET = st.sampled_from(
     [
         *"ab Z9/-.()@",
@@ -119,6 +119,8 @@ PLAIN_ALPHABET = st.sampled_from(
         "wännä",
         "gİmme",
         "Cannöt",
+        "\n",
+        "Street\nBoston, MA",
         " ",
         "--",
         "...",
