@@ -11,7 +11,7 @@ from nlpbench.errors import InputError, InputWarning
 from nlpbench.formats import jsonstream
 from nlpbench.formats.sandbox import BY_ARRAY
 from nlpbench.model import PHI_TYPES
-from tests.formats.helpers import note, spans_and_types
+from tests.formats.helpers import note, repeats_a_key, spans_and_types
 
 SANDBOX = formats.get("sandbox")
 
@@ -260,21 +260,6 @@ def test_counting_a_notes_records_a_line_at_a_time_agrees_with_decoding_them(tmp
     assert count_notes(path) == expected
 
 
-def _repeats_a_key(text: str) -> bool:
-    """Whether an object in ``text`` repeats a key, as ``json.loads`` sees its members."""
-
-    def pairs(items):
-        if len({key for key, _ in items}) < len(items):
-            raise KeyError
-        return dict(items)
-
-    try:
-        json.loads(text, object_pairs_hook=pairs)
-    except KeyError:
-        return True
-    return False
-
-
 #: an annotation member as written: a field of the row, another attribute, or one written twice or as an escape
 _MEMBERS = st.sampled_from(
     [
@@ -317,9 +302,7 @@ _SOURCES = st.sampled_from(
     | st.lists(st.tuples(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS), max_size=6),
 )
 @settings(max_examples=300, deadline=None)
-def test_a_record_read_with_every_array_is_refused_exactly_when_it_repeats_a_key(
-    tmp_path_factory, source, name, arrays
-):
+def test_a_record_read_with_every_array_is_refused_exactly_when_itrepeats_a_key(tmp_path_factory, source, name, arrays):
     """A record whose every array is read is checked for repeated keys from its decoded rows, not decoded a second
     time (``jsonstream._no_key_repeated``): refused with the message of the plain check exactly when it repeats a
     key at any depth, read as the plain check reads it otherwise."""
@@ -337,7 +320,7 @@ def test_a_record_read_with_every_array_is_refused_exactly_when_it_repeats_a_key
             except InputError as error:
                 outcome[check] = str(error)
     assert outcome["fast"] == outcome["plain"]
-    if _repeats_a_key(line):
+    if repeats_a_key(line):
         assert "an object repeats the key" in outcome["fast"]
     else:
         assert "an object repeats the key" not in str(outcome["fast"])
