@@ -24,7 +24,7 @@ turn N times and prints the medians and the ratio.
 ``--against SRC`` (a ``src`` directory of other code, such as ``git archive main src`` unpacked) times that
 code too, in turn with this one, command for command: with ``--rounds``, each round runs ``-t all`` and
 ``-t location`` with each code; in the reference table, each type runs with each code, and its output must
-be the same.
+be the same; ``--rounds N`` then runs each type N times with each code, in turn, and gives medians.
 
 ``--checks`` instead reads both files in process as ``score sandbox`` does and
 prints the CPU seconds of the read and of the checks inside it (repeated keys,
@@ -329,9 +329,10 @@ def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3)
         print(f"| {name} | {total:.2f} | {shown} | {sum(parts) / total:.0%} | {os.getloadavg()[0]:.1f} |")
 
 
-def reference_table(gold: Path, pred: Path, against: Path) -> None:
-    """Each type scored by nlpsandbox-client once and by nlpbench with ``against``'s code and this one, in turn:
-    wall and CPU seconds (CPU follows the load less), the speed-ups in CPU seconds, whether the values agree."""
+def reference_table(gold: Path, pred: Path, against: Path, rounds: int = 1) -> None:
+    """Each type scored by nlpsandbox-client once and by nlpbench with ``against``'s code and this one, in turn,
+    ``rounds`` times: median wall and CPU seconds (CPU follows the load less), the speed-ups in CPU seconds,
+    whether the values agree with the client's and the two codes' outputs are the same."""
     print("| annotation type | reference wall / CPU s | against wall / CPU s | this wall / CPU s "
           "| speed-up against (CPU) | speed-up this (CPU) | identical | load |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
@@ -339,14 +340,22 @@ def reference_table(gold: Path, pred: Path, against: Path) -> None:
         ref_s, _, ref_out, ref_cpu = measure(
             [sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)]
         )
-        runs = [measure(nlpbench_command(gold, pred, annotation_type), source) for source in (against, None)]
-        same = all(nlpbench_values(out) == reference_values(ref_out) for _, _, out, _ in runs)
-        same = same and runs[0][2] == runs[1][2]
-        (old_s, _, _, old_cpu), (new_s, _, _, new_cpu) = runs
+        loads = [os.getloadavg()[0]]
+        runs: dict[Path | None, list] = {against: [], None: []}
+        for _ in range(rounds):
+            for source, measured in runs.items():
+                measured.append(measure(nlpbench_command(gold, pred, annotation_type), source))
+            loads.append(os.getloadavg()[0])
+        outputs = {out for measured in runs.values() for _, _, out, _ in measured}
+        same = len(outputs) == 1 and nlpbench_values(outputs.pop()) == reference_values(ref_out)
+        (old_s, old_cpu), (new_s, new_cpu) = (
+            (statistics.median(r[0] for r in measured), statistics.median(r[3] for r in measured))
+            for measured in runs.values()
+        )
         print(
             f"| {annotation_type} | {ref_s:.1f} / {ref_cpu:.1f} | {old_s:.1f} / {old_cpu:.2f} "
             f"| {new_s:.1f} / {new_cpu:.2f} | {ref_cpu / old_cpu:.1f}× | {ref_cpu / new_cpu:.1f}× "
-            f"| {'yes' if same else 'NO'} | {os.getloadavg()[0]:.1f} |"
+            f"| {'yes' if same else 'NO'} | {min(loads):.1f}–{max(loads):.1f} |"
         )
 
 
@@ -372,7 +381,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--one-pass", action="store_true", help="time -t all against single types")
     parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
-    parser.add_argument("--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location")
+    parser.add_argument(
+        "--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location; see --against"
+    )
     parser.add_argument("--plain-text", action="store_true", help="ASCII notes without escapes, as before 2026-11-28")
     parser.add_argument("--checks", action="store_true", help="the checks' share of the read, in process")
     parser.add_argument("--against", type=Path, help="a src directory of other code, timed in turn with this one")
@@ -392,7 +403,7 @@ def main() -> None:
             alternate(gold, pred, args.rounds, against=args.against)
         return
     if args.against is not None:
-        reference_table(gold, pred, args.against)
+        reference_table(gold, pred, args.against, max(args.rounds, 1))
         return
     print("| annotation type | nlpbench s | nlpbench MiB | reference s | reference MiB | speed-up | identical |")
     print("|---|---|---|---|---|---|---|")
