@@ -82,11 +82,12 @@ def read(path: Source, labels: Collection[str] | None = None, *, columns: bool =
         handle.seek(0)
         if first == b"[":
             if labels is not None and columns:  # each record in one decoding, the odd ones as the others
+                every, scored = _record_type(frozenset(PHI_TYPES)), _record_type(frozenset(labels) & set(PHI_TYPES))
                 records = jsonstream.items(
                     handle,
                     path,
-                    _record_type(frozenset(PHI_TYPES)),  # every array as rows: its keys are checked from them
-                    fallback_types=(_record_type(frozenset(labels)), dict[str, msgspec.Raw]),
+                    every,  # every array as rows: its keys are checked from them
+                    fallback_types=(*([scored] if scored is not every else []), dict[str, msgspec.Raw]),
                 )
             else:
                 records = jsonstream.items(handle, path, dict[str, msgspec.Raw])
