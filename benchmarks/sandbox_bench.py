@@ -21,6 +21,11 @@ that its rows are those of the single-type runs and (``--reference``) of
 nlpsandbox-client; ``--rounds N`` then runs ``-t all`` and ``-t location`` in
 turn N times and prints the medians and the ratio.
 
+``--against SRC`` (a ``src`` directory of other code, such as ``git archive main src`` unpacked) times that
+code too, in turn with this one, command for command: with ``--rounds``, each round runs ``-t all`` and
+``-t location`` with each code; in the reference table, each type runs with each code, and its output must
+be the same; ``--rounds N`` then runs each type N times with each code, in turn, and gives medians.
+
 ``--checks`` instead reads both files in process as ``score sandbox`` does and
 prints the CPU seconds of the read and of the checks inside it (repeated keys,
 depth, the note-counting pre-pass) and their share.
@@ -176,11 +181,13 @@ def generate(path_gold: Path, path_pred: Path, notes: int, seed: int, real: bool
         pred_file.write("\n]\n")
 
 
-def measure(command: list[str]) -> tuple[float, float, str, float]:
-    """Run a command; its wall seconds, peak RSS in MiB, standard output and CPU seconds (user + system)."""
+def measure(command: list[str], source: Path | None = None) -> tuple[float, float, str, float]:
+    """Run a command (with ``source`` first on ``PYTHONPATH``, when given); its wall seconds, peak RSS in MiB,
+    standard output and CPU seconds (user + system)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(source or ""), os.environ.get("PYTHONPATH")])))
     with tempfile.TemporaryFile(mode="w+") as out:
         started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - started
         if status:
@@ -232,27 +239,38 @@ def one_pass(gold: Path, pred: Path, with_reference: bool) -> None:
     print(f"| -t all (one pass) | {all_s:.1f} | {all_mb:.0f} | |")
 
 
-def alternate(gold: Path, pred: Path, rounds: int, one: str = "location") -> None:
-    """``-t all`` and ``-t one`` run in turn ``rounds`` times: the median wall and CPU seconds and their ratios.
+def alternate(gold: Path, pred: Path, rounds: int, one: str = "location", against: Path | None = None) -> None:
+    """``-t all`` and ``-t one`` run in turn ``rounds`` times (each with this code, then with ``against``'s when
+    given): the median wall and CPU seconds and their ratios; each command's output must be the same with both.
 
     On a shared machine wall time follows the load; CPU time (user + system of the
     command) and a ratio of two commands run side by side follow it much less.
     """
-    times: dict[str, list[tuple[float, float]]] = {"all": [], one: []}
+    codes = {"this": None} if against is None else {"against": against, "this": None}
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {(c, t): [] for c in codes for t in ("all", one)}
+    loads = [os.getloadavg()[0]]
     for _ in range(rounds):
-        for annotation_type in times:
-            seconds, _, _, cpu = measure(nlpbench_command(gold, pred, annotation_type))
-            times[annotation_type].append((seconds, cpu))
-    print(f"\nalternating -t all and -t {one}, {rounds} rounds, load average {os.getloadavg()[0]:.1f}:\n")
-    print("| command | median wall s | median CPU s |")
-    print("|---|---|---|")
-    medians = {
-        name: [statistics.median(column) for column in zip(*pairs, strict=True)] for name, pairs in times.items()
-    }
-    for name, (wall, cpu) in medians.items():
-        print(f"| -t {name} | {wall:.2f} | {cpu:.2f} |")
-    wall_ratio, cpu_ratio = (a / b for a, b in zip(medians["all"], medians[one], strict=True))
-    print(f"| ratio all / {one} | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |")
+        for annotation_type in ("all", one):
+            outputs = set()
+            for code, source in codes.items():
+                seconds, _, out, cpu = measure(nlpbench_command(gold, pred, annotation_type), source)
+                times[code, annotation_type].append((seconds, cpu))
+                outputs.add(out)
+            if len(outputs) > 1:
+                raise SystemExit(f"-t {annotation_type}: the two codes' outputs differ")
+        loads.append(os.getloadavg()[0])
+    print(f"\nalternating -t all and -t {one}, {rounds} rounds, load average {min(loads):.1f}–{max(loads):.1f}:\n")
+    print("| code | -t all wall / CPU s | -t location wall / CPU s | ratio wall | ratio CPU |")
+    print("|---|---|---|---|---|")
+    for code, source in codes.items():
+        medians = {t: [statistics.median(column) for column in zip(*times[code, t], strict=True)] for t in ("all", one)}
+        wall_ratio, cpu_ratio = (a / b for a, b in zip(medians["all"], medians[one], strict=True))
+        name = "this" if source is None else str(source)
+        (all_wall, all_cpu), (one_wall, one_cpu) = medians["all"], medians[one]
+        print(
+            f"| {name} | {all_wall:.2f} / {all_cpu:.2f} | {one_wall:.2f} / {one_cpu:.2f} "
+            f"| {wall_ratio:.2f}× | {cpu_ratio:.2f}× |"
+        )
 
 
 def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3) -> None:
@@ -311,6 +329,36 @@ def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3)
         print(f"| {name} | {total:.2f} | {shown} | {sum(parts) / total:.0%} | {os.getloadavg()[0]:.1f} |")
 
 
+def reference_table(gold: Path, pred: Path, against: Path, rounds: int = 1) -> None:
+    """Each type scored by nlpsandbox-client once and by nlpbench with ``against``'s code and this one, in turn,
+    ``rounds`` times: median wall and CPU seconds (CPU follows the load less), the speed-ups in CPU seconds,
+    whether the values agree with the client's and the two codes' outputs are the same."""
+    print("| annotation type | reference wall / CPU s | against wall / CPU s | this wall / CPU s "
+          "| speed-up against (CPU) | speed-up this (CPU) | identical | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for annotation_type, reference_class in REFERENCE_CLASSES.items():
+        ref_s, _, ref_out, ref_cpu = measure(
+            [sys.executable, "-c", REFERENCE_DRIVER, reference_class, str(gold), str(pred)]
+        )
+        loads = [os.getloadavg()[0]]
+        runs: dict[Path | None, list] = {against: [], None: []}
+        for _ in range(rounds):
+            for source, measured in runs.items():
+                measured.append(measure(nlpbench_command(gold, pred, annotation_type), source))
+            loads.append(os.getloadavg()[0])
+        outputs = {out for measured in runs.values() for _, _, out, _ in measured}
+        same = len(outputs) == 1 and nlpbench_values(outputs.pop()) == reference_values(ref_out)
+        (old_s, old_cpu), (new_s, new_cpu) = (
+            (statistics.median(r[0] for r in measured), statistics.median(r[3] for r in measured))
+            for measured in runs.values()
+        )
+        print(
+            f"| {annotation_type} | {ref_s:.1f} / {ref_cpu:.1f} | {old_s:.1f} / {old_cpu:.2f} "
+            f"| {new_s:.1f} / {new_cpu:.2f} | {ref_cpu / old_cpu:.1f}× | {ref_cpu / new_cpu:.1f}× "
+            f"| {'yes' if same else 'NO'} | {min(loads):.1f}–{max(loads):.1f} |"
+        )
+
+
 def reference_values(output: str) -> dict[str, tuple]:
     location, typed = json.loads(output).values()
     names = {
@@ -333,9 +381,12 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--one-pass", action="store_true", help="time -t all against single types")
     parser.add_argument("--reference", action="store_true", help="with --one-pass: compare with the client too")
-    parser.add_argument("--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location")
+    parser.add_argument(
+        "--rounds", type=int, default=0, help="with --one-pass: then alternate -t all and -t location; see --against"
+    )
     parser.add_argument("--plain-text", action="store_true", help="ASCII notes without escapes, as before 2026-11-28")
     parser.add_argument("--checks", action="store_true", help="the checks' share of the read, in process")
+    parser.add_argument("--against", type=Path, help="a src directory of other code, timed in turn with this one")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     gold, pred = args.workdir / "sandbox-gold.json", args.workdir / "sandbox-pred.json"
@@ -349,7 +400,10 @@ def main() -> None:
     if args.one_pass:
         one_pass(gold, pred, args.reference)
         if args.rounds:
-            alternate(gold, pred, args.rounds)
+            alternate(gold, pred, args.rounds, against=args.against)
+        return
+    if args.against is not None:
+        reference_table(gold, pred, args.against, max(args.rounds, 1))
         return
     print("| annotation type | nlpbench s | nlpbench MiB | reference s | reference MiB | speed-up | identical |")
     print("|---|---|---|---|---|---|---|")

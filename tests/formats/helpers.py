@@ -1,5 +1,7 @@
 """Small documents to read and write in format tests."""
 
+import json
+
 from nlpbench.model import Annotation, Document, Span
 
 TEXT = "Seen 12/26/2070 by Dr. Marcus Lee at St. Vincent Clinic, Seattle WA 98101.\nCall 206-555-0199."
@@ -31,3 +33,18 @@ def spans_and_types(doc: Document) -> list[tuple]:
     return sorted(
         (a.span.parts, a.label, tuple((k, a.attributes[k]) for k in keep if k in a.attributes)) for a in doc.annotations
     )
+
+
+def repeats_a_key(text: str | bytes) -> bool:
+    """Whether an object in the JSON ``text`` repeats a key, as ``json.loads`` sees its members."""
+
+    def pairs(items):
+        if len({key for key, _ in items}) < len(items):
+            raise KeyError
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except KeyError:
+        return True
+    return False

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from nlpbench.errors import InputError
 from nlpbench.formats import jsonstream
+from tests.formats.helpers import repeats_a_key
 
 values = st.recursive(
     st.none()
@@ -196,20 +197,6 @@ def test_nesting_past_the_limit_is_refused_before_parsing(tmp_path):
         list(jsonstream.items(handle, path))
 
 
-def _has_repeat(text: bytes) -> bool:
-    def pairs(items):
-        keys = [key for key, _ in items]
-        if len(set(keys)) < len(keys):
-            raise KeyError
-        return dict(items)
-
-    try:
-        json.loads(text, object_pairs_hook=pairs)
-    except KeyError:
-        return True
-    return False
-
-
 _strings = st.text(alphabet='k:"\\ {\u00e9', max_size=3).map(lambda s: json.dumps(s, ensure_ascii=False))
 #: keys written plainly and as escapes: "\u0061" is "a", "\u003a" is ":", "a\u0022b" is 'a"b'
 _keys = st.sampled_from(['"a"', '"b"', '":"', r'"\u0061"', r'"\u003a"', r'"a\"b"', r'"a\u0022b"', r'"\\"'])
@@ -228,7 +215,7 @@ repeating_texts = st.recursive(
 @settings(max_examples=300, deadline=None)
 def test_a_repeated_key_is_found_at_any_depth_and_only_then(text):
     """Escaped keys (``"\\u0061"`` is ``"a"``), colons inside strings and blanks before colons included."""
-    if _has_repeat(text):
+    if repeats_a_key(text):
         with pytest.raises(InputError, match="an object repeats the key "):
             jsonstream.decode(text, "f.json")
     else:
@@ -267,7 +254,7 @@ ESCAPED = [
 def test_escapes_in_keys_and_strings_are_read_as_json_reads_them(text, repeated, tmp_path):
     """Quotes, backslashes and colons written as escapes, and a key written two ways (``"a"`` and ``"\\u0061"``),
     whole text and one record a line."""
-    assert _has_repeat(text) == (repeated is not None)
+    assert repeats_a_key(text) == (repeated is not None)
     lines = tmp_path / "lines.json"
     lines.write_bytes(b'[\n{"first": "\\n"},\n' + text + b"\n]\n")
     if repeated is None:
@@ -300,7 +287,7 @@ timeline_texts = st.lists(st.tuples(_timeline_keys, _patients), max_size=4).map(
 def test_a_repeated_patient_is_found_when_the_patients_are_kept_undecoded(text):
     """Decoded into ``dict[str, msgspec.Raw]`` (a timeline file read a patient at a time), a text is refused
     exactly when a key is repeated, with the message the plain decode gives."""
-    if _has_repeat(text):
+    if repeats_a_key(text):
         with pytest.raises(InputError) as plain:
             jsonstream.decode(text, "f.json")
         with pytest.raises(InputError) as undecoded:

@@ -1,11 +1,17 @@
 import json
 import warnings
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlpbench import formats
 from nlpbench.errors import InputError, InputWarning
-from tests.formats.helpers import note, spans_and_types
+from nlpbench.formats import jsonstream, sandbox
+from nlpbench.formats.sandbox import BY_ARRAY, _record_type
+from nlpbench.model import PHI_TYPES
+from tests.formats.helpers import note, repeats_a_key, spans_and_types
 
 SANDBOX = formats.get("sandbox")
 
@@ -252,3 +258,84 @@ def test_counting_a_notes_records_a_line_at_a_time_agrees_with_decoding_them(tmp
     assert count_notes(path) == expected
     path.write_text("\ufeff[\n" + ",\n\n".join(lines) + "\n]\n", encoding="utf-8")  # a byte order mark, blank lines
     assert count_notes(path) == expected
+
+
+#: an annotation member as written: a field of the row, another attribute, or one written twice or as an escape
+_MEMBERS = st.sampled_from(
+    [
+        '"start": 1', '"length": 4', '"text": "a:b"', '"text": "x\\u003ay"', '"confidence": null', '"confidence": 50',
+        '"locationType": "city"', '"locationType": "ci\\"ty"', '"confidence": 140', '"locationType": 7',
+        '"length": 2', '"noteId": "n"', '"st\\u0061rt": 2', '"text": "é\\n"',
+    ]
+)  # fmt: skip
+_ROW = ['"start": 0', '"length": 3', '"text": "abc"']
+#: mostly annotations a row decodes, some with one member more, now and then any members
+_ANNOTATIONS = st.lists(
+    st.integers(0, 5)
+    .flatmap(
+        lambda kind: (
+            st.just(_ROW)
+            if kind > 1
+            else _MEMBERS.map(lambda more: [*_ROW, more])
+            if kind
+            else st.lists(_MEMBERS, max_size=6)
+        )
+    )
+    .map(lambda members: "{" + ", ".join(members) + "}"),
+    max_size=3,
+).map(lambda items: "[" + ", ".join(items) + "]")
+#: mostly sources as written, one with a member the record type does not read, now and then a repeat
+_SOURCES = st.sampled_from(
+    [
+        *['{"resourceSource": {"name": "d/Note/a"}}'] * 4,
+        '{"resourceSource": {"name": "d/Note/a"}, "k": {"x": 1, "y": 2}}',
+        '{"resourceSource": {"name": "d/Note/a", "name": "b"}}',
+        '{"resourceSource": {"name": "d/Note/a"}, "k": {"x": 1, "x": 2}}',
+        '{"resourceSource": {"name": "d/Note/a"}, "resourceSource": {"name": "b"}}',
+    ]
+)
+
+
+@given(
+    _SOURCES,
+    st.sampled_from(["", '"name": "x", ', '"name": "x:y", ', '"name": "\\u00e9", ', '"name": "x", "name": "y", ']),
+    st.dictionaries(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS).map(lambda arrays: list(arrays.items()))
+    | st.lists(st.tuples(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS), max_size=6),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_record_is_refused_exactly_when_it_repeats_a_key(tmp_path_factory, source, name, arrays):
+    """A record whose every array decodes into rows is checked for repeated keys from them, not decoded a second
+    time (``jsonstream._no_key_repeated``), whatever types are read: refused with the message of the plain check
+    exactly when it repeats a key at any depth, read as the plain check reads it otherwise, warnings included."""
+    members = [f'"annotationSource": {source}', *(f'"{array}": {items}' for array, items in arrays)]
+    line = "{" + name + ", ".join(members) + "}"
+    path = tmp_path_factory.getbasetemp() / "repeats.json"
+    path.write_text(f"[\n{line}\n]\n", encoding="utf-8")
+    for labels in (set(PHI_TYPES), {"location"}, {"date", "id"}):
+        outcome = {}
+        for check in ("fast", "plain", "read labels only"):
+            # the last as before: the record decoded with only the read labels' arrays as rows, the keys checked plainly
+            only = (
+                (lambda _, wanted=frozenset(labels): _record_type(wanted)) if check.startswith("read") else _record_type
+            )
+            with (
+                warnings.catch_warnings(record=True) as caught,
+                mock.patch.object(jsonstream, "_no_key_repeated", _FAST[check]),
+                mock.patch.object(sandbox, "_record_type", only),
+            ):
+                warnings.simplefilter("always")
+                try:
+                    docs = list(SANDBOX.read(path, labels=labels, columns=True))
+                    read = [(d.id, d.metadata, {k: c.rows for k, c in d.columns.items()}) for d in docs]
+                except InputError as error:
+                    read = str(error)
+            outcome[check] = (read, [str(w.message) for w in caught])
+        assert outcome["fast"] == outcome["plain"] == outcome["read labels only"]
+        if repeats_a_key(line):
+            assert "an object repeats the key" in outcome["fast"][0]
+        else:
+            assert "an object repeats the key" not in str(outcome["fast"][0])
+
+
+_FAST = {"fast": jsonstream._no_key_repeated, "plain": lambda text, item: False}
+_FAST["read labels only"] = _FAST["plain"]

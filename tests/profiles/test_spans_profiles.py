@@ -105,11 +105,22 @@ TREEBANK_ALPHABET = st.sampled_from(
 
 
 #: What the many-at-a-time cut reads (words of letters, digits, ``/ - .`` one space apart; phone numbers,
-#: e-mails, dates with a comma), with the rules those characters can still meet: ``--``, ``...``, a final
-#: period, contractions.
+#: e-mails, dates with a comma; Latin letters outside ASCII), with the rules those characters can still meet:
+#: ``--``, ``...``, a final period, contractions, and the letters that ignoring case reads as ASCII ones
+#: (``İ ı ſ`` and the Kelvin sign), a combining mark, a contraction made by reading ``ä`` as ``a``; line breaks.
 PLAIN_ALPHABET = st.sampled_from(
     [
         *"ab Z9/-.()@",
+        *"éØäñọÿ",
+        *"İıſ\u212aß",
+        "e\u0301",
+        "Zoë",
+        "Ngọc",
+        "wännä",
+        "gİmme",
+        "Cannöt",
+        "\n",
+        "Street\nBoston, MA",
         " ",
         "--",
         "...",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -411,13 +411,13 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def items(
-    handle: BinaryIO, path: Input, line_type: Any = Any, *, keys_checked: bool = True, fallback_type: Any = None
+    handle: BinaryIO, path: Input, line_type: Any = Any, *, keys_checked: bool = True, fallback_types: Sequence = ()
 ) -> Iterator[Any]:
     """Yield each item of the JSON array in ``handle`` (positioned at the start of the file).
 
     ``keys_checked=False`` leaves out :func:`no_repeated_key` on the lines decoded by msgspec, for a
-    pass that only counts what a checked pass reads again. With ``fallback_type``, a line that is JSON
-    but not of ``line_type`` is decoded into ``fallback_type`` instead (its reader says what is odd).
+    pass that only counts what a checked pass reads again. With ``fallback_types``, a line that is JSON
+    but not of ``line_type`` is decoded into the first of them it is of (its reader says what is odd).
     """
     first = handle.readline(MAX_LINE + 1)  # a longer first line is no lone "[": ijson streams it
     if first.startswith(BOM):
@@ -429,7 +429,7 @@ def items(
         yield from _ijson_items(handle, path)
         return
     decoder = msgspec.json.Decoder(line_type)
-    fallback = msgspec.json.Decoder(fallback_type) if fallback_type is not None else None
+    fallbacks = [msgspec.json.Decoder(fallback_type) for fallback_type in fallback_types]
     offset = handle.tell()  # where the line being read starts
     count, comma = 0, False  # items read so far; whether the last one was followed by a comma
     lines = bounded_lines(handle)
@@ -450,10 +450,10 @@ def items(
             try:
                 if not plain:
                     check(text)
-                item = _decoded(text, decoder, fallback)
+                item = _decoded(text, decoder, fallbacks)
             except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 break  # ijson, behind its own depth limit, says what is wrong
-            if keys_checked:
+            if keys_checked and not (line_type is not Any and _no_key_repeated(text, item)):
                 no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
             offset += len(line)
             comma = followed
@@ -469,14 +469,42 @@ def items(
     yield from _ijson_items(_Prefixed(prefix, handle), path, count, skip_first=count > 0)
 
 
-def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallback: msgspec.json.Decoder | None) -> Any:
-    """``text`` decoded by ``decoder``, or by ``fallback`` when it is JSON of another type."""
+def _no_key_repeated(text: bytes, item: Any) -> bool:
+    """Whether ``item`` (``text`` decoded into a struct) proves that no object in ``text`` repeats a key, without
+    decoding the whole text again as plain JSON; False leaves it to :func:`no_repeated_key`.
+
+    The struct type must be *faithful*: it never writes a member the text lacks when encoded (no default but
+    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), and its :class:`msgspec.Raw`
+    members are its own fields. Only an item whose Raw members are strings is taken (a record whose arrays were
+    all read: decoding the arrays left undecoded costs more than decoding the text again). Then each Raw member
+    decoded as plain JSON (checking its UTF-8), the item encoded holds at most the
+    members of the text's plain decoding, colons in strings included (:func:`no_repeated_key`), so as many
+    colons as the text means that decoding kept every member: no key is repeated. A struct keeps one value of a
+    repeated key and drops unknown members of nested structs: fewer colons, and the plain decode decides. So
+    does a text that writes a colon as an escape, or a Raw member that is not plain JSON (a lone surrogate).
+    For an annotation record decoded into rows, this is one encoding instead of a second decoding of it.
+    """
+    if not isinstance(item, msgspec.Struct) or (b"\\" in text and b"\\u003" in text):
+        return False
+    raw = {name: value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)}
+    if any(memoryview(value)[:1] != b'"' for value in raw.values()):  # decoding them costs more than it saves
+        return False
     try:
-        return decoder.decode(text)
-    except msgspec.ValidationError:
-        if fallback is None:
-            raise
-        return fallback.decode(text)
+        kept = msgspec.structs.replace(item, **{name: _PLAIN.decode(value) for name, value in raw.items()})
+        return _ENCODER.encode(kept).count(b":") >= text.count(b":")
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
+
+
+def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallbacks: list[msgspec.json.Decoder]) -> Any:
+    """``text`` decoded by ``decoder``, or by the first of ``fallbacks`` whose type it is of when it is JSON of
+    another type (the last one's error, if none)."""
+    for fallback in [decoder, *fallbacks][:-1]:
+        try:
+            return fallback.decode(text)
+        except msgspec.ValidationError:
+            pass
+    return fallbacks[-1].decode(text) if fallbacks else decoder.decode(text)
 
 
 def _ijson_items(handle: BinaryIO | _Prefixed, path: Input, before: int = 0, skip_first: bool = False) -> Iterator[Any]:

@@ -131,8 +131,9 @@ def treebank_search_tokens(text: str | None, length: int) -> tuple[Unit, ...]:
 def _treebank_search_many(texts: list[str]) -> TokenArrays:
     """:func:`treebank_search_tokens` of many texts at once (each as long as it is), the same tokens.
 
-    Most annotation texts hold only ASCII letters, digits, ``/ - .``, the characters Treebank pads
-    (``;@#$%&?!()[]{}<>``), commas, colons and spaces (:data:`_SIMPLE`). Unless a rule beyond these can
+    Most annotation texts hold only letters, digits, ``/ - .``, the characters Treebank pads
+    (``;@#$%&?!()[]{}<>``), commas, colons and spaces (:data:`_SIMPLE`, a letter that is not ASCII read as
+    ``a`` and a line break as a space: :func:`_as_plain`). Unless a rule beyond these can
     meet them (a ``--``, a ``...``, a contraction, a period ending the text before closing brackets
     and spaces, two commas or colons in a row), each padded character is a token, and so is a comma or
     colon not followed by a digit; each run of the other characters between spaces is a token, where
@@ -142,8 +143,10 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
     import numpy as np
 
     classes = _byte_classes()
-    simple = list(map(_SIMPLE.fullmatch, texts))
-    chosen = list(compress(texts, simple))
+    as_plain = _as_plain()
+    shapes = [text if text.isascii() and "\n" not in text else text.translate(as_plain) for text in texts]
+    simple = list(map(_SIMPLE.fullmatch, shapes))
+    chosen = list(compress(shapes, simple))
     joined = "\n".join(chosen)
     codes = np.frombuffer(joined.encode("ascii"), np.uint8)
     breaks = np.flatnonzero(codes == _NEWLINE)
@@ -167,6 +170,30 @@ def _treebank_search_many(texts: list[str]) -> TokenArrays:
     others = np.flatnonzero(other)
     cut_apart = tokens_as_arrays([_treebank_offsets(texts[i]) for i in others.tolist()])
     return in_text_order([(place[~apart], cut_here), (others, cut_apart)], len(texts))
+
+
+@cache
+def _as_plain() -> dict[int, str]:
+    """A translation table that writes as ``a`` each Latin letter outside ASCII that Treebank reads as it reads ``a``
+    (``Zoë``, ``Núñez``, ``Ngọc`` cut as ``Zoa``, ``Naaez``, ``Ngac``: the same characters, the same tokens), and a
+    line break as a space (an address over two lines).
+
+    Treebank's rules name characters (quotes, brackets, punctuation), and where they name classes, a letter is
+    what ``a`` is: a word character (``\\b`` of the contractions), not a digit (the comma rule's ``\\d``),
+    not whitespace; a line break is what a space is (``\\s``, and ``str.split``) but to the rules that name a
+    space, which all need a quote, which these texts lack. The one way a letter is read otherwise is ignoring
+    case, in the contractions (``cannot``, ``gimme``): a letter some case mapping turns into ASCII (``İ``, ``ı``,
+    ``ſ``; Python's ``re`` matches them against ``i`` and ``s``) is left out, and such a text is cut on its own.
+    A contraction that ``a`` would make (``wännä`` read as ``wanna``) only sends the text to be cut on its own.
+    Combining marks are not letters: a text holding one is cut on its own too."""
+    latin = [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]
+    table = {
+        code: "a"
+        for code in latin
+        if (letter := chr(code)).isalpha()
+        and not any(c.isascii() for c in letter.lower() + letter.upper() + letter.casefold())
+    }
+    return table | {ord("\n"): " "}
 
 
 #: Texts whose every character Treebank leaves alone or pads, spaces included (see :func:`_treebank_search_many`).
