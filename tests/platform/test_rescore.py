@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from sqlalchemy import select
 
-from nlpbench.platform import document_counts, intervals, scoring, stored_rows, views
+from nlpbench.platform import document_counts, intervals, ranks, scoring, stored_rows, views
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
@@ -156,6 +157,42 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(
     by_type = lambda rows: sorted(rows, key=lambda row: row[0])  # noqa: E731 (PostgreSQL's JSONB orders the types)
     assert by_type(stored) == by_type(expected)
     assert {row[0] for row in stored} == {*PHI_TASKS["phi"], OVERALL}
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_what_ranking_is_handed_is_what_it_reads_from_the_stored_rows(
+    nb, dataset, db_url, tmp_path, monkeypatch, profile
+):
+    """The worker and ``rescore`` hand ranking each type's primary value's derivation from the counts it stored the
+    intervals from (:attr:`~nlpbench.platform.scoring.Scored.derived`), instead of its reading them back: they are
+    what :func:`~nlpbench.platform.scoring.result_derivation` reads from the stored rows, documents in order and
+    every count."""
+    monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
+    handed: list[dict] = []
+    ranked = ranks.rank
+    monkeypatch.setattr(ranks, "rank", lambda session, task, ready=None, derived=None: (
+        handed.append(dict(derived or {})), ranked(session, task, ready, derived))[1])  # fmt: skip
+    submission = _scored_submission(nb, tmp_path, monkeypatch)
+    assert nb("rescore", submission, "--profile", profile).exit_code == 0
+    assert len(handed) == 2  # the worker's result, then rescore's
+    store = open_store(db_url)
+    try:
+        with store.session(readonly=True) as session:
+            found = get(session, int(submission))
+            result = session.scalars(
+                select(Result).where(Result.submission_id == found.id, Result.profile == profile)
+            ).one()
+            derived = handed[-1]
+            assert {key[1] for key in derived} == {*PHI_TASKS["phi"], OVERALL}
+            for (result_id, kind, metric, field), given in derived.items():
+                assert result_id == result.id and (metric, field) == ("token", "f1")
+                read = scoring.result_derivation(session, found, result, kind, metric, field)
+                assert read is not None
+                assert (given.metric, given.field, given.statistic) == (read.metric, read.field, read.statistic)
+                assert given.documents == read.documents
+                assert given.counts.dtype == read.counts.dtype and np.array_equal(given.counts, read.counts)
+    finally:
+        store.close()
 
 
 def _fields(interval: ResultInterval) -> tuple:

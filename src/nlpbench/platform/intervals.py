@@ -80,12 +80,17 @@ def compute_counted(
     counts: DocumentCounts,
     *,
     by_site: bool = False,
+    ranked: dict[str, Derivation] | None = None,
 ) -> list[ResultInterval]:
     """:func:`compute` of the reports of ``scores`` (score rows per annotation type) whose per-document rows were
     counted in ``counts`` (complete), from its count tables rather than from rows: the same intervals, bit for
     bit (:func:`~nlpbench.stats.report.counted_derivations`). The overall report of a task of several types is
     its overall score rows (:func:`~nlpbench.platform.overall.overall_scores`: the same totals as the documents'
-    sums) with the types' tables summed at each document (:meth:`DocumentCounts.overall_tables`)."""
+    sums) with the types' tables summed at each document (:meth:`DocumentCounts.overall_tables`).
+
+    ``ranked``: filled with each annotation type's primary value's derivation (the first, as
+    :func:`nlpbench.platform.scoring.result_derivation` reads it from the stored rows), what ranking the result
+    needs (:func:`nlpbench.platform.ranks.rank`), so that it is not read back."""
     reports = {kind: Report(task, profile, {}, rows) for kind, rows in scores.items()}
     tables = {kind: counts.tables(kind) for kind in reports}
     overall = overall_scores(task, scores)
@@ -97,6 +102,10 @@ def compute_counted(
         for kind, report in reports.items()
         for derived in counted_derivations(report, *tables[kind])
     ]
+    if ranked is not None:
+        for kind, chosen, derived in values:
+            if (derived.metric, derived.field) == chosen:
+                ranked.setdefault(kind, derived)
     return _rows(result_id, reports, values, by_site)
 
 
