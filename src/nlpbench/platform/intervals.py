@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
-from nlpbench.platform.document_counts import DocumentCounts
+from nlpbench.platform.document_counts import DocumentCounts, overall_tables
 from nlpbench.platform.overall import OVERALL, overall_scores, with_overall
 from nlpbench.platform.pooling import strata
 from nlpbench.report.model import Report, Row, overall_rows
@@ -86,7 +86,7 @@ def compute_counted(
     counted in ``counts`` (complete), from its count tables rather than from rows: the same intervals, bit for
     bit (:func:`~nlpbench.stats.report.counted_derivations`). The overall report of a task of several types is
     its overall score rows (:func:`~nlpbench.platform.overall.overall_scores`: the same totals as the documents'
-    sums) with the types' tables summed at each document (:meth:`DocumentCounts.overall_tables`).
+    sums) with the types' tables summed at each document (:func:`~nlpbench.platform.document_counts.overall_tables`).
 
     ``ranked``: filled with each annotation type's primary value's derivation (the first, as
     :func:`nlpbench.platform.scoring.result_derivation` reads it from the stored rows), what ranking the result
@@ -96,7 +96,7 @@ def compute_counted(
     overall = overall_scores(task, scores)
     if overall:
         reports[OVERALL] = Report(task, profile, {}, overall)
-        tables[OVERALL] = counts.overall_tables(scores, [row["metric"] for row in overall])
+        tables[OVERALL] = overall_tables([tables[kind] for kind in scores], [row["metric"] for row in overall])
     values = [
         (kind, primary(task, report.scores), derived)
         for kind, report in reports.items()
