@@ -17,6 +17,10 @@ as NLP Sandbox JSON (``nlpbench dataset export``), and two commands are timed, i
 2. **score -t all**: ``nlpbench score sandbox -t all --per-document`` on the exported files, the JSON report
    written to a file (no intervals: the command computes none unless asked).
 
+Before each ``rescore`` run the store's rank groups are deleted (:func:`unranked`): the rescored result takes the
+id of the one it replaces (SQLite reuses the largest id), whose groups a column would otherwise keep, so that every
+run ranks its result as the worker ranks a newly scored one (:func:`nlpbench.platform.ranks.rank`).
+
 Wall time, CPU time (user + system) and peak resident memory (``ru_maxrss``) of the child, from ``wait4``, per
 run; medians of ``--repeat`` rounds, the order alternating (on a loaded machine the CPU ratio is the steadier).
 Before timing, the stored result's scores and per-document rows are compared with the command's report, every
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -108,6 +113,13 @@ def seed(url: str, submission: int, dataset: str, submitted: Path) -> None:
             queue.move(session, found, SCORED, "seeded by the benchmark")
     finally:
         store.close()
+
+
+def unranked(folder: Path) -> None:
+    """Delete the rank groups of the store ``folder/bench.db`` (with :mod:`sqlite3`: this process stays small)."""
+    with sqlite3.connect(folder / "bench.db") as connection:
+        connection.execute("DELETE FROM rank_groups")
+    connection.close()
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
@@ -244,6 +256,7 @@ def main() -> None:
         timed(score)
         for name, (command, env) in commands.items():
             if name != "score -t all":
+                unranked(folder)
                 timed(command, env)
                 if step("compare", folder, args.notes, args.profile):
                     sys.exit(f"{name}: the stored result differs from the command's report")
@@ -253,6 +266,8 @@ def main() -> None:
         for round_ in range(args.repeat):
             order = list(commands.items())
             for name, (command, env) in order if round_ % 2 == 0 else order[::-1]:
+                if name != "score -t all":
+                    unranked(folder)
                 runs[name].append(timed(command, env))
         load = os.getloadavg()[0]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; load {load:.1f}")

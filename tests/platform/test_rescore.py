@@ -11,17 +11,21 @@ those of scoring it alone).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import numpy as np
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from nlpbench.platform import document_counts, intervals, scoring, stored_rows, views
+from nlpbench.platform import document_counts, intervals, ranks, scoring, stored_rows, views
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
 from nlpbench.store import open_store
 from nlpbench.store.intervals import ResultInterval
-from nlpbench.store.submissions import Result, ResultDocument
+from nlpbench.store.submissions import Result, ResultDocument, Submission
 from nlpbench.tasks import sandbox
 from tests.platform.test_worker import run_worker, shown, submit
 
@@ -86,6 +90,22 @@ def _scored_submission(nb, folder, monkeypatch) -> str:
     return submission
 
 
+@contextmanager
+def _rescored(nb, db_url: str, folder, monkeypatch, profile: str) -> Iterator[tuple[Session, Submission, Result]]:
+    """A submission scored by the worker (:func:`_scored_submission`) and rescored under ``profile``: a read-only
+    session of the store, the submission and its result under ``profile``."""
+    submission = _scored_submission(nb, folder, monkeypatch)
+    assert nb("rescore", submission, "--profile", profile).exit_code == 0
+    store = open_store(db_url)
+    try:
+        with store.session(readonly=True) as session:
+            found = get(session, int(submission))
+            query = select(Result).where(Result.submission_id == found.id, Result.profile == profile)
+            yield session, found, session.scalars(query).one()
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
 def test_a_stored_result_is_the_commands_report_on_the_exported_files(
     nb, cli, dataset, db_url, tmp_path, monkeypatch, profile
@@ -138,24 +158,40 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(
     monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
     if not counted:  # rows that are not plain counts: the intervals come from the stored rows read back
         monkeypatch.setattr(document_counts, "COUNTED", frozenset())
-    submission = _scored_submission(nb, tmp_path, monkeypatch)
-    assert nb("rescore", submission, "--profile", profile).exit_code == 0
-    store = open_store(db_url)
-    try:
-        with store.session(readonly=True) as session:
-            found = get(session, int(submission))
-            result = session.scalars(
-                select(Result).where(Result.submission_id == found.id, Result.profile == profile)
-            ).one()
-            reports = {kind: scoring.result_report(session, found, result, kind) for kind in result.scores}
-            assert sum(len(report.per_document) for report in reports.values()) > 10 * stored_rows.ROWS_BATCH
-            expected = [_fields(interval) for interval in intervals.compute(result.id, reports)]
-            stored = [_fields(interval) for interval in intervals.stored(session, result.id)]
-    finally:
-        store.close()
+    with _rescored(nb, db_url, tmp_path, monkeypatch, profile) as (session, found, result):
+        reports = {kind: scoring.result_report(session, found, result, kind) for kind in result.scores}
+        assert sum(len(report.per_document) for report in reports.values()) > 10 * stored_rows.ROWS_BATCH
+        expected = [_fields(interval) for interval in intervals.compute(result.id, reports)]
+        stored = [_fields(interval) for interval in intervals.stored(session, result.id)]
     by_type = lambda rows: sorted(rows, key=lambda row: row[0])  # noqa: E731 (PostgreSQL's JSONB orders the types)
     assert by_type(stored) == by_type(expected)
     assert {row[0] for row in stored} == {*PHI_TASKS["phi"], OVERALL}
+
+
+@pytest.mark.parametrize("profile", ["standard", "nlpsandbox"])
+def test_what_ranking_is_handed_is_what_it_reads_from_the_stored_rows(
+    nb, dataset, db_url, tmp_path, monkeypatch, profile
+):
+    """The worker and ``rescore`` hand ranking each type's primary value's derivation from the counts it stored the
+    intervals from (:attr:`~nlpbench.platform.scoring.Scored.derived`), instead of its reading them back: they are
+    what :func:`~nlpbench.platform.scoring.result_derivation` reads from the stored rows, documents in order and
+    every count."""
+    monkeypatch.setattr(stored_rows, "ROWS_BATCH", 7)
+    handed: list[dict] = []
+    ranked = ranks.rank
+    monkeypatch.setattr(ranks, "rank", lambda session, task, ready=None, derived=None: (
+        handed.append(dict(derived or {})), ranked(session, task, ready, derived))[1])  # fmt: skip
+    with _rescored(nb, db_url, tmp_path, monkeypatch, profile) as (session, found, result):
+        assert len(handed) == 2  # the worker's result, then rescore's
+        derived = handed[-1]
+        assert {key[1] for key in derived} == {*PHI_TASKS["phi"], OVERALL}
+        for (result_id, kind, metric, field), given in derived.items():
+            assert result_id == result.id and (metric, field) == ("token", "f1")
+            read = scoring.result_derivation(session, found, result, kind, metric, field)
+            assert read is not None
+            assert (given.metric, given.field, given.statistic) == (read.metric, read.field, read.statistic)
+            assert given.documents == read.documents
+            assert given.counts.dtype == read.counts.dtype and np.array_equal(given.counts, read.counts)
 
 
 def _fields(interval: ResultInterval) -> tuple:

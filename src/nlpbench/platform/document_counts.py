@@ -78,7 +78,7 @@ class DocumentCounts:
             self.add(annotation_type, row)
             yield annotation_type, row
 
-    def tables(self, annotation_type: str) -> tuple[tuple[str, ...], dict[str, np.ndarray]]:
+    def tables(self, annotation_type: str) -> Tables:
         """The type's documents and each metric's table ``[documents, (tp, fp, fn)]``, as floats: a document's
         rows of the metric summed, 0 without one."""
         documents = tuple(self.documents.get(annotation_type, {}))
@@ -93,20 +93,24 @@ class DocumentCounts:
             tables[metric] = table
         return documents, tables
 
-    def overall_tables(
-        self, annotation_types: Iterable[str], metrics: Iterable[str]
-    ) -> tuple[tuple[str, ...], dict[str, np.ndarray]]:
-        """The documents of ``annotation_types`` in the order they first name them, and each of ``metrics``'s
-        table summed over the types at each document (see the module)."""
-        per_type = [self.tables(annotation_type) for annotation_type in annotation_types]
-        documents = tuple(dict.fromkeys(document for found, _ in per_type for document in found))
-        position = {document: i for i, document in enumerate(documents)}
-        tables = {}
-        for metric in metrics:
-            table = np.zeros((len(documents), len(_COUNTS)))
-            for found, by_metric in per_type:
-                if metric in by_metric:
-                    at = np.fromiter((position[d] for d in found), dtype=np.intp, count=len(found))
-                    table[at] += by_metric[metric]
-            tables[metric] = table
-        return documents, tables
+
+#: A type's documents and each metric's count table over them (:meth:`DocumentCounts.tables`).
+Tables = tuple[tuple[str, ...], dict[str, np.ndarray]]
+
+
+def overall_tables(per_type: Iterable[Tables], metrics: Iterable[str]) -> Tables:
+    """The documents of the types' tables ``per_type`` (:meth:`DocumentCounts.tables`, made once for the types'
+    own intervals) in the order they first name them, and each of ``metrics``'s table summed over the types at
+    each document (see the module)."""
+    per_type = list(per_type)
+    documents = tuple(dict.fromkeys(document for found, _ in per_type for document in found))
+    position = {document: i for i, document in enumerate(documents)}
+    tables = {}
+    for metric in metrics:
+        table = np.zeros((len(documents), len(_COUNTS)))
+        for found, by_metric in per_type:
+            if metric in by_metric:
+                at = np.fromiter((position[d] for d in found), dtype=np.intp, count=len(found))
+                table[at] += by_metric[metric]
+        tables[metric] = table
+    return documents, tables

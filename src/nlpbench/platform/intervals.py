@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import tasks
-from nlpbench.platform.document_counts import DocumentCounts
+from nlpbench.platform.document_counts import DocumentCounts, overall_tables
 from nlpbench.platform.overall import OVERALL, overall_scores, with_overall
 from nlpbench.platform.pooling import strata
 from nlpbench.report.model import Report, Row, overall_rows
@@ -80,23 +80,32 @@ def compute_counted(
     counts: DocumentCounts,
     *,
     by_site: bool = False,
+    ranked: dict[str, Derivation] | None = None,
 ) -> list[ResultInterval]:
     """:func:`compute` of the reports of ``scores`` (score rows per annotation type) whose per-document rows were
     counted in ``counts`` (complete), from its count tables rather than from rows: the same intervals, bit for
     bit (:func:`~nlpbench.stats.report.counted_derivations`). The overall report of a task of several types is
     its overall score rows (:func:`~nlpbench.platform.overall.overall_scores`: the same totals as the documents'
-    sums) with the types' tables summed at each document (:meth:`DocumentCounts.overall_tables`)."""
+    sums) with the types' tables summed at each document (:func:`~nlpbench.platform.document_counts.overall_tables`).
+
+    ``ranked``: filled with each annotation type's primary value's derivation (the first, as
+    :func:`nlpbench.platform.scoring.result_derivation` reads it from the stored rows), what ranking the result
+    needs (:func:`nlpbench.platform.ranks.rank`), so that it is not read back."""
     reports = {kind: Report(task, profile, {}, rows) for kind, rows in scores.items()}
     tables = {kind: counts.tables(kind) for kind in reports}
     overall = overall_scores(task, scores)
     if overall:
         reports[OVERALL] = Report(task, profile, {}, overall)
-        tables[OVERALL] = counts.overall_tables(scores, [row["metric"] for row in overall])
+        tables[OVERALL] = overall_tables([tables[kind] for kind in scores], [row["metric"] for row in overall])
     values = [
         (kind, primary(task, report.scores), derived)
         for kind, report in reports.items()
         for derived in counted_derivations(report, *tables[kind])
     ]
+    if ranked is not None:
+        for kind, chosen, derived in values:
+            if (derived.metric, derived.field) == chosen:
+                ranked.setdefault(kind, derived)
     return _rows(result_id, reports, values, by_site)
 
 

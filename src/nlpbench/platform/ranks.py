@@ -63,6 +63,8 @@ class Ranked:
 
 #: ``(column key, digest of the results compared)`` → the column's :class:`Ranked`.
 Groups = dict[tuple[str, str], Ranked]
+#: What a cell's value is derived under: ``(result id, annotation type, metric, field)``.
+Derived = tuple[int, str, str, str]
 
 
 def stored(task: str) -> Select[RankGroups]:
@@ -70,19 +72,22 @@ def stored(task: str) -> Select[RankGroups]:
     return select(RankGroups).where(RankGroups.task == task)
 
 
-def rank(session: Session, task: str, ready: Groups | None = None) -> int:
+def rank(
+    session: Session, task: str, ready: Groups | None = None, derived: Mapping[Derived, Derivation] | None = None
+) -> int:
     """Store the rank groups of every column of ``task`` (either pick) whose compared results have none, and
     delete the stored groups of results no column compares any more; how many columns were ranked.
 
     Runs under the task's lock (see the module), inside the caller's transaction. Groups in ``ready``, computed
     beforehand from a snapshot, are stored as they are when their column still compares the same results;
-    any other column is computed here.
+    any other column is computed here. ``derived``: derivations already at hand (a result just stored, from its
+    counts: :attr:`nlpbench.platform.scoring.Scored.derived`), read from the rows of none of them.
     """
     _lock(session, task)
     wanted = shown_columns(session, task)
     held = {(row.column_key, row.compared): row for row in session.scalars(stored(task))}
     ready = ready or {}
-    shared = Shared()
+    shared = Shared(derived)
     computed = {
         found: ready[found] if found in ready else column_groups(session, cells, shared)
         for found, cells in wanted.items()
@@ -172,14 +177,14 @@ class Shared:
     shows in several columns: each pick's, a site's and the pooled one) and the paired tests' resample weights
     (every test over ``n`` documents draws the same ones, :class:`~nlpbench.stats.resample.Draws`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, derived: Mapping[Derived, Derivation] | None = None) -> None:
         self.draws = Draws()
-        self._derived: dict[tuple[int, str, str, str], Derivation | None] = {}
+        self._derived: dict[Derived, Derivation | None] = dict(derived or {})
 
     def derivation(self, session: Session, cell: Cell) -> Derivation | None:
         """The derivation of the cell's value from its result's per-document counts (None: they do not
         determine it), read from the rows that value needs (:func:`nlpbench.platform.scoring.result_derivation`)."""
-        key = (cell.result_id, cell.annotation_type, cell.metric, cell.field)
+        key: Derived = (cell.result_id, cell.annotation_type, cell.metric, cell.field)
         if key not in self._derived:
             result = session.get_one(Result, cell.result_id)
             submission = session.get_one(Submission, cell.submission.id)

@@ -73,6 +73,9 @@ class Scored:
     warnings: list[str] = field(default_factory=list)
     #: The per-document rows when they were stored as they were scored (``per_document`` is then empty).
     streamed: StoredRows | None = None
+    #: Once stored from counts (:func:`store_result`): each annotation type's primary value's derivation, by the key
+    #: ranking reads it under (:class:`nlpbench.platform.ranks.Shared`), so that it is not read back from the rows.
+    derived: dict[tuple[int, str, str, str], Derivation] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
@@ -284,7 +287,11 @@ def store_result(
         counts = DocumentCounts()
         insert_rows(session, result.id, counts.passing(scored.per_document))
     if counts.complete:
-        found = intervals.compute_counted(result.id, submission.task, profile, scored.scores, counts, by_site=by_site)
+        ranked: dict[str, Derivation] = {}
+        found = intervals.compute_counted(
+            result.id, submission.task, profile, scored.scores, counts, by_site=by_site, ranked=ranked
+        )
+        scored.derived = {(result.id, kind, d.metric, d.field): d for kind, d in ranked.items()}
     else:
         if scored.streamed is not None:  # rows that are not plain counts, held by the store alone: read back
             reports = {kind: result_report(session, submission, result, kind) for kind in scored.scores}
@@ -319,7 +326,7 @@ def rescore(store: Store, submission_id: int, profile: str) -> int:
         store_result(session, submission, profile, scored, into=result)
         from nlpbench.platform import ranks  # ranks reads results through this module
 
-        ranks.rank(session, submission.task)
+        ranks.rank(session, submission.task, derived=scored.derived)
         return scored.rows
 
 

@@ -356,7 +356,9 @@ class _Job:
             store_result(session, held, queue.profile, scored, into=result)
             rows = scored.rows
             queues.move(session, held, SCORED, f"scored under profile {queue.profile}: {rows} per-document rows")
-            ranks.rank(session, held.task)  # the groups of the columns it enters, stored with it
+            ranks.rank(
+                session, held.task, derived=scored.derived
+            )  # the groups of the columns it enters, stored with it
         self.worker.on_status(self.id, SCORED)
 
     # --- helpers ----------------------------------------------------------------------------
