@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import document_counts, intervals, ranks, scoring, stored_rows, views
+from nlpbench.platform import document_counts, intervals, moderation, ranks, scoring, stored_rows, views
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
@@ -199,3 +199,32 @@ def _fields(interval: ResultInterval) -> tuple:
     return tuple(getattr(interval, name) for name in ("annotation_type", "metric", "field", "ranked", "value",
                                                       "estimate", "low", "high", "confidence", "method",
                                                       "resamples", "documents"))  # fmt: skip
+
+
+@pytest.mark.parametrize("replace", ["rescore", "restart"])
+def test_a_deleted_result_takes_the_rank_groups_that_compare_it_with_it(
+    nb, dataset, db_url, tmp_path, monkeypatch, replace
+):
+    """SQLite gives a new row the largest id plus one: a result stored after the newest one is deleted takes its id,
+    and groups ranked with the deleted one would pass for the new one's (a rescore whose values changed kept the
+    old ranks)."""
+    submission = _scored_submission(nb, tmp_path, monkeypatch)
+    store = open_store(db_url)
+    try:
+        with store.session() as session:
+            found = get(session, int(submission))
+            (result,) = session.scalars(select(Result).where(Result.submission_id == found.id))
+            deleted = str(result.id)
+
+            def ranking_it() -> int:
+                return sum(deleted in row.ranks for row in session.scalars(ranks.stored(found.task)))
+
+            assert ranking_it() > 0
+            if replace == "rescore":
+                replaced = scoring.new_result(session, found, result.profile)
+                assert str(replaced.id) == deleted or store.dialect == "postgresql"  # the id taken again
+            else:
+                moderation.restart(session, found)
+            assert ranking_it() == 0
+    finally:
+        store.close()

@@ -23,9 +23,9 @@ from nlpbench.errors import InputError
 from nlpbench.platform import queue as queues
 from nlpbench.platform import ranks, tasks
 from nlpbench.platform.errors import Conflict
-from nlpbench.platform.scoring import predictions_store
+from nlpbench.platform.scoring import delete_results, predictions_store
 from nlpbench.store import Store, repository
-from nlpbench.store.submissions import FAILED, RECEIVED, DeidentifiedNote, NoteAccount, Result, Submission
+from nlpbench.store.submissions import FAILED, RECEIVED, DeidentifiedNote, NoteAccount, Submission
 
 #: How a submission leaves the leaderboards.
 REMOVALS = ("disqualified", "hidden")
@@ -74,7 +74,7 @@ def restart(session: Session, submission: Submission) -> None:
     session.execute(delete(DeidentifiedNote).where(DeidentifiedNote.submission_id == submission.id))
     # an LLM tool's accounts of the notes go with them: the new run accounts for every note again
     session.execute(delete(NoteAccount).where(NoteAccount.submission_id == submission.id))
-    session.execute(delete(Result).where(Result.submission_id == submission.id))
+    delete_results(session, submission)
     submission.attempts = submission.notes_done = submission.notes_total = 0
     submission.started_at = submission.finished_at = None
     submission.deid_steps = None  # a new run: the queue's steps when it is claimed again

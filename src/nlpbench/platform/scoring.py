@@ -52,6 +52,7 @@ from nlpbench.report.model import Report, Row
 from nlpbench.stats.report import Derivation, derivations, sources
 from nlpbench.store import Store, repository
 from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.ranks import forget_results
 from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultDocument, Submission
 from nlpbench.tasks import InMemory
 from nlpbench.version import __version__
@@ -241,6 +242,18 @@ def sha256_of(value: str | None) -> str | None:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if value is not None else None
 
 
+def delete_results(session: Session, submission: Submission, profile: str | None = None) -> None:
+    """Delete the submission's results (under ``profile``, else all), their rows and intervals (foreign keys
+    cascade) and the stored rank groups of every column that compares one (:func:`forget_results`)."""
+    query = select(Result.id).where(Result.submission_id == submission.id)
+    if profile is not None:
+        query = query.where(Result.profile == profile)
+    deleted = list(session.scalars(query))
+    if deleted:
+        forget_results(session, submission.task, deleted)
+        session.execute(delete(Result).where(Result.id.in_(deleted)))
+
+
 def new_result(
     session: Session, submission: Submission, profile: str, reproduced: dict[str, Any] | None = None
 ) -> Result:
@@ -248,7 +261,7 @@ def new_result(
 
     The replaced result's per-document rows and intervals go with it (their foreign keys cascade). ``reproduced``:
     its reproducibility fields, when not those of this store's data (:func:`reproducibility`)."""
-    session.execute(delete(Result).where(Result.submission_id == submission.id, Result.profile == profile))
+    delete_results(session, submission, profile)
     result = Result(
         submission_id=submission.id,
         profile=profile,

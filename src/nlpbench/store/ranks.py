@@ -10,10 +10,11 @@ row whose digest matches the results it shows, and shows no rank otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import Float, Integer, String, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Float, Integer, String, UniqueConstraint, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from nlpbench.store.models import Base, Json, UtcDateTime, utcnow
 
@@ -37,3 +38,13 @@ class RankGroups(Base):
     ranks: Mapped[dict[str, int]] = mapped_column(Json)
     detectable: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+def forget_results(session: Session, task: str, result_ids: Collection[int]) -> None:
+    """Delete the stored groups of every column of ``task`` that ranks one of ``result_ids``, results about to be
+    deleted: SQLite gives a new row the largest id plus one, so a result stored after them may take one of their
+    ids, and their groups, keyed by the ids compared, would pass for its own."""
+    deleted = {str(result) for result in result_ids}
+    for row in session.scalars(select(RankGroups).where(RankGroups.task == task)):
+        if not deleted.isdisjoint(row.ranks):
+            session.delete(row)
