@@ -51,7 +51,7 @@ def candidates(annotation: Any, default: Any, here: Path) -> list[Any]:
     one = get_args(annotation)[0] if get_origin(annotation) is list else annotation
     values: list[Any] = [*TEXTS, *NUMBERS, str(here), str(here / "file.txt"), str(here / "missing"), Path("x")]
     if one is datetime:
-        values += DATES + [datetime(2026, 11, 29), datetime(2026, 11, 29, 8, 30)]
+        values += [*DATES, datetime(2026, 11, 29), datetime(2026, 11, 29, 8, 30)]
     if isinstance(one, type) and issubclass(one, enum.Enum):
         values += [m for m in one] + [str(m.value) for m in one] + [str(m.value).upper() for m in one]
         values += [m.name for m in one]

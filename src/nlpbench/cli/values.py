@@ -20,9 +20,9 @@ adapter, and convert these itself:
   loaded pydantic for it, about 0.1 s of its command's CPU);
 - a list of any of these, item by item.
 
-Any other value or annotation (``bool`` that is not a flag, dates without ``formats`` or in none of them, a value out of range or not
-plainly a number, a path that fails a check, a custom parser) goes to Typer's own conversion, built
-then: every error message is Typer's, word for word, and so is every value
+Any other value or annotation (``bool`` that is not a flag, dates without ``formats`` or in none of
+them, a value out of range or not plainly a number, a path that fails a check, a custom parser) goes
+to Typer's own conversion, built then: every error message is Typer's, word for word, and so is every value
 (``tests/cli/test_values.py`` compares both on every option of every command).
 
 A Typer without this conversion (before 0.29, or a later one that changed it) is left as it is.
