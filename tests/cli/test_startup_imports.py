@@ -184,7 +184,7 @@ def one_note(task: str, folder) -> list[str]:
         (folder / "gold.json").write_text('{"p1": [["taxol", "contains-1", "2013-02-22"]]}', encoding="utf-8")
         (folder / "ids.txt").write_text("p1\n", encoding="utf-8")
         return ["--gold", str(folder / "gold.json"), "--pred", str(folder / "gold.json"), "--all-ids",
-                str(folder / "ids.txt"), "--mode", "day"]  # fmt: skip
+                str(folder / "ids.txt"), "--mode", "day", "--reference-date", "2026-11-29"]  # fmt: skip
     if task == "codiesp":
         (folder / "gold.tsv").write_text("S1\tn39.0\nS1\tr52\n", encoding="utf-8")
         (folder / "codes.tsv").write_text("N39.0\tdesc\nR52\tdesc\n", encoding="utf-8")

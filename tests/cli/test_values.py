@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -20,6 +21,8 @@ from nlpbench.cli.values import UNSURE, plain
 TEXTS = ["x", "", " a ", "é", "-", "a//b", "x\x00"]
 NUMBERS = ["0", "7", "-3", "007", "-0", "+1", " 1", "1 ", "1_0", "1.0", ".5", "5.", "0.95", "0.4999", "1e3", "nan",
            "inf", "abc", "", "١", "0x10", "99999999999999999999999", "65536", "100", "0.999", "1.5"]  # fmt: skip
+DATES = ["2026-11-29", "2024-02-29", "2023-02-29", "2026-13-01", "2026-1-5", "20261129", "2026-11-29T08:30",
+         " 2026-11-29", "2026-11-29 ", "٢٠٢٦-١١-٢٩", "0001-01-01", "9999-12-31", "2026-11"]  # fmt: skip
 
 
 ROOT = typer.main.get_command(build_app())
@@ -47,6 +50,8 @@ def candidates(annotation: Any, default: Any, here: Path) -> list[Any]:
     """Values to convert for an option of type ``annotation``: typed ones, its default, and wrong ones."""
     one = get_args(annotation)[0] if get_origin(annotation) is list else annotation
     values: list[Any] = [*TEXTS, *NUMBERS, str(here), str(here / "file.txt"), str(here / "missing"), Path("x")]
+    if one is datetime:
+        values += [*DATES, datetime(2026, 11, 29), datetime(2026, 11, 29, 8, 30)]
     if isinstance(one, type) and issubclass(one, enum.Enum):
         values += [m for m in one] + [str(m.value) for m in one] + [str(m.value).upper() for m in one]
         values += [m.name for m in one]
@@ -100,6 +105,7 @@ def test_the_common_values_are_plain(tmp_path):
         ("nlpbench score sandbox", "confidence"): "0.9",
         ("nlpbench score timelines", "mode"): "day",
         ("nlpbench score timelines", "all_ids"): str(tmp_path),
+        ("nlpbench score timelines", "reference_date"): "2026-11-29",
         ("nlpbench score codiesp", "valid_codes"): (str(tmp_path), str(tmp_path)),
         ("nlpbench score codiesp", "k"): ("5", "10"),
         ("nlpbench score codiesp", "track"): "d",
@@ -126,3 +132,15 @@ def test_a_wrong_value_gets_typers_own_message(cli, monkeypatch, wrong):
     theirs = cli("score", "sandbox", "--example", *wrong)
     assert mine.exit_code == theirs.exit_code == 2
     assert mine.stderr == theirs.stderr and "Invalid value" in mine.stderr
+
+
+def test_a_date_in_no_format_gets_typers_own_message(cli, monkeypatch):
+    """``--reference-date`` read by strptime as Typer's validator reads it; a date it cannot read gets Typer's
+    message, word for word."""
+    wrong = ("score", "timelines", "-g", "g.json", "-p", "g.json", "--all-ids", "ids.txt", "--mode", "day",
+             "--reference-date", "29/11/2026")  # fmt: skip
+    mine = cli(*wrong)
+    monkeypatch.setattr(_TyperParameter, "get_runtime_param", _TyperParameter.get_runtime_param.__wrapped__)
+    theirs = cli(*wrong)
+    assert mine.exit_code == theirs.exit_code == 2
+    assert mine.stderr == theirs.stderr and "29/11/2026" in mine.stderr
