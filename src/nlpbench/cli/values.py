@@ -145,7 +145,7 @@ def _moment(formats: list[str] | None, value: Any) -> Any:
     for form in formats:
         try:
             return datetime.strptime(value, form)
-        except ValueError:
+        except ValueError:  # not in this format: the next one's turn, then Typer's own message
             continue
     return UNSURE
 

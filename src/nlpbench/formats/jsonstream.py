@@ -492,7 +492,7 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     try:
         kept = msgspec.structs.replace(item, **{name: _PLAIN.decode(value) for name, value in raw.items()})
         return _ENCODER.encode(kept).count(b":") >= text.count(b":")
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError):  # unproven: the plain check decodes it and says what is wrong
         return False
 
 
@@ -502,7 +502,7 @@ def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallbacks: list[msgspec
     for fallback in [decoder, *fallbacks][:-1]:
         try:
             return fallback.decode(text)
-        except msgspec.ValidationError:
+        except msgspec.ValidationError:  # JSON of another type: the next decoder's turn
             pass
     return fallbacks[-1].decode(text) if fallbacks else decoder.decode(text)
 
