@@ -26,6 +26,7 @@ from nlpbench.store import open_store, repository
 from tests.cli.test_annotate_command import SERVE_PHI, TEXTS, write_notes
 from tests.platform.test_worker import HUNGRY, shown, submit
 from tests.runner.unprivileged import NOBODY, Unprivileged
+from tests.toolkit import unique_marker
 
 #: The baseline PHI tool, which first says who it runs as and what its /proc shows, and starts two children
 #: (one in a session of its own) whose command lines hold the report's path, to be looked for from the host.
@@ -92,9 +93,10 @@ def listener():
 
 
 def tool_command(nobody: Unprivileged, host_port: int = 0) -> tuple[str, str]:
-    """The tool's command (its script in the user's folder, given as --tool-dir) and the marker its children carry."""
+    """The tool's command (its script in the user's folder, given as --tool-dir) and the marker its children carry,
+    drawn for this run (:func:`unique_marker`): the folder's name had it, which two test processes share."""
     (nobody.base / "tool.py").write_text(TOOL)
-    marker = f"marker-{nobody.base.parent.name}"
+    marker = unique_marker("marker")
     return f"{sys.executable} tool.py {marker} {host_port}", marker
 
 
