@@ -43,7 +43,8 @@ from nlpbench.annotators import Annotator, ToolInfo
 from nlpbench.model import Annotation, Document, Span
 from nlpbench.platform import queue as queues
 from nlpbench.platform.worker import Worker
-from nlpbench.runner import AnnotationRun, RetryPolicy
+from nlpbench.runner.client import RetryPolicy
+from nlpbench.runner.run import AnnotationRun
 from nlpbench.store import open_store, repository
 from nlpbench.store.submissions import Submission
 

@@ -35,8 +35,8 @@ from pathlib import Path
 import psutil
 
 from nlpbench.model import Document
-from nlpbench.runner import AnnotationRun
 from nlpbench.runner.isolation import Sandbox
+from nlpbench.runner.run import AnnotationRun
 from nlpbench.runner.sandbox import Limits, start_tool
 from nlpbench.runner.services import free_port
 

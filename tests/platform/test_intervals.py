@@ -9,13 +9,13 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
 
-from nlpbench.platform.intervals import RESAMPLES, stored
+from nlpbench.platform.intervals import RESAMPLES
 from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.scoring import result_report
 from nlpbench.stats import bootstrap_interval
 from nlpbench.stats.report import derivations
 from nlpbench.store import open_store
-from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.intervals import ResultInterval, of_result
 from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import create_app
 from tests.platform.conftest import NOTES
@@ -140,7 +140,7 @@ def test_stored_intervals_are_bit_for_bit_those_of_each_value_resampled_alone(nb
                         value = (derived.metric, derived.field, alone.estimate, alone.low, alone.high)
                         expected.setdefault(kind, []).append(value)
                 found: dict[str, list[tuple]] = {}
-                for i in stored(session, result.id):
+                for i in of_result(session, result.id):
                     if i.method != "none":
                         found.setdefault(i.annotation_type, []).append((i.metric, i.field, i.estimate, i.low, i.high))
                 assert len(result.scores) == 5 and len(found) == 6 and found == expected

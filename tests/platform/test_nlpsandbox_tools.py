@@ -42,8 +42,7 @@ import httpx
 import pytest
 
 from nlpbench.api.tool import create_app
-from nlpbench.runner import RetryPolicy, ToolError
-from nlpbench.runner.client import ToolClient, validate_tool
+from nlpbench.runner.client import RetryPolicy, ToolClient, ToolError, validate_tool
 from nlpbench.toolapi import schemas
 from tests.conftest import ROOT, vectors_dir
 from tests.platform import sandbox_spec

@@ -24,7 +24,7 @@ from nlpbench.platform.overall import OVERALL
 from nlpbench.platform.queue import get
 from nlpbench.platform.tasks import PHI_TASKS
 from nlpbench.store import open_store
-from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.intervals import ResultInterval, of_result
 from nlpbench.store.submissions import Result, ResultDocument, Submission
 from nlpbench.tasks import sandbox
 from tests.platform.test_worker import run_worker, shown, submit
@@ -162,7 +162,7 @@ def test_stored_intervals_are_those_computed_from_the_stored_rows(
         reports = {kind: scoring.result_report(session, found, result, kind) for kind in result.scores}
         assert sum(len(report.per_document) for report in reports.values()) > 10 * stored_rows.ROWS_BATCH
         expected = [_fields(interval) for interval in intervals.compute(result.id, reports)]
-        stored = [_fields(interval) for interval in intervals.stored(session, result.id)]
+        stored = [_fields(interval) for interval in of_result(session, result.id)]
     by_type = lambda rows: sorted(rows, key=lambda row: row[0])  # noqa: E731 (PostgreSQL's JSONB orders the types)
     assert by_type(stored) == by_type(expected)
     assert {row[0] for row in stored} == {*PHI_TASKS["phi"], OVERALL}

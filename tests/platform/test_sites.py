@@ -34,11 +34,10 @@ from sqlalchemy import delete, select
 
 from nlpbench.api.platform import create_app
 from nlpbench.formats.datanode import DataNodeClient, StoreURL, read_notes
-from nlpbench.platform import intervals
 from nlpbench.platform.scoring import ensure_intervals
 from nlpbench.python_api import score
 from nlpbench.store import open_store
-from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.intervals import ResultInterval, of_result
 from nlpbench.store.sites import Site, SiteRun
 from nlpbench.store.submissions import Result, Submission
 from nlpbench.web.app import create_app as create_web_app
@@ -313,7 +312,7 @@ def recomputed(opened, submission: int, result_id: int) -> bool:
     stored with it: resampled within each site again."""
 
     def bounds(session) -> list[tuple]:
-        return [(i.annotation_type, i.metric, i.field, i.low, i.high) for i in intervals.stored(session, result_id)]
+        return [(i.annotation_type, i.metric, i.field, i.low, i.high) for i in of_result(session, result_id)]
 
     with opened.session() as session:
         stored = bounds(session)

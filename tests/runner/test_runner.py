@@ -11,9 +11,8 @@ import pytest
 
 from nlpbench.api.tool import create_app, create_deidentifier_app
 from nlpbench.model import Document
-from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
-from nlpbench.runner.client import note_identifier
-from nlpbench.runner.run import new_event_loop
+from nlpbench.runner.client import RetryPolicy, ToolError, note_identifier
+from nlpbench.runner.run import AnnotationRun, new_event_loop
 from tests.toolkit import DatesOnly, RegexPhi, local_cluster, served
 
 FAST = RetryPolicy(retries=3, backoff=0.01)

@@ -23,8 +23,7 @@ from nlpbench.cli.options import (
 )
 from nlpbench.cli.sandboxing import RUNTIME_OPTION, SANDBOX_OPTION, TOOL_DIR_OPTION, SandboxChoice, sandbox_settings
 from nlpbench.errors import collected_warnings
-
-PHI_LABELS = ("date", "person_name", "location", "id", "contact")
+from nlpbench.model.phi import PHI_LABELS
 
 
 class Executor(StrEnum):
@@ -108,8 +107,9 @@ def annotate(
     fuzzily, or not at all (invented), tokens in and out, latency per note
     (p50, p95, p99) and, with --prices and --model, the cost.
     """
-    from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError  # httpx and pydantic load only when used
-    from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, checked_url
+    # httpx and pydantic load only when used
+    from nlpbench.runner.client import MAX_ANNOTATIONS, MAX_RESPONSE_BYTES, RetryPolicy, ToolError, checked_url
+    from nlpbench.runner.run import AnnotationRun
     from nlpbench.runner.sources import open_notes, open_output
 
     labels = type_labels(types)

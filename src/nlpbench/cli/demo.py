@@ -414,8 +414,9 @@ def _benchmark(
     ones are rows of their own, with their reasons below the tables and in the
     report. Each tool's checkpoint is kept until every tool has finished.
     """
+    from nlpbench.model.phi import PHI_LABELS
     from nlpbench.report.leaderboard import NOT_SERVED
-    from nlpbench.runner.benchmark import PHI_LABELS, run_tool  # httpx and pydantic load only when used
+    from nlpbench.runner.benchmark import run_tool  # httpx and pydantic load only when used
     from nlpbench.runner.client import checked_url
     from nlpbench.runner.output import replaced_atomically
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from nlpbench.model.document import Document
     from nlpbench.model.mention import GoldEntity, LinkedMention, Mention
     from nlpbench.model.ontology import Ontology, OntologyNode
-    from nlpbench.model.phi import HIPAA_LOCATION, PHI_TYPES, PhiType, phi_type
+    from nlpbench.model.phi import HIPAA_LOCATION, PHI_LABELS, PHI_TYPES, PhiType, phi_type
     from nlpbench.model.span import Span
     from nlpbench.model.timelines import BEGINS_ON, CONTAINS, ENDS_ON, TIMELINE_LABELS, Timeline, TimelineTuple
     from nlpbench.model.tokens import EntityColumns, TokenDocument, tokens_document
@@ -30,6 +30,7 @@ __all__ = [
     "ENDS_ON",
     "HIPAA_LOCATION",
     "MISSING",
+    "PHI_LABELS",
     "PHI_TYPES",
     "TIMELINE_LABELS",
     "Annotation",
@@ -77,7 +78,7 @@ _MODULES = {
         "document": ("Document",),
         "mention": ("GoldEntity", "LinkedMention", "Mention"),
         "ontology": ("Ontology", "OntologyNode"),
-        "phi": ("HIPAA_LOCATION", "PHI_TYPES", "PhiType", "phi_type"),
+        "phi": ("HIPAA_LOCATION", "PHI_LABELS", "PHI_TYPES", "PhiType", "phi_type"),
         "span": ("Span",),
         "timelines": ("BEGINS_ON", "CONTAINS", "ENDS_ON", "TIMELINE_LABELS", "Timeline", "TimelineTuple"),
         "tokens": ("EntityColumns", "TokenDocument", "tokens_document"),

@@ -57,6 +57,10 @@ PHI_TYPES: dict[str, PhiType] = {
     )
 }
 
+#: The five PHI types an NLP Sandbox 1.2.0 tool annotates, in the tool API's order (an ``nlpsandbox:phi-annotator``
+#: answers all five; ``physical_address`` and ``covid_symptom`` are read from files, never asked of a tool).
+PHI_LABELS = ("date", "person_name", "location", "id", "contact")
+
 #: Whether a location subtype is one of HIPAA's eighteen identifiers (geographic
 #: subdivisions smaller than a state, and organisations), per the NLP Sandbox.
 HIPAA_LOCATION: dict[str, bool] = {

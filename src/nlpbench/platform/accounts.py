@@ -50,8 +50,7 @@ from nlpbench.metrics.counts import PRF
 from nlpbench.model import Document
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report
-from nlpbench.runner import ToolError
-from nlpbench.runner.client import ACCOUNTS, NOTE_ACCOUNT
+from nlpbench.runner.client import ACCOUNTS, NOTE_ACCOUNT, ToolError
 from nlpbench.store.submissions import NoteAccount, Queue, Submission
 from nlpbench.toolapi.account import HEADER, Account
 from nlpbench.toolapi.cost import PERCENTILES, parse_prices, percentile

@@ -43,7 +43,7 @@ from typing import Any
 from nlpbench import files
 from nlpbench.errors import InputError, excerpt, json_kind
 from nlpbench.platform import tasks
-from nlpbench.runner.sandbox import Limits
+from nlpbench.runner.limits import Limits
 from nlpbench.store.submissions import KINDS
 from nlpbench.store.vocabulary import PHASE_VISIBILITIES, WINDOWS
 

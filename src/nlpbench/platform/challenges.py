@@ -36,7 +36,7 @@ from nlpbench.platform.keys import Caller
 from nlpbench.platform.quotas import used, window_start
 from nlpbench.platform.standings import unranked
 from nlpbench.platform.teams import registered
-from nlpbench.runner.sandbox import Limits
+from nlpbench.runner.limits import Limits
 from nlpbench.store import Store
 from nlpbench.store.challenges import Challenge, Phase
 from nlpbench.store.models import Dataset

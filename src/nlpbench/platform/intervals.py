@@ -22,9 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from nlpbench.platform import tasks
 from nlpbench.platform.document_counts import DocumentCounts, overall_tables
 from nlpbench.platform.overall import OVERALL, overall_scores, with_overall
@@ -177,9 +174,3 @@ def _point(result_id: int, annotation_type: str, report: Report, chosen: tuple[s
         resamples=0,
         documents=0,
     )
-
-
-def stored(session: Session, result_id: int) -> list[ResultInterval]:
-    """The stored interval rows of a result, in the order they were computed."""
-    query = select(ResultInterval).where(ResultInterval.result_id == result_id).order_by(ResultInterval.id)
-    return list(session.scalars(query))

@@ -51,7 +51,7 @@ from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report, Row
 from nlpbench.stats.report import Derivation, derivations, sources
 from nlpbench.store import Store, repository
-from nlpbench.store.intervals import ResultInterval
+from nlpbench.store.intervals import ResultInterval, of_result
 from nlpbench.store.ranks import forget_results
 from nlpbench.store.submissions import SCORED, DeidentifiedNote, Result, ResultDocument, Submission
 from nlpbench.tasks import InMemory
@@ -396,7 +396,7 @@ def _report(task: str, profile: str, scores: list[Row], rows: list[dict[str, Any
 def result_intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now, and
     one stored before overall values were (:mod:`nlpbench.platform.overall`) its overall intervals."""
-    found = intervals.stored(session, result.id)
+    found = of_result(session, result.id)
     by_site = "sites" in result.reproducibility  # pooled from data sites: resampled within each
     if not found:
         reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}

@@ -15,7 +15,7 @@ task's options by name (its gold side by the name of :attr:`~nlpbench.tasks.Task
 from __future__ import annotations
 
 from nlpbench import tasks
-from nlpbench.runner.client import PHI_LABELS
+from nlpbench.model.phi import PHI_LABELS
 
 PHI_TASKS: dict[str, tuple[str, ...]] = {label: (label,) for label in PHI_LABELS} | {"phi": PHI_LABELS}
 #: The registered task that scores the PHI tasks' annotations.

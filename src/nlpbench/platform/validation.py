@@ -38,9 +38,18 @@ import httpx
 
 from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import Document
-from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError, validate_tool
-from nlpbench.runner.client import BASE_PATH, MAX_RESPONSE_BYTES, ClientOptions, ToolClient, Unanswered
+from nlpbench.runner.client import (
+    BASE_PATH,
+    MAX_RESPONSE_BYTES,
+    ClientOptions,
+    RetryPolicy,
+    ToolClient,
+    ToolError,
+    Unanswered,
+    validate_tool,
+)
 from nlpbench.runner.deidentifier import deidentified, validate_deidentifier
+from nlpbench.runner.run import AnnotationRun
 from nlpbench.toolapi import schemas
 
 #: Seconds each of the ``/`` and ``/ui`` checks may take.

@@ -8,9 +8,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import accounts, at_sites, intervals
+from nlpbench.platform import accounts, at_sites
 from nlpbench.platform import queue as queues
 from nlpbench.platform.tasks import PHI_TASKS
+from nlpbench.store import intervals
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.submissions import Result, ResultDocument, Submission, SubmissionLog
 
@@ -99,7 +100,7 @@ def _result_json(session: Session, result: Result) -> dict[str, Any]:
         "reproducibility": result.reproducibility,
         "warnings": result.warnings,
         "perDocumentRows": documents,
-        "intervals": [_interval_json(interval) for interval in intervals.stored(session, result.id)],
+        "intervals": [_interval_json(interval) for interval in intervals.of_result(session, result.id)],
     }
 
 

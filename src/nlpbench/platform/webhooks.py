@@ -38,9 +38,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from nlpbench.platform import intervals
 from nlpbench.platform.views import moment
-from nlpbench.store import Store
+from nlpbench.store import Store, intervals
 from nlpbench.store.challenges import Challenge, Phase
 from nlpbench.store.submissions import FINAL, SCORED, Queue, Result, Submission
 
@@ -90,7 +89,7 @@ def _scores(session: Session, submission: Submission) -> list[dict[str, Any]]:
     """Each result's primary value per annotation type, with its interval."""
     shown = []
     for result in session.scalars(select(Result).where(Result.submission_id == submission.id).order_by(Result.id)):
-        for row in intervals.stored(session, result.id):
+        for row in intervals.of_result(session, result.id):
             if row.ranked:
                 shown.append({
                     "profile": result.profile,

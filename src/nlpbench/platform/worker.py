@@ -71,11 +71,10 @@ from nlpbench.platform.scoring import PREDICTIONS_FOLDER, new_result, prediction
 from nlpbench.platform.submitted import safe_name
 from nlpbench.platform.validation import Disclosure, Invalid, Settings, Verdict, validate
 from nlpbench.platform.views import REASON_STREAM
-from nlpbench.runner import AnnotationRun, RetryPolicy, ToolError
-from nlpbench.runner.client import DEIDENTIFIED_ANNOTATIONS, ClientOptions, Unanswered
+from nlpbench.runner.client import DEIDENTIFIED_ANNOTATIONS, ClientOptions, RetryPolicy, ToolError, Unanswered
 from nlpbench.runner.deidentifier import deidentified
 from nlpbench.runner.isolation import INSIDE, Sandbox
-from nlpbench.runner.run import new_event_loop
+from nlpbench.runner.run import AnnotationRun, new_event_loop
 from nlpbench.runner.sandbox import Limits
 from nlpbench.store import Store, repository
 from nlpbench.store.challenges import Phase

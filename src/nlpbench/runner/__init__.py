@@ -4,9 +4,8 @@
 API (asyncio and httpx, bounded concurrency, timeouts, retries with backoff)
 and checks every response against the schemas; :class:`~nlpbench.runner.run.AnnotationRun`
 streams notes through it, in input order, with a resumable checkpoint.
+
+Import each name from its module: the package itself loads nothing, so that
+:mod:`nlpbench.runner.limits` or :mod:`nlpbench.runner.sandbox` does not load
+the client (httpx, pydantic).
 """
-
-from nlpbench.runner.client import RetryPolicy, ToolClient, ToolError, validate_tool
-from nlpbench.runner.run import AnnotationRun, RunStats
-
-__all__ = ["AnnotationRun", "RetryPolicy", "RunStats", "ToolClient", "ToolError", "validate_tool"]

@@ -29,8 +29,6 @@ from nlpbench.runner.output import replaced_atomically
 from nlpbench.runner.run import AnnotationRun
 from nlpbench.tasks.sandbox import score_sandbox
 
-PHI_LABELS = ("date", "person_name", "location", "id", "contact")
-
 
 @dataclass(frozen=True)
 class RunSettings:

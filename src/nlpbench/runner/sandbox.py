@@ -79,6 +79,7 @@ from nlpbench.runner.isolation import (
     choose,
     tool_environment,
 )
+from nlpbench.runner.limits import Limits
 from nlpbench.runner.mux import Bridge
 from nlpbench.runner.podman import Podman, containers
 
@@ -103,22 +104,6 @@ SANDBOX_PROGRAMS = frozenset({"bwrap", "unshare"})
 #: Private directories of running sandboxes: ``PREFIX<owner>-<random>`` in the temporary folder (short: the
 #: socket's path in it must fit the 107 bytes of a Unix socket address).
 PREFIX = "nbsb-"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a sandboxed tool may use: bytes resident, CPU seconds, seconds in all, processes, log bytes.
-
-    ``network=True`` leaves out the network namespace (a test's control only):
-    the tool then listens on this machine, where its port must be free.
-    """
-
-    memory_bytes: int = 2 * 2**30
-    cpu_seconds: float = 3600.0
-    wall_seconds: float = 7200.0
-    processes: int = 64
-    log_bytes: int = 2**20
-    network: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from nlpbench.store.models import Base
 
@@ -37,3 +37,10 @@ class ResultInterval(Base):
     method: Mapped[str] = mapped_column(String(20))
     resamples: Mapped[int] = mapped_column(Integer)
     documents: Mapped[int] = mapped_column(Integer)
+
+
+def of_result(session: Session, result_id: int) -> list[ResultInterval]:
+    """The stored interval rows of a result, in the order they were computed."""
+    return list(
+        session.scalars(select(ResultInterval).where(ResultInterval.result_id == result_id).order_by(ResultInterval.id))
+    )

@@ -40,7 +40,7 @@ from nlpbench.metrics.deidentified import (
     replaced_groups,
     token_counts,
 )
-from nlpbench.model import Annotation, Document, Span, phi_type
+from nlpbench.model import PHI_LABELS, Annotation, Document, Span, phi_type
 from nlpbench.profiles.deid import DeidProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
@@ -226,7 +226,7 @@ class _Tally:
         spans = [
             GoldSpan(a.start, a.end, a.label, a.attributes.get(phi_type(a.label).type_attribute))
             for a in gold.annotations
-            if a.label in _PHI_LABELS
+            if a.label in PHI_LABELS
         ]
         conforming = Rate()
         patient = str(gold.metadata.get("patientId") or gold.id)
@@ -280,9 +280,6 @@ class _Tally:
         rows += [{"metric": "residual", "label": k, **_rate(v)} for k, v in self.totals.residual.items()]
         rows += [{"metric": "hipaa_residual", "label": k, **_rate(v)} for k, v in self.totals.hipaa_residual.items()]
         return rows
-
-
-_PHI_LABELS = ("date", "person_name", "location", "id", "contact")
 
 
 def _rows(counts: TokenCounts, conforming: Rate, shifts: Rate, **naming: str) -> list[Row]:

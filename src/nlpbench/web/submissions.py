@@ -9,12 +9,12 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 
-from nlpbench.platform import accounts, at_sites, intervals, visibility
+from nlpbench.platform import accounts, at_sites, visibility
 from nlpbench.platform.overall import OVERALL, overall_scores
 from nlpbench.platform.queue import MAX_DESCRIPTION
 from nlpbench.platform.views import moment
 from nlpbench.report.model import Report, overall_rows
-from nlpbench.store import Store
+from nlpbench.store import Store, intervals
 from nlpbench.store.intervals import ResultInterval
 from nlpbench.store.models import utcnow
 from nlpbench.store.submissions import SCORED, Result, Submission
@@ -132,7 +132,7 @@ def _reproducibility(made: dict[str, Any]) -> dict[str, Any]:
 def _result_view(session, submission: Submission, result: Result, public: bool) -> dict[str, Any]:
     """A result's score rows with their stored intervals, per type; its plots; errors in context and warnings
     for a public dataset only."""
-    stored = {(i.annotation_type, i.metric, i.field): i for i in intervals.stored(session, result.id)}
+    stored = {(i.annotation_type, i.metric, i.field): i for i in intervals.of_result(session, result.id)}
     rows: list[dict[str, Any]] = []
     types: dict[str, dict[str, Any]] = {}
     micro = overall_scores(submission.task, result.scores)  # a task of several types: its overall value first
