@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from sqlalchemy import Table, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from nlpbench.store.models import (
@@ -44,8 +43,15 @@ class ImportSummary:
 
 
 def _insert_ignoring_duplicates(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
-    dialect = session.get_bind().dialect.name
-    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table).on_conflict_do_nothing()
+    # each dialect's insert loads with it: a store on SQLite never loads PostgreSQL's dialect (30-40 ms)
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        statement: Any = postgresql.insert(table).on_conflict_do_nothing()
+    else:
+        from sqlalchemy.dialects import sqlite
+
+        statement = sqlite.insert(table).on_conflict_do_nothing()
     session.execute(statement, rows)
 
 
