@@ -50,9 +50,8 @@ from nlpbench.metrics.counts import PRF
 from nlpbench.model import Document
 from nlpbench.profiles.spans import SpanProfile
 from nlpbench.report.model import Report
-from nlpbench.runner.client import ACCOUNTS, NOTE_ACCOUNT, ToolError
 from nlpbench.store.submissions import NoteAccount, Queue, Submission
-from nlpbench.toolapi.account import HEADER, Account
+from nlpbench.toolapi.account import ACCOUNTS, HEADER, NOTE_ACCOUNT, Account
 from nlpbench.toolapi.cost import PERCENTILES, parse_prices, percentile
 
 #: The grounding stages, in the order of :class:`~nlpbench.toolapi.account.Account`'s fields.
@@ -62,9 +61,9 @@ STAGES = ("exact", "normalised", "fuzzy", "unplaced")
 def note_row(submission_id: int, document: Document) -> dict[str, Any] | None:
     """The :class:`NoteAccount` row of an annotated or de-identified note whose tool sent accounts, else None.
 
-    An annotated note's answers (one per type) share one model call: a :class:`~nlpbench.runner.ToolError`
+    An annotated note's answers (one per type) share one model call: a :class:`~nlpbench.runner.client.ToolError`
     when they disagree on its tokens, latency or caching, naming the note, never a value. A de-identified
-    note's one answer gives the note's account (:data:`~nlpbench.runner.client.NOTE_ACCOUNT`), without counts
+    note's one answer gives the note's account (:data:`~nlpbench.toolapi.account.NOTE_ACCOUNT`), without counts
     per type (``by_type`` is empty).
     """
     accounts: Mapping[str, Account] = document.metadata.get(ACCOUNTS) or {}
@@ -73,6 +72,8 @@ def note_row(submission_id: int, document: Document) -> dict[str, Any] | None:
         if not accounts:
             return None
         if len({(a.tokens_in, a.tokens_out, a.latency_ms, a.cached) for a in accounts.values()}) > 1:
+            from nlpbench.runner.client import ToolError  # httpx and pydantic load for this error only
+
             raise ToolError(
                 f"note {document.id}: the {HEADER} headers of its answers give different tokens, latency or "
                 "caching, though one model call answers every type"

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.platform import at_sites, challenges, images, network, tasks
+from nlpbench.platform import at_sites, challenges, images, tasks
 from nlpbench.platform.errors import Conflict, Forbidden, Lost, NotFound
 from nlpbench.platform.errors import PlatformError as PlatformError
 from nlpbench.platform.errors import QuotaExceeded as QuotaExceeded
@@ -41,7 +41,6 @@ from nlpbench.platform.golds import find_gold
 from nlpbench.platform.golds import register_gold as register_gold
 from nlpbench.platform.quotas import check_quota, window_start
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES, safe_name
-from nlpbench.runner.client import ToolError, checked_url
 from nlpbench.store import Store, artifacts, repository
 from nlpbench.store.models import Dataset
 from nlpbench.store.sites import SiteRun
@@ -190,7 +189,7 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
     "max_response_bytes": int,
     "tool_memory_bytes": int,
     "max_attempts": int,
-    "tool_hosts": lambda hosts: sorted({network.host_entry(host) for host in hosts}),
+    "tool_hosts": lambda hosts: _host_entries(hosts),
     "image_registries": lambda entries: sorted({images.registry_entry(entry) for entry in entries}),
     "weak_sandbox": bool,
     "token_budget": int,
@@ -204,9 +203,18 @@ SETTINGS: dict[str, Callable[[Any], Any]] = {
 CLEARED: dict[str, Any] = {"quota": 0, "token_budget": 0, "webhook_url": "", "webhook_secret": "", "deid_steps": []}
 
 
+def _host_entries(hosts: list[str]) -> list[str]:
+    """The hosts a queue allow-lists, each as :func:`nlpbench.platform.network.host_entry` spells it."""
+    from nlpbench.platform import network  # httpx loads when a URL is read, not with every platform command
+
+    return sorted({network.host_entry(host) for host in hosts})
+
+
 def checked_webhook(url: str) -> str:
     """An ``http(s)`` URL a queue's webhook (:mod:`nlpbench.platform.webhooks`) may post to: the organisers', so
     any host; InputError else."""
+    from nlpbench.runner.client import ToolError, checked_url  # httpx and pydantic load when a URL is read
+
     if len(url) > MAX_URL:
         raise InputError(f"a webhook URL has at most {MAX_URL} characters", record="--webhook")
     try:
@@ -325,6 +333,8 @@ def submit(store: Store, request: Request, *, moment: datetime | None = None) ->
     dataset, version = split_dataset(request.dataset)
     moment = moment or now()
     if request.tool_url is not None and not request.organiser:
+        from nlpbench.platform import network  # httpx loads when a URL is read, not with every platform command
+
         with store.session(readonly=True) as session:
             private = at_sites.check_submission(session, request.task, dataset, kind) or _check_dataset(
                 session, request.task, dataset, version
@@ -393,6 +403,8 @@ def _checked_request(request: Request) -> str:
     if kind != "predictions" and not tasks.on_dataset(request.task):
         raise InputError(f"task {request.task} is scored from files: submit it with --predictions FILE")
     if request.tool_url is not None:
+        from nlpbench.runner.client import ToolError, checked_url  # httpx and pydantic load when a URL is read
+
         try:
             checked_url(request.tool_url)
         except ToolError as error:
@@ -427,6 +439,7 @@ def _check_llm(request: Request) -> None:
     runs (:func:`_checked_request` checked it): a PHI task, or ``deid``, whose model the worker serves as a
     de-identifier."""
     from nlpbench.annotators.llm import prompts
+    from nlpbench.runner.client import ToolError, checked_url
 
     assert request.llm_url is not None  # the kind says so
     if not request.organiser:
@@ -537,6 +550,8 @@ def _check_team_url(url: str, private: bool) -> None:
             "on a private dataset a tool URL is the organisers' to give: submit a command, or ask the "
             "organisers to allow-list the tool's host"
         )
+    from nlpbench.platform import network  # httpx loads when a URL is read, not with every platform command
+
     try:
         network.check_team_url(url)
     except network.Refused as refused:

@@ -41,7 +41,7 @@ from nlpbench.errors import Kind, NlpbenchError
 from nlpbench.model import PHI_TYPES, Annotation, Document, Span
 from nlpbench.runner.wire import RedialTransport
 from nlpbench.toolapi import schemas
-from nlpbench.toolapi.account import HEADER, Account, AccountError
+from nlpbench.toolapi.account import ACCOUNTS, HEADER, NOTE_ACCOUNT, Account, AccountError
 
 BASE_PATH = "/api/v1"
 PHI_LABELS = tuple(schemas.ANNOTATION_MODELS)
@@ -56,11 +56,6 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 MAX_ANNOTATIONS = 10_000
 #: The metadata key under which :meth:`ToolClient.deidentify` keeps the tool's annotations of the de-identified text.
 DEIDENTIFIED_ANNOTATIONS = "deidentifiedAnnotations"
-#: The metadata key of an annotated document's accounts per type, when the tool sent them (an LLM tool).
-ACCOUNTS = "accounts"
-#: The metadata key of a de-identified note's account, when the tool sent one (an LLM de-identifier): the
-#: grounding counts of every type asked for and the note's cost, in one account.
-NOTE_ACCOUNT = "account"
 #: How much of a body ``show_text`` shows.
 SHOWN_CHARS = 120
 #: The note a tool is validated with: the example of the 1.2.0 Note schema.

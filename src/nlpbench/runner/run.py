@@ -37,7 +37,6 @@ from pathlib import Path
 from nlpbench.model import Document
 from nlpbench.runner.checkpoint import Checkpoint, Entry, header
 from nlpbench.runner.client import (
-    ACCOUNTS,
     MAX_ANNOTATIONS,
     MAX_RESPONSE_BYTES,
     ClientOptions,
@@ -49,6 +48,7 @@ from nlpbench.runner.client import (
     validate_tool,
 )
 from nlpbench.runner.dask import annotate_batch, connect
+from nlpbench.toolapi.account import ACCOUNTS
 from nlpbench.toolapi.cost import Usage
 
 log = logging.getLogger(__name__)

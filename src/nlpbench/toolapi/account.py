@@ -36,6 +36,11 @@ from nlpbench.errors import Kind, NlpbenchError
 
 #: The response header an LLM tool's account travels in.
 HEADER = "X-Nlpbench-Account"
+#: The metadata key of an annotated document's accounts per type, when the tool sent them (an LLM tool).
+ACCOUNTS = "accounts"
+#: The metadata key of a de-identified note's account, when the tool sent one (an LLM de-identifier): the
+#: grounding counts of every type asked for and the note's cost, in one account.
+NOTE_ACCOUNT = "account"
 #: Each field's name in the header, in order.
 NAMES = ("exact", "normalised", "fuzzy", "unplaced", "tokens-in", "tokens-out", "latency-ms", "cached")
 #: The largest header read: eight counts take far less.
