@@ -1,9 +1,12 @@
 import itertools
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlpbench.metrics import assignment
 from nlpbench.metrics import coref as reference
 from nlpbench.metrics import coref_e2e as e2e
 from nlpbench.metrics.coref import BlancCounts, CorefCounts, blanc_scores, conll_f1
@@ -227,7 +230,7 @@ def _alignment_pair_by_pair(key, response, phi):
     scores = np.zeros((len(rows), len(columns)))
     for (i, j), shared in common.items():
         scores[rows.index(i), columns.index(j)] = phi(shared, len(key[i]), len(response[j]))
-    assigned = reference.solver()(scores, maximize=True)
+    assigned = assignment.solver()(scores, maximize=True)
     total = 0.0
     for row, column in zip(*(a.tolist() for a in assigned), strict=True):
         total += 1 - (1 - float(scores[row, column]))
@@ -235,13 +238,26 @@ def _alignment_pair_by_pair(key, response, phi):
 
 
 @settings(max_examples=300, deadline=None)
-@given(repeating_clusterings(), repeating_clusterings())
-def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response):
+@given(repeating_clusterings(), repeating_clusterings(), st.booleans())
+def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response, plain):
+    """Through the arrays and scipy, or (numpy seemingly not loaded) in plain Python: the same totals, bit for bit."""
     by_pairs = _alignment_pair_by_pair(key, response, lambda c, k, r: c)
-    assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
-    assert reference.ceaf_e(key, response).recall_num == _alignment_pair_by_pair(
-        key, response, lambda c, k, r: 2 * c / (k + r)
-    )
+    by_e = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
+    with mock.patch.object(assignment, "sys", SimpleNamespace(modules={} if plain else {"numpy": None})):
+        assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
+        assert reference.ceaf_e(key, response).recall_num == by_e
+
+
+@pytest.mark.parametrize(("clusters", "unused"), [(2, "solver"), (10, "_plain_maximum")])
+def test_a_small_alignment_is_solved_in_plain_python_and_a_large_one_with_scipy(clusters, unused):
+    """With numpy seemingly not loaded: 2 key clusters sharing mentions with 4 response clusters (8 cells) in
+    plain Python, 10 with 20 (200 cells) by scipy; the total of the arrays' path either way."""
+    key = [(n, n + 1, n + 2) for n in range(0, 3 * clusters, 3)]
+    response = [(n, n + 1) for n in range(0, 3 * clusters, 3)] + [(n + 2,) for n in range(0, 3 * clusters, 3)]
+    expected = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
+    hidden = mock.patch.object(assignment, "sys", SimpleNamespace(modules={}))
+    with hidden, mock.patch.object(assignment, unused, side_effect=AssertionError):
+        assert reference.ceaf_e(key, response).recall_num == expected
 
 
 @settings(max_examples=300, deadline=None)
