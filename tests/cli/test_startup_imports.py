@@ -228,11 +228,13 @@ def test_a_one_note_score_loads_no_pydantic_and_only_its_part_of_the_model(task,
     assert model <= MODEL[task] | MODEL_SHARED, model - MODEL[task] - MODEL_SHARED
 
 
-@pytest.mark.parametrize("task", ["coref", "linking", "i2b2"])
-def test_a_one_note_score_needs_neither_numpy_nor_scipy(task, tmp_path):
-    """Where a large input computes with numpy and scipy, one note is computed in plain Python: CEAF's and
-    linking's assignments (:mod:`nlpbench.metrics.assignment`), a CoNLL file under 8 kB read line by line,
-    i2b2's macro mean and deviation of fewer than 8 notes (:func:`nlpbench.metrics.deid.mean_sd`)."""
-    loaded = imported("score", task, *one_note(task, tmp_path))
+@pytest.mark.parametrize(
+    ("task", "profile"), [("coref", "conll2012"), ("coref", "e2e"), ("linking", "standard"), ("i2b2", "standard")]
+)
+def test_a_one_note_score_needs_neither_numpy_nor_scipy(task, profile, tmp_path):
+    """Where a large input computes with numpy and scipy, one note is computed in plain Python: CEAF's (v8.01's
+    and e2e's) and linking's assignments (:mod:`nlpbench.metrics.assignment`), a CoNLL file under 8 kB read line
+    by line, i2b2's macro mean and deviation of fewer than 8 notes (:func:`nlpbench.metrics.deid.mean_sd`)."""
+    loaded = imported("score", task, *one_note(task, tmp_path), "--profile", profile)
     assert OWN[task] <= loaded
     assert not ({"numpy", "scipy", "xml.sax.saxutils"} & loaded)
