@@ -7,6 +7,7 @@ matrices made to hold ties (a few distinct weights, repeated rows and columns,
 CEAF's φ4 values) as well as on arbitrary floats, wide and tall.
 """
 
+import itertools
 import math
 from types import SimpleNamespace
 
@@ -16,7 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlpbench.metrics import assignment
-from nlpbench.metrics.assignment import SMALL, _plain_maximum, best_pairs, maximum_assignment, solver
+from nlpbench.metrics.assignment import (
+    PLAIN_SOLVES,
+    SMALL,
+    _plain_maximum,
+    best_pairs,
+    in_plain,
+    maximum_assignment,
+    solver,
+)
 
 #: Weights that make ties: zeros, equal small integers, a "heavy" weight, CEAF's φ4 = 2n / (|k| + |r|).
 TIED = st.sampled_from([0.0, 0.0, 1.0, 1.0, 2.0, 7.0, 2 * 1 / (1 + 2), 2 * 1 / (2 + 4), 2 * 2 / (3 + 3), 0.5])
@@ -72,19 +81,35 @@ def test_a_weight_scipy_refuses_is_refused_with_its_message(bad):
     assert str(plain.value) == str(scipy.value)
 
 
+def fresh(monkeypatch, solved=0):
+    """The process as it starts: numpy not loaded, ``solved`` matrices solved in plain Python so far."""
+    monkeypatch.setattr(assignment, "sys", SimpleNamespace(modules={}))
+    monkeypatch.setattr(assignment, "_solved_in_plain", itertools.count(solved))
+
+
 def test_a_small_matrix_is_solved_in_plain_python_until_numpy_is_loaded(monkeypatch):
     weights = [[1.0, 2.0], [2.0, 1.0], [0.5, 0.0]]
     solved = []
     monkeypatch.setattr(assignment, "_plain_maximum", lambda w: solved.append(w) or _plain_maximum(w))
     assert maximum_assignment(weights) == ([0, 1], [1, 0]) and not solved  # numpy is loaded in this process
-    monkeypatch.setattr(assignment, "sys", SimpleNamespace(modules={}))  # as before numpy is loaded
+    fresh(monkeypatch)
     assert maximum_assignment(weights) == ([0, 1], [1, 0]) and solved == [weights]
+
+
+def test_plain_python_solves_small_matrices_of_a_fresh_process_up_to_a_number(monkeypatch):
+    fresh(monkeypatch)
+    assert in_plain(SMALL) and not in_plain(SMALL + 1)
+    fresh(monkeypatch, solved=PLAIN_SOLVES - 1)
+    assert in_plain(1) and not in_plain(1)  # the last one, then scipy's
+    monkeypatch.setattr(assignment, "_solved_in_plain", itertools.count())
+    monkeypatch.setattr(assignment, "sys", SimpleNamespace(modules={"numpy": None}))
+    assert not in_plain(1)
 
 
 def test_a_matrix_above_the_bound_goes_to_scipy(monkeypatch):
     weights = [[float((i * 7 + j * 3) % 5) for j in range(SMALL + 1)] for i in range(2)]
     monkeypatch.setattr(assignment, "_plain_maximum", None)  # would fail if called
-    monkeypatch.setattr(assignment, "sys", SimpleNamespace(modules={}))
+    fresh(monkeypatch)
     assert maximum_assignment(weights) == scipy_pairs(weights)
 
 

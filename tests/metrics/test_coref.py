@@ -237,26 +237,35 @@ def _alignment_pair_by_pair(key, response, phi):
     return total
 
 
+#: How CEAF's matrix is solved: built as lists and solved in plain Python (as a process that has not loaded numpy
+#: solves it), built as lists and solved by scipy, or built as arrays and solved by scipy (a large matrix).
+ROUTES = {
+    "plain": {"in_plain": lambda cells: cells <= assignment.SMALL},
+    "lists": {"in_plain": lambda cells: False},
+    "arrays": {"SMALL": 0},
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(repeating_clusterings(), repeating_clusterings(), st.booleans())
-def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response, plain):
-    """Through the arrays and scipy, or (numpy seemingly not loaded) in plain Python: the same totals, bit for bit."""
+@given(repeating_clusterings(), repeating_clusterings(), st.sampled_from(sorted(ROUTES)))
+def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response, route):
+    """By each of the :data:`ROUTES`: the same totals, bit for bit."""
     by_pairs = _alignment_pair_by_pair(key, response, lambda c, k, r: c)
     by_e = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
-    with mock.patch.object(assignment, "sys", SimpleNamespace(modules={} if plain else {"numpy": None})):
+    with mock.patch.multiple(assignment, **ROUTES[route]):
         assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
         assert reference.ceaf_e(key, response).recall_num == by_e
 
 
 @pytest.mark.parametrize(("clusters", "unused"), [(2, "solver"), (10, "_plain_maximum")])
 def test_a_small_alignment_is_solved_in_plain_python_and_a_large_one_with_scipy(clusters, unused):
-    """With numpy seemingly not loaded: 2 key clusters sharing mentions with 4 response clusters (8 cells) in
+    """As a fresh process solves them: 2 key clusters sharing mentions with 4 response clusters (8 cells) in
     plain Python, 10 with 20 (200 cells) by scipy; the total of the arrays' path either way."""
     key = [(n, n + 1, n + 2) for n in range(0, 3 * clusters, 3)]
     response = [(n, n + 1) for n in range(0, 3 * clusters, 3)] + [(n + 2,) for n in range(0, 3 * clusters, 3)]
     expected = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
-    hidden = mock.patch.object(assignment, "sys", SimpleNamespace(modules={}))
-    with hidden, mock.patch.object(assignment, unused, side_effect=AssertionError):
+    fresh = {"sys": SimpleNamespace(modules={}), "_solved_in_plain": itertools.count()}
+    with mock.patch.multiple(assignment, **fresh), mock.patch.object(assignment, unused, side_effect=AssertionError):
         assert reference.ceaf_e(key, response).recall_num == expected
 
 

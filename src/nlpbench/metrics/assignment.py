@@ -9,12 +9,13 @@ of items.
 
 :func:`maximum_assignment` is the solver: scipy's ``linear_sum_assignment``
 (``maximize=True``), a shortest-augmenting-path (Jonker–Volgenant) solver after
-Crouse (2016); for a small matrix (at most :data:`SMALL` cells) while numpy is
-not loaded, the same algorithm in plain Python, so that a small input loads
-neither numpy nor scipy. When several assignments have the greatest total, which
-one a solver returns depends on its order of search, and a total summed in the
-assignment's order depends on which pairs it holds (CEAF adds its pairs' scores
-in key order): the plain solver therefore makes scipy's choices step for step —
+Crouse (2016); or, for a small matrix while numpy is not loaded (the first
+:data:`PLAIN_SOLVES` of a process), the same algorithm in plain Python, so that
+a small input loads neither numpy nor scipy. When several assignments have the
+greatest total, which one a solver returns depends on its order of search, and
+a total summed in the assignment's order depends on which pairs it holds (CEAF
+adds its pairs' scores in key order): the plain solver therefore makes scipy's
+choices step for step —
 the weights negated into costs (a wide matrix as it is, a tall one transposed),
 rows added in order, each row's search over the columns not yet reached taken
 from a list filled in reverse and emptied by moving its last item into the
@@ -28,6 +29,7 @@ and equal rows included).
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -39,13 +41,19 @@ from nlpbench.loading import import_alone
 A = TypeVar("A")
 B = TypeVar("B")
 
-#: The most cells (rows × columns) of a matrix solved in plain Python while numpy is not loaded. Once numpy is
-#: loaded scipy's solver is the faster (measured in process, square matrices of tied weights, load 6: plain /
-#: scipy 3.2 / 1.1 µs at 2 × 2, 8.1 / 1.6 µs at 5 × 5, 18 / 2.5 µs at 8 × 8, 36 / 3.9 µs at 12 × 12), but loading
-#: numpy and scipy costs about 0.1 s of CPU: a run of small documents (one note at the command line) never pays
-#: it, and pays at most some 16 µs per matrix instead. A large input loads numpy (the readers' batches, a large
-#: matrix), and from then on every matrix goes to scipy.
+#: The most cells (rows × columns) of a matrix solved in plain Python. Once numpy is loaded scipy's solver is the
+#: faster (measured in process, square matrices of tied weights, load 6: plain / scipy 3.2 / 1.1 µs at 2 × 2,
+#: 8.1 / 1.6 µs at 5 × 5, 18 / 2.5 µs at 8 × 8, 36 / 3.9 µs at 12 × 12), but loading numpy and scipy costs about
+#: 0.1 s of CPU, which a run of a few small documents (one note at the command line) need not pay.
 SMALL = 64
+#: How many matrices a process solves in plain Python at most: then scipy's solver is loaded, as a large input loads
+#: numpy first (a reader's batches, a large matrix) and every matrix goes to scipy from then on. The matrices of a
+#: linking run of 5,000 small documents (14,766, of 1 to 64 cells) took 0.107 s in plain Python and 0.033 s with
+#: scipy (load 10), some 5 µs more each: a run of few documents never loads numpy and scipy (about 0.1 s), and a
+#: long run of small ones pays at most some 0.02 s more than it did.
+PLAIN_SOLVES = 4096
+
+_solved_in_plain = itertools.count()
 
 
 def best_pairs(left: Sequence[A], right: Sequence[B], weight: Callable[[A, B], float]) -> list[tuple[int, int, float]]:
@@ -61,12 +69,12 @@ def maximum_assignment(weights: Sequence[Sequence[float]]) -> tuple[list[int], l
     """The rows and the columns of the pairs of a one-to-one assignment of greatest Σ weights[i][j], rows ascending.
 
     Each of the min(rows, columns) pairs is given, zero weights included: what ``linear_sum_assignment(weights,
-    maximize=True)`` returns, computed in plain Python when the matrix has at most :data:`SMALL` cells and numpy
-    is not loaded. A weight that is NaN or +∞ is refused (``ValueError``), as scipy refuses it.
+    maximize=True)`` returns, computed in plain Python when :func:`in_plain` says so. A weight that is NaN or +∞
+    is refused (``ValueError``), as scipy refuses it.
     """
     if not weights or not weights[0]:
         return [], []
-    if plain(len(weights) * len(weights[0])):
+    if in_plain(len(weights) * len(weights[0])):
         return _plain_maximum(weights)
     import numpy as np
 
@@ -74,9 +82,10 @@ def maximum_assignment(weights: Sequence[Sequence[float]]) -> tuple[list[int], l
     return rows.tolist(), columns.tolist()
 
 
-def plain(cells: int) -> bool:
-    """Whether a matrix of ``cells`` cells is solved in plain Python: at most :data:`SMALL`, numpy not loaded."""
-    return cells <= SMALL and "numpy" not in sys.modules
+def in_plain(cells: int) -> bool:
+    """Whether a matrix of ``cells`` cells is solved in plain Python: it has at most :data:`SMALL`, numpy is not
+    loaded, and the process has solved fewer than :data:`PLAIN_SOLVES` matrices that way (this one counts)."""
+    return cells <= SMALL and "numpy" not in sys.modules and next(_solved_in_plain) < PLAIN_SOLVES
 
 
 @cache

@@ -519,14 +519,15 @@ def _alignment(overlap: Overlap, phi: Callable[[Any, Any, Any], Any]) -> float:
     share a mention). Clusters that share no mention score 0 with everything
     and are left out of the assignment. Each aligned pair adds ``1 − (1 − φ)``,
     in key order, as the reference scorer adds up its Munkres costs. A small
-    matrix is built and solved in plain Python (:func:`assignment.plain`),
-    with the pairs and the float operations of the arrays' path.
+    matrix (:data:`~nlpbench.metrics.assignment.SMALL` cells) is built in plain
+    Python, with the float operations of the arrays' path, for
+    :func:`~nlpbench.metrics.assignment.maximum_assignment`.
     """
     if not overlap.shared:
         return 0.0
     rows = {i: n for n, i in enumerate(sorted({i for i, _ in overlap.shared}))}
     columns = {j: n for n, j in enumerate(sorted({j for _, j in overlap.shared}))}
-    if assignment.plain(len(rows) * len(columns)):
+    if len(rows) * len(columns) <= assignment.SMALL:
         scores = [[0.0] * len(columns) for _ in rows]
         for (i, j), common in overlap.shared.items():
             scores[rows[i]][columns[j]] = float(phi(common, len(overlap.key[i]), len(overlap.response[j])))
