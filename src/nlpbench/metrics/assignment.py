@@ -53,6 +53,7 @@ SMALL = 64
 #: long run of small ones pays at most some 0.02 s more than it did.
 PLAIN_SOLVES = 4096
 
+#: Counts the matrices :func:`in_plain` sends to plain Python in this process (``next`` is atomic under the GIL).
 _solved_in_plain = itertools.count()
 
 
