@@ -53,8 +53,8 @@ NEVER = {"fastapi", "uvicorn", "sqlalchemy", "pandas", "scipy", "faker", "bioc"}
 }
 #: What no one-note score of any task loads: pydantic (Typer's conversion of option values is done without it,
 #: :mod:`nlpbench.cli.values`), hashlib (a temporary file's name was drawn by ``secrets``), tempfile (the embedded
-#: example's path), Rich (a table that fits is laid out without it), the store and the services. i2b2's XML reader
-#: loads hashlib and tempfile itself (``xml.sax.saxutils`` imports ``urllib.request``).
+#: example's path), Rich (a table that fits is laid out without it), the store and the services (i2b2's XML writer
+#: alone imports ``xml.sax.saxutils``, whose ``urllib.request`` loads hashlib, tempfile, ssl and email).
 NO_TASK_NEEDS = {"pydantic", "pydantic_core", "hashlib", "tempfile", "rich", "sqlalchemy", "fastapi"}
 #: The parts of the model a task reads (:mod:`nlpbench.model` loads each on first use): no other is loaded.
 MODEL = {
@@ -222,7 +222,19 @@ def test_a_one_note_score_loads_no_pydantic_and_only_its_part_of_the_model(task,
     :data:`NO_TASK_NEEDS`, and of the model only what the task reads and what every command shares."""
     loaded = imported("score", task, *one_note(task, tmp_path))
     assert OWN[task] <= loaded
-    unwanted = (others(task) | NO_TASK_NEEDS) & loaded - ({"hashlib", "tempfile"} if task == "i2b2" else set())
+    unwanted = (others(task) | NO_TASK_NEEDS) & loaded
     assert not unwanted
     model = {name.removeprefix("nlpbench.model.") for name in loaded if name.startswith("nlpbench.model.")}
     assert model <= MODEL[task] | MODEL_SHARED, model - MODEL[task] - MODEL_SHARED
+
+
+@pytest.mark.parametrize(
+    ("task", "profile"), [("coref", "conll2012"), ("coref", "e2e"), ("linking", "standard"), ("i2b2", "standard")]
+)
+def test_a_one_note_score_needs_neither_numpy_nor_scipy(task, profile, tmp_path):
+    """Where a large input computes with numpy and scipy, one note is computed in plain Python: CEAF's (v8.01's
+    and e2e's) and linking's assignments (:mod:`nlpbench.metrics.assignment`), a CoNLL file under 8 kB read line
+    by line, i2b2's macro mean and deviation of fewer than 8 notes (:func:`nlpbench.metrics.deid.mean_sd`)."""
+    loaded = imported("score", task, *one_note(task, tmp_path), "--profile", profile)
+    assert OWN[task] <= loaded
+    assert not ({"numpy", "scipy", "xml.sax.saxutils"} & loaded)

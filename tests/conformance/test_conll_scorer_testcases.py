@@ -6,9 +6,11 @@ count equals what the reference scorer printed.
 """
 
 import json
+from unittest import mock
 
 import pytest
 
+from nlpbench.metrics import assignment
 from nlpbench.tasks.coref import score_coref
 from tests.conformance.conll_scorer_expected import ASSERTED, COUNTS
 
@@ -90,3 +92,13 @@ def test_through_the_command_line(vectors, cli):
     assert [rows["ceafe", None][f] for f in COUNT_FIELDS] == pytest.approx([2.2, 3, 2.2, 4])
     assert rows["blanc", None]["f1"] == pytest.approx(0.30357, abs=1e-5)
     assert rows["conll", None] == {"metric": "conll", "f1": pytest.approx((1 / 3 + 0.46832 + 0.62857) / 3, abs=1e-5)}
+
+
+@pytest.mark.parametrize("profile", ["conll2012", "standard"])
+def test_every_case_scores_the_same_with_the_plain_assignment(vectors, profile):
+    """Each case's CEAF matrices are small: solved in plain Python, as a command that has not loaded numpy solves
+    them, every case's report is the one the arrays and scipy give, bit for bit."""
+    for case in sorted(COUNTS):
+        with_scipy = score(vectors, case, profile).as_dict()
+        with mock.patch.object(assignment, "in_plain", lambda cells: cells <= assignment.SMALL):
+            assert score(vectors, case, profile).as_dict() == with_scipy, case

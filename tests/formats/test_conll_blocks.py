@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from nlpbench import files
 from nlpbench.errors import InputError
-from nlpbench.formats import fields
+from nlpbench.formats import coref, fields
 from nlpbench.formats.coref import _ConllReader, read_conll2012
 
 PIECES = [
@@ -105,10 +105,16 @@ def test_blocks_give_the_lines_and_errors_of_text_lines(data, limit):
         assert blocks == _outcome(lambda: files.text_lines(path, newline="", limit=limit))
 
 
-@settings(max_examples=150, deadline=None)
-@given(conll_bytes())
-def test_reading_in_blocks_gives_what_reading_line_by_line_gives(data):
-    with _file(data) as path, mock.patch.object(files, "BLOCK", 8192):
+@settings(max_examples=250, deadline=None)
+@given(conll_bytes(), st.sampled_from([0, coref.FIELDS_FROM]))
+def test_reading_in_blocks_gives_what_reading_line_by_line_gives(data, fields_from):
+    """Every block split into fields, or (as read) only those of :data:`~nlpbench.formats.coref.FIELDS_FROM`
+    bytes or more."""
+    with (
+        _file(data) as path,
+        mock.patch.object(files, "BLOCK", 8192),
+        mock.patch.object(coref, "FIELDS_FROM", fields_from),
+    ):
         documents, error, warned = _outcome(lambda: _line_by_line(path))
         assert _outcome(lambda: read_conll2012(path)) == (documents, error, warned)
         without = [dataclasses.replace(document, sentences=()) for document in documents]

@@ -1,9 +1,12 @@
 import itertools
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlpbench.metrics import assignment
 from nlpbench.metrics import coref as reference
 from nlpbench.metrics import coref_e2e as e2e
 from nlpbench.metrics.coref import BlancCounts, CorefCounts, blanc_scores, conll_f1
@@ -227,21 +230,43 @@ def _alignment_pair_by_pair(key, response, phi):
     scores = np.zeros((len(rows), len(columns)))
     for (i, j), shared in common.items():
         scores[rows.index(i), columns.index(j)] = phi(shared, len(key[i]), len(response[j]))
-    assigned = reference.solver()(scores, maximize=True)
+    assigned = assignment.solver()(scores, maximize=True)
     total = 0.0
     for row, column in zip(*(a.tolist() for a in assigned), strict=True):
         total += 1 - (1 - float(scores[row, column]))
     return total
 
 
+#: How CEAF's matrix is solved: built as lists and solved in plain Python (as a process that has not loaded numpy
+#: solves it), built as lists and solved by scipy, or built as arrays and solved by scipy (a large matrix).
+ROUTES = {
+    "plain": {"in_plain": lambda cells: cells <= assignment.SMALL},
+    "lists": {"in_plain": lambda cells: False},
+    "arrays": {"SMALL": 0},
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(repeating_clusterings(), repeating_clusterings())
-def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response):
+@given(repeating_clusterings(), repeating_clusterings(), st.sampled_from(sorted(ROUTES)))
+def test_ceaf_is_what_the_pair_by_pair_alignment_gave(key, response, route):
+    """By each of the :data:`ROUTES`: the same totals, bit for bit."""
     by_pairs = _alignment_pair_by_pair(key, response, lambda c, k, r: c)
-    assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
-    assert reference.ceaf_e(key, response).recall_num == _alignment_pair_by_pair(
-        key, response, lambda c, k, r: 2 * c / (k + r)
-    )
+    by_e = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
+    with mock.patch.multiple(assignment, **ROUTES[route]):
+        assert reference.ceaf_m(key, response).recall_num == round(by_pairs)
+        assert reference.ceaf_e(key, response).recall_num == by_e
+
+
+@pytest.mark.parametrize(("clusters", "unused"), [(2, "solver"), (10, "_plain_maximum")])
+def test_a_small_alignment_is_solved_in_plain_python_and_a_large_one_with_scipy(clusters, unused):
+    """As a fresh process solves them: 2 key clusters sharing mentions with 4 response clusters (8 cells) in
+    plain Python, 10 with 20 (200 cells) by scipy; the total of the arrays' path either way."""
+    key = [(n, n + 1, n + 2) for n in range(0, 3 * clusters, 3)]
+    response = [(n, n + 1) for n in range(0, 3 * clusters, 3)] + [(n + 2,) for n in range(0, 3 * clusters, 3)]
+    expected = _alignment_pair_by_pair(key, response, lambda c, k, r: 2 * c / (k + r))
+    fresh = {"sys": SimpleNamespace(modules={}), "_solved_in_plain": itertools.count()}
+    with mock.patch.multiple(assignment, **fresh), mock.patch.object(assignment, unused, side_effect=AssertionError):
+        assert reference.ceaf_e(key, response).recall_num == expected
 
 
 @settings(max_examples=300, deadline=None)

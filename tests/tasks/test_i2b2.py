@@ -219,3 +219,39 @@ def test_elements_that_are_not_phi_tags_and_tags_without_type_are_warned_about(t
     assert "1 <name> elements are not PHI tags: not scored" in report.warnings
     assert "1 <DIABETES> elements are not PHI tags: not scored" in report.warnings
     assert "1 PHI tags have no TYPE: read as TYPE=''" in report.warnings
+
+
+def numpy_mean_sd(values):
+    import numpy as np
+
+    array = np.array(values, dtype=float)
+    return float(array.mean()), float(array.std())
+
+
+#: Per-document precisions and recalls as the script makes them (tp / (tp + fp), 0 without a denominator), and
+#: arbitrary non-negative floats.
+COUNTS = st.integers(0, 60)
+FRACTIONS = st.builds(lambda tp, extra: tp / (tp + extra) if tp + extra else 0.0, COUNTS, COUNTS)
+VALUES = st.one_of(FRACTIONS, st.floats(0, 1e9, allow_subnormal=True))
+
+
+@settings(max_examples=1000)
+@given(st.lists(VALUES, min_size=1, max_size=deid.PAIRWISE_FROM - 1))
+def test_the_plain_mean_and_deviation_are_numpys_to_the_bit(values):
+    assert deid.mean_sd(values) == numpy_mean_sd(values)
+
+
+@settings(max_examples=100)
+@given(st.lists(VALUES, min_size=deid.PAIRWISE_FROM, max_size=40))
+def test_from_eight_values_numpy_sums_them(values):
+    assert deid.mean_sd(values) == numpy_mean_sd(values)
+    assert deid.mean_sd([]) == (None, None)
+
+
+def test_numpy_sums_eight_values_otherwise_than_in_order():
+    """Why the plain sum stops at 8: numpy's pairwise summation adds 8 values as (x0 + x1) + (x2 + x3) + …"""
+    import numpy as np
+
+    values = [1.0, 1e16, -1e16, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert float(np.array(values).sum()) == 0.0 and deid._in_order(values) == 1.0
+    assert float(np.array(values[:7]).sum()) == deid._in_order(values[:7]) == 1.0

@@ -13,7 +13,8 @@ key clusters, R the response clusters and ``|k ∩ r|`` the mentions they share:
 - **B³** (Bagga & Baldwin 1998): R = Σ_k Σ_r |k∩r|² / |k| ÷ Σ_k |k|,
   P = Σ_r Σ_k |k∩r|² / |r| ÷ Σ_r |r|;
 - **CEAF** (Luo 2005): the one-to-one alignment g of key to response clusters
-  that maximises Σ φ(k, g(k)) (found with scipy's ``linear_sum_assignment``);
+  that maximises Σ φ(k, g(k)) (found with scipy's ``linear_sum_assignment``, or
+  its plain-Python equal for a small matrix, :mod:`nlpbench.metrics.assignment`);
   numerator = that maximum; **CEAFm** uses φ3(k, r) = |k∩r| with
   denominators Σ|k| and Σ|r|, **CEAFe** φ4(k, r) = 2|k∩r| / (|k| + |r|)
   with denominators |K| and |R|;
@@ -47,9 +48,9 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from nlpbench.metrics.assignment import solver
+from nlpbench.metrics import assignment
 from nlpbench.metrics.counts import safe_div
 
 if TYPE_CHECKING:
@@ -510,28 +511,46 @@ def _first_occurrences(clusters: Clusters) -> tuple[list[tuple[Hashable, ...]], 
     return result, removed
 
 
-def _alignment(overlap: Overlap, phi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> float:
+def _alignment(overlap: Overlap, phi: Callable[[Any, Any, Any], Any]) -> float:
     """max Σ φ over one-to-one alignments of key to response clusters.
 
     ``phi(common, |k|, |r|)``, with ``common`` the occurrences of k's mentions
-    in r, takes arrays (one item per pair of clusters that share a mention).
-    Clusters that share no mention score 0 with everything and are left out of
-    the assignment. Each aligned pair adds ``1 − (1 − φ)``, in key
-    order, as the reference scorer adds up its Munkres costs.
+    in r, takes integers or arrays of them (one item per pair of clusters that
+    share a mention). Clusters that share no mention score 0 with everything
+    and are left out of the assignment. Each aligned pair adds ``1 − (1 − φ)``,
+    in key order, as the reference scorer adds up its Munkres costs. A small
+    matrix (:data:`~nlpbench.metrics.assignment.SMALL` cells) is built in plain
+    Python, with the float operations of the arrays' path, for
+    :func:`~nlpbench.metrics.assignment.maximum_assignment`.
     """
-    table = overlap.shared_table
-    if table is None:
+    if not overlap.shared:
         return 0.0
+    rows = {i: n for n, i in enumerate(sorted({i for i, _ in overlap.shared}))}
+    columns = {j: n for n, j in enumerate(sorted({j for _, j in overlap.shared}))}
+    if len(rows) * len(columns) <= assignment.SMALL:
+        scores = [[0.0] * len(columns) for _ in rows]
+        for (i, j), common in overlap.shared.items():
+            scores[rows[i]][columns[j]] = float(phi(common, len(overlap.key[i]), len(overlap.response[j])))
+        chosen = [scores[i][j] for i, j in zip(*assignment.maximum_assignment(scores), strict=True)]
+    else:
+        chosen = _aligned_by_arrays(overlap, phi)
+    total = 0.0
+    for value in chosen:
+        total += 1 - (1 - value)
+    return total
+
+
+def _aligned_by_arrays(overlap: Overlap, phi: Callable[[Any, Any, Any], Any]) -> list[float]:
+    """The φ of the aligned pairs, in key order, from :attr:`Overlap.shared_table` and scipy's solver."""
     import numpy as np  # imported here: the command line starts faster for every other task
 
+    table = overlap.shared_table
+    assert table is not None  # the caller found shared mentions
     rows, columns, common, key_sizes, response_sizes = table
     scores = np.zeros((int(rows.max()) + 1, int(columns.max()) + 1))
     scores[rows, columns] = phi(common, key_sizes, response_sizes)
-    assigned_rows, assigned_columns = solver()(scores, maximize=True)
-    total = 0.0
-    for value in scores[assigned_rows, assigned_columns].tolist():
-        total += 1 - (1 - value)
-    return total
+    assigned_rows, assigned_columns = assignment.solver()(scores, maximize=True)
+    return scores[assigned_rows, assigned_columns].tolist()
 
 
 def _blanc_by_pairs(key: Clusters, response: Clusters) -> BlancCounts:

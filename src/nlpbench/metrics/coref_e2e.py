@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from nlpbench.metrics.assignment import maximum_assignment
 from nlpbench.metrics.coref import Clusters, CorefCounts, groups_in
 
 
@@ -52,19 +53,17 @@ def ceaf_e(key: Clusters, response: Clusters) -> CorefCounts:
     """CEAFe with response singletons dropped: (max Σφ4, |K|, max Σφ4, |R without singletons|).
 
     φ4(k, r) = 2·(mentions of k found in r) / (|k| + |r|); the alignment is the
-    one-to-one assignment of maximal total.
+    one-to-one assignment of maximal total (:func:`~nlpbench.metrics.assignment.maximum_assignment`, scipy's
+    for a large matrix), its scores summed in key order.
     """
-    import numpy as np  # imported here: the command line starts faster for every other task
-    from scipy.optimize import linear_sum_assignment
-
     kept = [cluster for cluster in response if len(cluster) != 1]
-    scores = np.zeros((len(key), len(kept)))
-    for i, k in enumerate(key):
-        for j, r in enumerate(kept):
-            members = set(r)
-            scores[i, j] = 2 * sum(1 for m in k if m in members) / (len(k) + len(r))
-    rows, columns = linear_sum_assignment(scores, maximize=True)
-    similarity = float(sum(scores[rows, columns].tolist()))
+    members = [set(r) for r in kept]
+    scores = [
+        [2 * sum(1 for m in k if m in shared) / (len(k) + len(r)) for r, shared in zip(kept, members, strict=True)]
+        for k in key
+    ]
+    rows, columns = maximum_assignment(scores)
+    similarity = float(sum(scores[i][j] for i, j in zip(rows, columns, strict=True)))
     return CorefCounts(similarity, len(key), similarity, len(kept))
 
 

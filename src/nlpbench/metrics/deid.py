@@ -134,21 +134,46 @@ def macro(counts: Sequence[PRF], *, skip_undefined: bool, f1_nan: bool) -> Macro
     ``skip_undefined=False`` (the i2b2 script): a document whose precision or
     recall has no denominator counts as 0. ``skip_undefined=True``: it is left
     out of that mean. ``f1_nan``: F1 of two zero means is undefined (None), as
-    numpy's 0/0 makes it in the script; otherwise 0.
+    numpy's 0/0 makes it in the script; otherwise 0. Means and deviations are
+    numpy's (:func:`mean_sd`).
     """
-    import numpy as np
-
-    def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
-        if not values:
-            return None, None
-        array = np.array(values, dtype=float)
-        return float(array.mean()), float(array.std())
-
     precisions = [c.precision for c in counts if not skip_undefined or c.tp + c.fp]
     recalls = [c.recall for c in counts if not skip_undefined or c.tp + c.fn]
     p, p_sd = mean_sd(precisions)
     r, r_sd = mean_sd(recalls)
     return Macro(p, p_sd, r, r_sd, f1_of(p, r, nan=f1_nan))
+
+
+#: Below this many values numpy sums an array one value after another (its pairwise summation adds blocks of 8
+#: in 8 running sums from 8 values on), so a plain sum in order is numpy's to the bit.
+PAIRWISE_FROM = 8
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """numpy's ``mean()`` and ``std()`` (population) of the values, as the i2b2 script computes them; None, None
+    for no value.
+
+    m = Σx / n and sd = √(Σ(x − m)² / n), the sums in numpy's order: for fewer than :data:`PAIRWISE_FROM`
+    values that is the values' order, and they are summed in plain Python (numpy is not loaded); from there on
+    by numpy, whose pairwise summation associates otherwise.
+    """
+    if not values:
+        return None, None
+    if len(values) < PAIRWISE_FROM:
+        mean = _in_order(values) / len(values)
+        return mean, math.sqrt(_in_order([(x - mean) * (x - mean) for x in values]) / len(values))
+    import numpy as np
+
+    array = np.array(values, dtype=float)
+    return float(array.mean()), float(array.std())
+
+
+def _in_order(values: Sequence[float]) -> float:
+    """Σ values, added one after another from 0.0."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def f1_of(precision: float | None, recall: float | None, *, nan: bool = False) -> float | None:
