@@ -320,7 +320,9 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
     whole lines at a time.
     """
     size = len(data) + 1  # with a last line end
-    buf = np.frombuffer(data + b"\n" + bytes(8 * (_WIDEST["case"] // 8 + 1)), dtype=np.uint8)  # and padding
+    buf = np.zeros(size + 8 * (_WIDEST["case"] // 8 + 1), dtype=np.uint8)  # and padding: one copy of the file
+    buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    buf[len(data)] = 10
     ascii_only = data.isascii()
     documents: dict[str, int] = {}
     parts = []
@@ -346,22 +348,27 @@ def _bulk_chunk(data: bytes, buf: np.ndarray, begin: int, end: int, ascii_only: 
     text = buf[begin:end]
     special = np.flatnonzero(text < 33 if ascii_only else (text < 33) | (text > 127)) + begin
     value = buf[special]
-    ends = special[value == 10]
-    tabs = special[value == 9]
-    other = special[(value != 9) & (value != 10)]
-    starts = np.concatenate(([begin], ends[:-1] + 1))
-    filled = ends > starts
-    starts, ends = starts[filled], ends[filled]
-    if len(tabs) != 3 * len(starts):
-        return None
-    # the three tabs of row i all lie inside line i: with 3 per line in all, every line has exactly 3
-    tabs = tabs.reshape(-1, 3)
-    if not (np.all(tabs[:, 0] > starts) and np.all(tabs[:, 2] + 1 < ends)):
-        return None
-    # spaces and other bytes: in the label anything, in the position field one space, elsewhere nothing
-    if len(other) == len(starts) and np.all((tabs[:, 0] < other) & (other < tabs[:, 1])):
-        space = other  # the usual file: one space per line, the one in its position field
+    if len(value) and not len(value) % 5 and np.all(value.reshape(-1, 5) == _USUAL):
+        # the usual file: each line's bytes below 33 are a tab, the space of its position field, two tabs, its end
+        lines = special.reshape(-1, 5)
+        tabs, space, ends = lines[:, (0, 2, 3)], lines[:, 1], lines[:, 4]
+        starts = np.concatenate(([begin], ends[:-1] + 1))
+        if not (np.all(tabs[:, 0] > starts) and np.all(tabs[:, 2] + 1 < ends)):
+            return None  # an empty case id or code
     else:
+        ends = special[value == 10]
+        tabs = special[value == 9]
+        other = special[(value != 9) & (value != 10)]
+        starts = np.concatenate(([begin], ends[:-1] + 1))
+        filled = ends > starts
+        starts, ends = starts[filled], ends[filled]
+        if len(tabs) != 3 * len(starts):
+            return None
+        # the three tabs of row i all lie inside line i: with 3 per line in all, every line has exactly 3
+        tabs = tabs.reshape(-1, 3)
+        if not (np.all(tabs[:, 0] > starts) and np.all(tabs[:, 2] + 1 < ends)):
+            return None
+        # spaces and other bytes: in the label anything, in the position field one space, elsewhere nothing
         line = np.searchsorted(ends, other)
         field = np.searchsorted(tabs.ravel(), other) - 3 * line
         in_position = field == 1
@@ -399,31 +406,50 @@ def _bulk_offsets(
     """The two numbers of each 'start end' field (the bytes from ``starts`` to ``ends``, split at ``spaces``), or
     None if one is not an optional minus sign then 1 to 8 ASCII digits.
 
-    The digits of a number, read as one little-endian 64-bit word, moved to its
-    top bytes and led by '0' bytes, are checked and added up eight at a time.
+    Both numbers of every line are read in one pass. The eight bytes from a
+    number's first digit, read as one little-endian 64-bit word and shifted up
+    by the bytes the number does not use, hold its digits d₁…dₙ in their top
+    bytes and zero bytes below them, which read as leading zeros. A byte is a
+    digit when its high half is 3 and stays 3 with 6 added. The digits' low
+    halves are then added up in three multiply-and-shift steps on the whole
+    word: pairs (d₁·10 + d₂), then fours (pair₁·100 + pair₂), then all
+    (four₁·10⁴ + four₂).
     """
-    numbers = []
-    window = sliding_window_view(buf, 8)
-    for first, end in ((starts, spaces), (spaces + 1, ends)):
-        negative = buf[first] == 45
-        first = first + negative
-        digits = (end - first).astype(np.uint64)
-        if len(digits) and (digits.min() < 1 or digits.max() > 8):
-            return None
-        leading = np.uint64(8) * (np.uint64(8) - digits)  # bits of leading '0' bytes
-        word = (window[first].view("<u8").ravel() << leading) | (_ZEROS & ((np.uint64(1) << leading) - np.uint64(1)))
-        if np.any(word & _HIGH != _ZEROS) or np.any((word + _SIXES) & _HIGH != _ZEROS):
-            return None  # a byte that is not a digit
-        word = word - _ZEROS
-        word = (word * np.uint64(10) + (word >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
-        word = (word * np.uint64(100) + (word >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
-        word = (word * np.uint64(10000) + (word >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
-        number = word.astype(np.int64)
-        numbers.append(np.where(negative, -number, number))
-    return numbers[0], numbers[1]
+    count = len(starts)
+    first = np.concatenate((starts, spaces + 1))
+    negative = buf[first] == 45
+    signed = bool(negative.any())
+    if signed:
+        first += negative
+    digits = np.concatenate((spaces, ends)) - first
+    if len(digits) and (digits.min() < 1 or digits.max() > 8):
+        return None
+    shift = (8 - digits).astype(np.uint64)
+    shift <<= np.uint64(3)  # bits of the bytes below the number
+    word = _unaligned_words(buf)[first]
+    word <<= shift
+    zeros = _ZEROS << shift  # '0' in the number's bytes, 0 below them
+    if np.any(word & _HIGH != zeros) or np.any((word + _SIXES) & _HIGH != zeros):
+        return None  # a byte that is not a digit
+    word &= _LOW
+    for mask, factor, bits in _STEPS:
+        word *= factor
+        word >>= bits
+        word &= mask
+    number = word.view(np.int64)
+    if signed:
+        np.negative(number, out=number, where=negative)
+    return number[:count], number[count:]
 
 
-_ZEROS, _SIXES, _HIGH = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for b in (0x30, 0x06, 0xF0))
+_ZEROS, _SIXES, _HIGH, _LOW = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for b in (0x30, 0x06, 0xF0, 0x0F))
+#: Adding up a word of digits: each step multiplies by (10ᵏ·2ᵇ + 1), shifts down by b bits and keeps every other
+#: lane of b bits, which then holds a lane's number times 10ᵏ plus the next one's.
+_STEPS = tuple(
+    (np.uint64(mask), np.uint64(10**k * 2**bits + 1), np.uint64(bits))
+    for mask, k, bits in ((0x00FF00FF00FF00FF, 1, 8), (0x0000FFFF0000FFFF, 2, 16), (0x00000000FFFFFFFF, 4, 32))
+)
+_USUAL = np.array([9, 32, 9, 9, 10], dtype=np.uint8)
 
 
 def _distinct_codes(words: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -446,7 +472,14 @@ def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> n
     masks = np.where(inside == 8, ~np.uint64(0), (np.uint64(1) << (8 * inside % 64).astype(np.uint64)) - np.uint64(1))
     lengths = end - start
     uniform = len(lengths) and np.all(lengths == lengths[0])  # usual for case ids: one mask for every row
-    return sliding_window_view(buf, 8 * count)[start].view("<u8") & (masks[lengths[0]] if uniform else masks[lengths])
+    # one word a row (most codes) is gathered as a column: 3 times as fast as rows of a sliding window
+    words = _unaligned_words(buf)[start, None] if count == 1 else sliding_window_view(buf, 8 * count)[start].view("<u8")
+    return words & (masks[lengths[0]] if uniform else masks[lengths])
+
+
+def _unaligned_words(buf: np.ndarray) -> np.ndarray:
+    """The little-endian 64-bit word at each byte of ``buf`` (but its last 7), as a view."""
+    return np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
 
 
 def _records(path: Input, layout: Layout) -> list[tuple[str, ...]]:
