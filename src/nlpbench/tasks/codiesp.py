@@ -23,7 +23,7 @@ from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.files import Input, Source
 from nlpbench.formats import codiesp as tsv
-from nlpbench.metrics.coding import code_category, found_keys, reference_counts
+from nlpbench.metrics.coding import code_category, found_keys, reference_counts, sorted_distinct
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
 from nlpbench.model import CodeReference
@@ -418,8 +418,7 @@ def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
     import numpy as np  # loaded for large prediction files only
 
     if size > _TABLE:
-        ordered = np.sort(keys)
-        return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(keys) else ordered
+        return sorted_distinct(keys)
     seen = np.zeros(size, dtype=bool)
     seen[keys] = True
     return np.flatnonzero(seen)
