@@ -179,7 +179,7 @@ def test_scoring_a_small_ner_file_needs_no_numpy(tmp_path):
 @pytest.mark.parametrize("track", ["D", "X"])
 def test_scoring_a_small_codiesp_file_needs_no_numpy(track, tmp_path):
     """Ranked codes are scored in plain Python, and a CodiEsp-X prediction file below
-    :data:`~nlpbench.formats.codiesp.SMALL` lines is read and matched one document at a time: numpy and the
+    :data:`~nlpbench.formats.codiesp.SMALL` bytes is read and matched one document at a time: numpy and the
     columns reader are loaded by large prediction files only."""
     if track == "D":
         (tmp_path / "gold.tsv").write_text("S1\tn39.0\nS1\tr52\n", encoding="utf-8")

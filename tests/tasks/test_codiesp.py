@@ -181,7 +181,7 @@ x_pred = st.lists(st.tuples(x_documents, codes, offsets, offsets), max_size=25)
 @settings(max_examples=150, deadline=None)
 @given(x_gold, x_pred, st.sampled_from(["standard", "codiesp2020"]))
 def test_x_small_files_score_as_the_columns_do(gold, pred, profile):
-    """Below tsv.SMALL prediction lines CodiEsp-X is read and matched in plain Python, one document at a time;
+    """Below tsv.SMALL bytes of predictions CodiEsp-X is read and matched in plain Python, one document at a time;
     the same files read as numpy columns and matched all at once give the same report: every count, value,
     per-document row and warning (invalid and upper-case codes, inverted and negative spans, gold pieces listed
     out of order, documents on one side only)."""

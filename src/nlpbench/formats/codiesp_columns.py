@@ -1,6 +1,6 @@
 """CodiEsp-X references as numpy columns: the reader of large prediction files and of gold for them.
 
-A prediction file of :data:`~nlpbench.formats.codiesp.SMALL` lines or more is
+A prediction file of :data:`~nlpbench.formats.codiesp.SMALL` bytes or more is
 read here (:func:`~nlpbench.formats.codiesp.read_predictions`): numpy checks
 every line at once and reads the offsets, and Python sees only the distinct
 case ids and codes; a file the bulk check does not accept as plainly valid (a

@@ -34,7 +34,7 @@ from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import listed, no_gold
 
-if TYPE_CHECKING:  # numpy is loaded by large prediction files only (tsv.SMALL lines or more)
+if TYPE_CHECKING:  # numpy is loaded by large prediction files only (tsv.SMALL bytes or more)
     import numpy as np
 
     from nlpbench.formats.codiesp_columns import ReferenceColumns
