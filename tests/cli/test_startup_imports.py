@@ -176,6 +176,27 @@ def test_scoring_a_small_ner_file_needs_no_numpy(tmp_path):
     assert not ((others("ner") | NEVER | {"numpy", "nlpbench.metrics.ner_batch"}) & loaded)
 
 
+@pytest.mark.parametrize("track", ["D", "X"])
+def test_scoring_a_small_codiesp_file_needs_no_numpy(track, tmp_path):
+    """Ranked codes are scored in plain Python, and a CodiEsp-X prediction file below
+    :data:`~nlpbench.formats.codiesp.SMALL` bytes is read and matched one document at a time: numpy and the
+    columns reader are loaded by large prediction files only."""
+    if track == "D":
+        (tmp_path / "gold.tsv").write_text("S1\tn39.0\nS1\tr52\n", encoding="utf-8")
+        (tmp_path / "pred.tsv").write_text("S1\tR52\nS1\tA53.9\n", encoding="utf-8")
+    else:
+        (tmp_path / "gold.tsv").write_text("S1\tDIAGNOSTICO\tn39.0\tinfección\t10 20;30 35\n", encoding="utf-8")
+        pred = "S1\t8 36\tDIAGNOSTICO\tN39.0\nS1\t1 5\tDIAGNOSTICO\tr52\n"
+        (tmp_path / "pred.tsv").write_text(pred, encoding="utf-8")
+    (tmp_path / "codes.tsv").write_text("N39.0\tdesc\nR52\tdesc\n", encoding="utf-8")
+    loaded = imported(
+        "score", "codiesp", "--track", track, "--gold", str(tmp_path / "gold.tsv"), "--pred",
+        str(tmp_path / "pred.tsv"), "--valid-codes", str(tmp_path / "codes.tsv"), "--format", "json",
+    )  # fmt: skip
+    assert OWN["codiesp"] <= loaded
+    assert not ({"numpy", "nlpbench.formats.codiesp_columns", "rich"} & loaded)
+
+
 def one_note(task: str, folder) -> list[str]:
     """The arguments of ``nlpbench score TASK`` on one small note (or patient, or case) of each side."""
     if task == "sandbox":

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from nlpbench.errors import InputError
 from nlpbench.formats import codiesp as tsv
+from nlpbench.formats import codiesp_columns as columns_reader
 from nlpbench.model import CodeReference, RankedCodes
 
 
@@ -162,7 +163,7 @@ def as_rows(columns):
 def read_both(path):
     """What the bulk (columns) and the exact (one object per line) readers make of one file: rows or the error."""
     results = []
-    for read in (tsv.read_predicted_columns, tsv.read_predicted_references):
+    for read in (columns_reader.read_predicted_columns, tsv.read_predicted_references):
         try:
             value = read(path)
         except InputError as error:
@@ -202,28 +203,28 @@ def test_the_bulk_reader_on_many_lines_names_the_first_bad_one(tmp_path):
         f"S{d:04d}-1\t{i} {i + 9}\tDIAGNOSTICO\t{'A01.0' if i % 3 else 'b02.1'}" for d in range(30) for i in range(3000)
     ]
     path = write(tmp_path, "\n".join(lines) + "\n")
-    columns = tsv.read_predicted_columns(path)
+    columns = columns_reader.read_predicted_columns(path)
     assert (len(columns.documents), sorted(columns.codes), len(columns.start)) == (30, ["a01.0", "b02.1"], 90_000)
     assert as_rows(columns)[:2] == [("S0000-1", "a01.0", 1, 10), ("S0000-1", "a01.0", 2, 11)]
     lines[70_000] = lines[70_000].replace("\t", " ", 1)
     path = write(tmp_path, "\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"line 70001: expected 4 tab-separated fields"):
-        tsv.read_predicted_columns(path)
+        columns_reader.read_predicted_columns(path)
 
 
 def test_offsets_beyond_64_bits_are_named(tmp_path):
     path = write(tmp_path, "d1\t1 2\tD\ta01.0\nd1\t1 99999999999999999999\tD\ta01.0\n")
     with pytest.raises(InputError, match="line 2: predicted span has an offset beyond 64-bit integers"):
-        tsv.read_predicted_columns(path)
+        columns_reader.read_predicted_columns(path)
 
 
 def test_gold_columns_span_references_by_their_pieces(tmp_path):
     path = write(tmp_path, "d1\tD\tA01.0\tref\t30 40;5 9\nd2\tP\tbw40zzz\tref\t1 2\n")
-    covering = tsv.read_reference_columns(path)
-    listed = tsv.read_reference_columns(path, listed=True)
+    covering = columns_reader.read_reference_columns(path)
+    listed = columns_reader.read_reference_columns(path, listed=True)
     assert (covering.documents, covering.codes) == (["d1", "d2"], ["a01.0", "bw40zzz"])
     assert (covering.start.tolist(), covering.end.tolist()) == ([5, 1], [40, 2])
     assert (listed.start.tolist(), listed.end.tolist()) == ([30, 1], [9, 2])
     path = write(tmp_path, "d1\tD\tA01.0\tref\t1 2;1234567890123456789 1234567890123456790\n")
     with pytest.raises(InputError, match=r"line 1: reference position .* has an offset of more than 18 digits"):
-        tsv.read_reference_columns(path)
+        columns_reader.read_reference_columns(path)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlpbench.metrics.coding import code_category, code_kind, contains, reference_counts
+from nlpbench.metrics.coding import code_category, code_kind, contains, found_keys, reference_counts
 from nlpbench.metrics.counts import PRF
 from nlpbench.model import CodeReference
 
@@ -80,3 +80,19 @@ def test_counts_are_consistent_and_grow_with_slack(gold, pred, slack):
     assert prf.tp + prf.fp == len({r.code for r in pred})
     assert reference_counts(gold, pred, slack=slack + 1).tp >= prf.tp
     assert reference_counts(gold, pred, slack=slack, key=code_category).tp >= 0
+
+
+@given(references, references, st.integers(0, 20))
+def test_one_document_in_plain_python_finds_what_the_corpus_matching_finds(gold, pred, slack):
+    """reference_counts (one document, plain Python) and found_keys (whole corpora, numpy) find the same codes."""
+    import numpy as np
+
+    keys = {code: number for number, code in enumerate(sorted({r.code for r in [*gold, *pred]}))}
+
+    def columns(side):
+        """Keys, starts and ends."""
+        return np.array([(keys[r.code], *r.covering_bounds) for r in side], dtype=np.int64).reshape(-1, 3).T
+
+    found = found_keys(*columns(gold), *columns(pred), slack=slack)
+    assert len(found) == reference_counts(gold, pred, slack=slack).tp
+    assert found.tolist() == sorted(set(found.tolist()))

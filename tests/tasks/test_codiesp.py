@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from nlpbench import profiles
 from nlpbench.errors import InputError
+from nlpbench.formats import codiesp as tsv
 from nlpbench.tasks.codiesp import score_codiesp
 
 CODES = ["a01.0", "b02.1", "c03.2", "c03.9", "d04.3", "0dt70zz", "0dt7", "bw40zzz"]
@@ -167,6 +168,33 @@ def test_x_odd_predicted_spans_are_scored_as_written(tmp_path):
     report = score(tmp_path, gold, pred, track="X")
     assert report.score("micro")["tp"] == 2
     assert "1 predicted spans end before they start or start at a negative offset" in report.warnings[0]
+
+
+offsets = st.integers(-3, 60)
+gold_offsets = st.integers(0, 60)
+fragments = st.lists(st.tuples(gold_offsets, gold_offsets).map(sorted), min_size=1, max_size=3)  # in any order
+x_documents = st.sampled_from(["d1", "d2", "d3", "D1"])
+x_gold = st.lists(st.tuples(x_documents, codes, fragments), min_size=1, max_size=12)
+x_pred = st.lists(st.tuples(x_documents, codes, offsets, offsets), max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(x_gold, x_pred, st.sampled_from(["standard", "codiesp2020"]))
+def test_x_small_files_score_as_the_columns_do(gold, pred, profile):
+    """Below tsv.SMALL bytes of predictions CodiEsp-X is read and matched in plain Python, one document at a time;
+    the same files read as numpy columns and matched all at once give the same report: every count, value,
+    per-document row and warning (invalid and upper-case codes, inverted and negative spans, gold pieces listed
+    out of order, documents on one side only)."""
+    gold_text = "".join(
+        f"{d}\tDIAGNOSTICO\t{c}\tref\t{';'.join(f'{a} {b}' for a, b in pieces)}\n" for d, c, pieces in gold
+    )
+    pred_text = "".join(f"{d}\t{a} {b}\tDIAGNOSTICO\t{c}\n" for d, c, a, b in pred)
+    with tempfile.TemporaryDirectory() as folder:
+        plain = score(Path(folder), gold_text, pred_text, track="X", profile=profile).as_dict()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(tsv, "SMALL", 0)  # every prediction file read as columns
+            columns = score(Path(folder), gold_text, pred_text, track="X", profile=profile).as_dict()
+    assert plain == columns
 
 
 def test_same_input_same_json(tmp_path):

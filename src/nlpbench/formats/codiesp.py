@@ -23,14 +23,9 @@ the first bad line.
 
 Reading is one regular-expression pass over the whole file; only a file that
 fails it is read again line by line, to name its first bad line. CodiEsp-X
-predictions, the large files, are also read as columns
-(:func:`read_predicted_columns`): numpy checks every line at once and reads
-the offsets, and Python sees only the distinct case ids and codes; a file
-the bulk check does not accept as plainly valid (a bad line, an id or
-offset that is not printable ASCII, an offset of more than 8 digits) goes
-through the exact reader, which names the first bad line or reads what the
-bulk check left to it. Gold references are read as columns too
-(:func:`read_reference_columns`).
+predictions of :data:`SMALL` bytes or more, the large files, are read as
+numpy columns instead (:func:`read_predictions`,
+:mod:`nlpbench.formats.codiesp_columns`); this module does not load numpy.
 """
 
 from __future__ import annotations
@@ -38,18 +33,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import accumulate, groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import NoReturn
-
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from typing import TYPE_CHECKING, NoReturn
 
 from nlpbench import files
 from nlpbench.errors import InputError, excerpt
 from nlpbench.files import Input, written
 from nlpbench.model import CodeReference, RankedCodes
+
+if TYPE_CHECKING:  # numpy is loaded by large prediction files only
+    from nlpbench.formats.codiesp_columns import ReferenceColumns
+
+#: CodiEsp-X prediction files of this many bytes or more are read as numpy columns
+#: (:mod:`nlpbench.formats.codiesp_columns`), smaller ones one object per line and matched in plain Python
+#: (the same report either way). Scoring the first N lines of the benchmark's predictions (54 bytes a line)
+#: against the 4,777 lines of the test gold, numpy loaded, CPU: 20 ms plain against 17 ms as columns at 250
+#: lines, 35 against 17 ms at 2,000, 58 against 20 ms at 8,000 (about 5 µs a line plain, 0.5 µs as columns);
+#: loading numpy costs 60 to 120 ms. Below this (about 2,400 such lines) a file costs a run that has numpy
+#: loaded at most about 12 ms; a small run saves loading numpy. Bytes, not lines: counting the line ends of a
+#: 13 MB file took 13 ms.
+SMALL = 1 << 17
 
 _TOKEN = re.compile(r"\S+")
 _GOLD_POSITION = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
@@ -141,43 +146,43 @@ def read_ranked_codes(path: Input) -> list[RankedCodes]:
 
 def read_references(path: Input) -> list[CodeReference]:
     """CodiEsp-X gold: one reference per line, fragments in the order the file lists them."""
-    records, starts, ends, first = _gold_records(path)
-    starts, ends, first = starts.tolist(), ends.tolist(), first.tolist()
+    return references_of(gold_records(path))
+
+
+def references_of(gold: GoldRecords) -> list[CodeReference]:
+    """The references of :func:`read_references` from gold lines already read."""
+    starts, ends, first = gold.starts, gold.ends, gold.first
     return [
         CodeReference(case, code, tuple(zip(starts[a:b], ends[a:b], strict=True)), label, text)
-        for (case, label, code, text, _), a, b in zip(records, first[:-1], first[1:], strict=True)
+        for (case, label, code, text, _), a, b in zip(gold.records, first[:-1], first[1:], strict=True)
     ]
 
 
-def read_reference_columns(path: Input, *, listed: bool = False) -> ReferenceColumns:
-    """CodiEsp-X gold as columns, each reference from its smallest start to its largest end, or (``listed``)
-    from the start of its first listed fragment to the end of its last (which may be inverted)."""
-    records, starts, ends, first = _gold_records(path)
-    documents: dict[str, int] = {}
-    codes: dict[str, int] = {}
-    rows = [(documents.setdefault(r[0], len(documents)), codes.setdefault(r[2].lower(), len(codes))) for r in records]
-    document, code = np.array(rows, dtype=np.int64).reshape(-1, 2).T
-    if not records:
-        return ReferenceColumns([], [], document, code, starts, ends)
-    if listed:
-        start, end = starts[first[:-1]], ends[first[1:] - 1]
-    else:
-        start, end = np.minimum.reduceat(starts, first[:-1]), np.maximum.reduceat(ends, first[:-1])
-    return ReferenceColumns(list(documents), list(codes), document, code, start, end)
+@dataclass(frozen=True)
+class GoldRecords:
+    """The fields of each CodiEsp-X gold line (``records``); the ``starts`` and ``ends`` of all their fragments,
+    line after line; and where each line's fragments begin among them (``first``, one more entry: where they
+    end)."""
+
+    records: list[tuple[str, ...]]
+    starts: list[int]
+    ends: list[int]
+    first: list[int]
 
 
-def _gold_records(path: Input) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray, np.ndarray]:
-    """The fields of each gold line; the starts and ends of all their fragments, line after line; and where each
-    line's fragments begin among them (one more entry: where they end)."""
+def gold_records(path: Input) -> GoldRecords:
+    """The lines of a CodiEsp-X gold file, checked: offsets of at most 18 digits, no fragment ending before it
+    starts."""
     records = _records(path, GOLD_REFERENCES)
     positions = " ".join(record[4] for record in records)
     if _LONG_NUMBER.search(positions):
         _raise_first_problem(_text(path), path, GOLD_REFERENCES)
-    offsets = np.array(positions.replace(";", " ").split(), dtype=np.int64).reshape(-1, 2)
-    if np.any(offsets[:, 1] < offsets[:, 0]):
+    offsets = list(map(int, positions.replace(";", " ").split()))
+    starts, ends = offsets[0::2], offsets[1::2]
+    if any(map(int.__gt__, starts, ends)):
         _raise_first_problem(_text(path), path, GOLD_REFERENCES)
-    first = np.concatenate(([0], np.cumsum([record[4].count(";") + 1 for record in records], dtype=np.int64)))
-    return records, offsets[:, 0], offsets[:, 1], first
+    first = list(accumulate((record[4].count(";") + 1 for record in records), initial=0))
+    return GoldRecords(records, starts, ends, first)
 
 
 def read_predicted_references(path: Input) -> list[CodeReference]:
@@ -193,48 +198,27 @@ def read_predicted_references(path: Input) -> list[CodeReference]:
     ]
 
 
-@dataclass(frozen=True)
-class ReferenceColumns:
-    """CodiEsp-X references as columns: entry ``i`` of each array is line ``i`` (empty lines apart).
-
-    ``document`` and ``code`` index ``documents`` (the distinct case ids) and
-    ``codes`` (the distinct codes, lower-cased); ``start`` and ``end`` bound
-    the reference (a prediction's offsets as written, see
-    :func:`read_predicted_references`).
-    """
-
-    documents: list[str]
-    codes: list[str]
-    document: np.ndarray
-    code: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-
-    @classmethod
-    def of_rows(cls, documents: dict[str, int], codes: dict[str, int], rows: list[tuple]) -> ReferenceColumns:
-        """Columns of ``(document index, code index, start, end)`` rows; the dicts number the ids."""
-        document, code, start, end = np.array(rows, dtype=np.int64).reshape(-1, 4).T
-        return cls(list(documents), list(codes), document, code, start, end)
-
-
-def read_predicted_columns(path: Input) -> ReferenceColumns:
-    """CodiEsp-X predictions as columns, the same lines :func:`read_predicted_references` accepts."""
-    columns = _bulk_predicted_columns(_bytes(path))
-    if columns is not None:
-        return columns
+def read_predicted_spans(path: Input) -> list[CodeReference]:
+    """The predictions of :func:`read_predicted_references`, each offset within 64-bit integers (as the columns
+    hold them): a larger one is an :class:`InputError` naming its line."""
     references = read_predicted_references(path)
-    documents: dict[str, int] = {}
-    codes: dict[str, int] = {}
-    rows = [
-        (documents.setdefault(r.doc_id, len(documents)), codes.setdefault(r.code.lower(), len(codes)), *r.fragments[0])
-        for r in references
-    ]
-    try:
-        return ReferenceColumns.of_rows(documents, codes, rows)
-    except OverflowError:
-        number = next(n for n, r in enumerate(references) if not all(-(2**63) <= x < 2**63 for x in r.fragments[0]))
+    number = next((n for n, r in enumerate(references) if not all(-(2**63) <= x < 2**63 for x in r.fragments[0])), None)
+    if number is not None:
         line = [n for n, text in enumerate(_text(path).split("\n"), start=1) if text][number]
-        raise InputError("predicted span has an offset beyond 64-bit integers", path, f"line {line}") from None
+        raise InputError("predicted span has an offset beyond 64-bit integers", path, f"line {line}")
+    return references
+
+
+def read_predictions(path: Input) -> list[CodeReference] | ReferenceColumns:
+    """CodiEsp-X predictions as scoring reads them: a file of fewer than :data:`SMALL` bytes one reference per
+    line (:func:`read_predicted_spans`), a larger one as numpy columns of the same lines
+    (:func:`~nlpbench.formats.codiesp_columns.predicted_columns`)."""
+    data = normalized_bytes(path)
+    if len(data) < SMALL:
+        return read_predicted_spans(path)
+    from nlpbench.formats.codiesp_columns import predicted_columns  # numpy: loaded for large files only
+
+    return predicted_columns(data, path)
 
 
 def read_valid_codes(path: Input) -> frozenset[str]:
@@ -295,7 +279,7 @@ def _text(path: Input) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def _bytes(path: Input) -> bytes:
+def normalized_bytes(path: Input) -> bytes:
     """The file's bytes without a byte-order mark, lines ended by ``\\n``; checked as :func:`_text` checks."""
     data = files.check_lines(files.read_bytes(path), path)
     if not data.isascii():
@@ -304,149 +288,6 @@ def _bytes(path: Input) -> bytes:
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return data
-
-
-_WIDEST = {"case": 256, "code": 64}  # wider ids go to the exact reader
-_CHUNK = 1 << 22  # bytes checked at once (whole lines): keeps the work arrays small enough for the caches
-
-
-def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
-    """The columns of a CodiEsp-X prediction file whose every line is plainly valid, or None.
-
-    Plainly valid: ``case<TAB>start end<TAB>label<TAB>code`` with ids of
-    printable ASCII and offsets of ASCII digits. Only the bytes that are not
-    printable ASCII (tabs, line ends, spaces, anything else) are located, and
-    each must be where such a line allows it. The file is read a chunk of
-    whole lines at a time.
-    """
-    size = len(data) + 1  # with a last line end
-    buf = np.frombuffer(data + b"\n" + bytes(8 * (_WIDEST["case"] // 8 + 1)), dtype=np.uint8)  # and padding
-    ascii_only = data.isascii()
-    documents: dict[str, int] = {}
-    parts = []
-    begin = 0
-    while begin < size:
-        end = data.find(b"\n", begin + _CHUNK - 1) + 1 or size
-        part = _bulk_chunk(data, buf, begin, end, ascii_only, documents)
-        if part is None:
-            return None
-        parts.append(part)
-        begin = end
-    part_documents, part_words, part_starts, part_ends = zip(*parts, strict=True)
-    width = max(w.shape[1] for w in part_words)
-    words = np.concatenate([np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in part_words])
-    codes, code = _distinct_codes(words)
-    return ReferenceColumns(list(documents), codes, np.concatenate(part_documents), code, np.concatenate(part_starts),
-                            np.concatenate(part_ends))  # fmt: skip
-
-
-def _bulk_chunk(data: bytes, buf: np.ndarray, begin: int, end: int, ascii_only: bool, documents: dict[str, int]):
-    """Document indices, code words, starts and ends of the lines from byte ``begin`` to ``end``; None if one
-    of them is not plainly valid. ``documents`` numbers the case ids."""
-    text = buf[begin:end]
-    special = np.flatnonzero(text < 33 if ascii_only else (text < 33) | (text > 127)) + begin
-    value = buf[special]
-    ends = special[value == 10]
-    tabs = special[value == 9]
-    other = special[(value != 9) & (value != 10)]
-    starts = np.concatenate(([begin], ends[:-1] + 1))
-    filled = ends > starts
-    starts, ends = starts[filled], ends[filled]
-    if len(tabs) != 3 * len(starts):
-        return None
-    # the three tabs of row i all lie inside line i: with 3 per line in all, every line has exactly 3
-    tabs = tabs.reshape(-1, 3)
-    if not (np.all(tabs[:, 0] > starts) and np.all(tabs[:, 2] + 1 < ends)):
-        return None
-    # spaces and other bytes: in the label anything, in the position field one space, elsewhere nothing
-    if len(other) == len(starts) and np.all((tabs[:, 0] < other) & (other < tabs[:, 1])):
-        space = other  # the usual file: one space per line, the one in its position field
-    else:
-        line = np.searchsorted(ends, other)
-        field = np.searchsorted(tabs.ravel(), other) - 3 * line
-        in_position = field == 1
-        if not np.all((field == 2) | (in_position & (buf[other] == 32))):
-            return None
-        space = other[in_position]
-        if len(space) != len(starts) or np.any(line[in_position] != np.arange(len(starts))):
-            return None
-    offsets = _bulk_offsets(buf, tabs[:, 0] + 1, space, tabs[:, 1])
-    case_width = int((tabs[:, 0] - starts).max(initial=1))
-    code_width = int((ends - tabs[:, 2] - 1).max(initial=1))
-    if offsets is None or case_width > _WIDEST["case"] or code_width > _WIDEST["code"]:
-        return None
-    if not len(starts):
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64), *offsets
-    # case ids: only where a run of lines of one document begins does Python read the id
-    words = _words(buf, starts, tabs[:, 0], case_width)
-    lengths = tabs[:, 0] - starts
-    changed = lengths[1:] != lengths[:-1]
-    for column in words.T:  # word by word: a third of the time of comparing whole rows then any(axis=1)
-        changed |= column[1:] != column[:-1]
-    heads = np.flatnonzero(np.concatenate(([True], changed)))
-    runs = [
-        documents.setdefault(data[s:e].decode("ascii"), len(documents))
-        for s, e in zip(starts[heads].tolist(), tabs[heads, 0].tolist(), strict=True)
-    ]
-    document = np.repeat(np.array(runs, dtype=np.int64), np.diff(np.append(heads, len(starts))))
-    # codes: their bytes, zero-padded to whole 8-byte words, are their keys
-    return document, _words(buf, tabs[:, 2] + 1, ends, code_width), *offsets
-
-
-def _bulk_offsets(
-    buf: np.ndarray, starts: np.ndarray, spaces: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The two numbers of each 'start end' field (the bytes from ``starts`` to ``ends``, split at ``spaces``), or
-    None if one is not an optional minus sign then 1 to 8 ASCII digits.
-
-    The digits of a number, read as one little-endian 64-bit word, moved to its
-    top bytes and led by '0' bytes, are checked and added up eight at a time.
-    """
-    numbers = []
-    window = sliding_window_view(buf, 8)
-    for first, end in ((starts, spaces), (spaces + 1, ends)):
-        negative = buf[first] == 45
-        first = first + negative
-        digits = (end - first).astype(np.uint64)
-        if len(digits) and (digits.min() < 1 or digits.max() > 8):
-            return None
-        leading = np.uint64(8) * (np.uint64(8) - digits)  # bits of leading '0' bytes
-        word = (window[first].view("<u8").ravel() << leading) | (_ZEROS & ((np.uint64(1) << leading) - np.uint64(1)))
-        if np.any(word & _HIGH != _ZEROS) or np.any((word + _SIXES) & _HIGH != _ZEROS):
-            return None  # a byte that is not a digit
-        word = word - _ZEROS
-        word = (word * np.uint64(10) + (word >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
-        word = (word * np.uint64(100) + (word >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
-        word = (word * np.uint64(10000) + (word >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
-        number = word.astype(np.int64)
-        numbers.append(np.where(negative, -number, number))
-    return numbers[0], numbers[1]
-
-
-_ZEROS, _SIXES, _HIGH = (np.uint64(int.from_bytes(bytes([b]) * 8, "little")) for b in (0x30, 0x06, 0xF0))
-
-
-def _distinct_codes(words: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """The distinct codes, lower-cased, of codes given as rows of zero-padded words, and each row's index."""
-    keys = words.ravel() if words.shape[1] == 1 else words.view(f"V{8 * words.shape[1]}").ravel()
-    written, index = np.unique(keys, return_inverse=True)  # one sort; a searchsorted of every key took 3x as long
-    # the distinct codes as written, lower-cased: codes that differ only in case become one
-    lowered: dict[str, int] = {}
-    as_lowered = [
-        lowered.setdefault(bytes(key).rstrip(b"\0").decode("ascii").lower(), len(lowered))
-        for key in (written.view("S8") if words.shape[1] == 1 else written)
-    ]
-    return list(lowered), np.array(as_lowered, dtype=np.int64)[index]
-
-
-def _words(buf: np.ndarray, start: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
-    """Each field's bytes, zero-padded to ``width`` rounded up to 8, as rows of little-endian 64-bit words."""
-    count = -(-width // 8)
-    inside = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(count), 0, 8)  # bytes of word j in a field of n
-    masks = np.where(inside == 8, ~np.uint64(0), (np.uint64(1) << (8 * inside % 64).astype(np.uint64)) - np.uint64(1))
-    lengths = end - start
-    uniform = len(lengths) and np.all(lengths == lengths[0])  # usual for case ids: one mask for every row
-    return sliding_window_view(buf, 8 * count)[start].view("<u8") & (masks[lengths[0]] if uniform else masks[lengths])
 
 
 def _records(path: Input, layout: Layout) -> list[tuple[str, ...]]:

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import attrgetter
-from typing import overload
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeAlias, overload
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.model import CodeReference
 
+if TYPE_CHECKING:  # numpy is loaded by found_keys, for whole corpora: one document is matched in plain Python
+    import numpy as np
+
 Bounds = tuple[int, int]
 #: Starts and ends of many bounds, pair by pair.
-ArrayBounds = tuple[np.ndarray, np.ndarray]
+ArrayBounds: TypeAlias = "tuple[np.ndarray, np.ndarray]"
 
 #: Pairs of a prediction and a gold reference of the same key compared at once: bounds the memory of found_keys.
 _PAIRS = 1 << 22
@@ -66,18 +67,23 @@ def reference_counts(
     """TP, FP and FN over the distinct ``key(code)`` of one document's gold and predicted references.
 
     ``bounds`` gives the (start, end) a reference is compared by; ``key`` what
-    is compared of a code (the code itself, or its category).
+    is compared of a code (the code itself, or its category). In plain Python,
+    each prediction against the gold references of its key: :func:`found_keys`
+    does the same for whole corpora with numpy.
     """
-    ids: dict[str, int] = {}
-
-    def columns(references: Iterable[CodeReference]) -> np.ndarray:
-        rows = [(ids.setdefault(key(r.code), len(ids)), *bounds(r)) for r in references]
-        return np.array(rows, dtype=np.int64).reshape(-1, 3).T
-
-    gold_keys, gold_starts, gold_ends = columns(gold)
-    pred_keys, pred_starts, pred_ends = columns(pred)
-    found = found_keys(gold_keys, gold_starts, gold_ends, pred_keys, pred_starts, pred_ends, slack=slack)
-    return PRF.from_matches(len(found), len(np.unique(gold_keys)), len(np.unique(pred_keys)))
+    if slack < 0:
+        raise ValueError(f"slack must be 0 or more, not {slack}")
+    references: dict[str, list[Bounds]] = {}
+    for reference in gold:
+        references.setdefault(key(reference.code), []).append(bounds(reference))
+    predicted: dict[str, list[Bounds]] = {}
+    for prediction in pred:
+        predicted.setdefault(key(prediction.code), []).append(bounds(prediction))
+    found = sum(
+        any(contains(reference, span, slack) for span in predicted.get(code, ()) for reference in listed)
+        for code, listed in references.items()
+    )
+    return PRF.from_matches(found, len(references), len(predicted))
 
 
 def found_keys(
@@ -95,6 +101,8 @@ def found_keys(
     Entry ``i`` of the three gold arrays is one gold reference, of the three
     predicted ones one prediction; keys are integers.
     """
+    import numpy as np  # loaded for whole corpora only
+
     if slack < 0:
         raise ValueError(f"slack must be 0 or more, not {slack}")
     order = np.argsort(gold_keys, kind="stable")
@@ -114,7 +122,16 @@ def found_keys(
         offsets = np.arange(pairs.sum()) - np.repeat(np.cumsum(pairs) - pairs, pairs)
         ref = np.repeat(first[chunk], pairs) + offsets
         found.append(keys[ref[contains((starts[ref], ends[ref]), (pred_starts[pred], pred_ends[pred]), slack)]])
-    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    return sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+
+def sorted_distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys`` in order: what ``np.unique(keys)`` gives, without its check for a masked
+    array, which loads ``numpy.ma`` (about 20 ms of a command's start-up)."""
+    import numpy as np  # loaded for whole corpora only
+
+    ordered = np.sort(keys)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
 
 
 def code_kind(code: str) -> str:

@@ -14,25 +14,30 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
-
-import numpy as np
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, cast
 
 from nlpbench import files, profiles
 from nlpbench.errors import InputError, collected_warnings
 from nlpbench.files import Input, Source
 from nlpbench.formats import codiesp as tsv
-from nlpbench.metrics.coding import code_category, found_keys
+from nlpbench.metrics.coding import code_category, found_keys, reference_counts, sorted_distinct
 from nlpbench.metrics.counts import PRF, score_set
 from nlpbench.metrics.ranking import Mean, average_precision, precision_at_k, recall_at_k
+from nlpbench.model import CodeReference
 from nlpbench.model.coding import DEFAULT_K
 from nlpbench.profiles.codiesp import CodingProfile
 from nlpbench.report import Report
 from nlpbench.report.model import Row
 from nlpbench.tasks import collector_paused, register
 from nlpbench.tasks.coverage import listed, no_gold
+
+if TYPE_CHECKING:  # numpy is loaded by large prediction files only (tsv.SMALL bytes or more)
+    import numpy as np
+
+    from nlpbench.formats.codiesp_columns import ReferenceColumns
 
 TRACKS = ("D", "P", "X")
 #: Characters a CodiEsp-X prediction may reach beyond a gold reference on each side.
@@ -242,16 +247,118 @@ def _score_rankings(
     return tally
 
 
+@dataclass
+class _Matched:
+    """What CodiEsp-X scoring takes from its two files, however they were read: the documents of each side (a
+    predicted one has a valid prediction), the distinct codes of each side (lower-cased; predicted ones valid
+    or not), the invalid predicted codes and how often each occurs, how many predictions there are and how many
+    are valid, how many of those are odd (inverted or negative), the note on gold codes no prediction can find,
+    and each document's counts over codes (``micro``) and, with the profile's extras, over categories."""
+
+    gold_documents: set[str]
+    predicted_documents: set[str]
+    gold_codes: list[str]
+    predicted_codes: list[str]
+    invalid: Counter[str]
+    predicted: int
+    valid: int
+    odd: int
+    unreachable: list[str]
+    micro: dict[str, PRF]
+    category: dict[str, PRF]
+
+
 def _score_references(gold: Source, pred: Source, valid: frozenset[str], profile: CodingProfile) -> _Tally:
-    gold_columns = tsv.read_reference_columns(gold, listed=profile.listed_reference_bounds)
-    if not len(gold_columns.document):
+    records = tsv.gold_records(gold)
+    if not records.records:
         raise no_gold(gold, "codes")
-    columns = tsv.read_predicted_columns(pred)
-    kept = np.array([code in valid for code in columns.codes], dtype=bool)[columns.code]
-    counts = np.bincount(columns.code[~kept], minlength=len(columns.codes)).tolist()
-    invalid = Counter(dict(zip(columns.codes, counts, strict=True)))
+    predictions = tsv.read_predictions(pred)
+    if isinstance(predictions, list):
+        matched = _matched_references(tsv.references_of(records), predictions, valid, profile)
+    else:
+        from nlpbench.formats.codiesp_columns import reference_columns  # numpy, as the predictions' columns
+
+        gold_columns = reference_columns(records, listed=profile.listed_reference_bounds)
+        matched = _matched_columns(gold_columns, predictions, valid, profile)
+    sides = _Sides(matched.gold_documents, matched.predicted_documents, profile)
+    tally = _Tally(notes=_code_notes(+matched.invalid, [set(matched.gold_codes)], valid, ranked=False))
+    tally.notes += _undefined_notes(profile, "X", predicted=matched.predicted, valid=matched.valid)
+    tally.shape = _Shape(_state(matched.gold_codes), _state(matched.predicted_codes if matched.predicted else ()),
+                         bool(matched.valid))  # fmt: skip
+    if matched.odd:
+        tally.notes.append(
+            f"{matched.odd} predicted spans end before they start or start at a negative offset: scored as written, "
+            "as the official script scores them"
+        )
+    tally.notes += matched.unreachable
+    tally.notes += sides.notes(ranked=False)
+    tally.start([], ["micro", "category_micro"] if profile.extras else ["micro"])
+    for doc in sides.documents():
+        micro = matched.micro.get(doc, PRF())
+        tally.add_counts(doc, "micro", micro, profile.document_values(micro, doc in sides.gold, doc in sides.pred,
+                                                                      references=True))  # fmt: skip
+        if profile.extras:
+            category = matched.category.get(doc, PRF())
+            tally.add_counts(doc, "category_micro", category, profile.values(category))
+    return tally
+
+
+def _matched_references(
+    gold: list[CodeReference], predictions: list[CodeReference], valid: frozenset[str], profile: CodingProfile
+) -> _Matched:
+    """:class:`_Matched` of references read one object a line (a small prediction file), in plain Python, one
+    document at a time (:func:`~nlpbench.metrics.coding.reference_counts`)."""
+    codes = [prediction.code.lower() for prediction in predictions]
+    kept = [prediction for prediction, code in zip(predictions, codes, strict=True) if code in valid]
+    bounds = attrgetter("listed_bounds" if profile.listed_reference_bounds else "covering_bounds")
+    by_document: dict[str, tuple[list[CodeReference], list[CodeReference]]] = {}
+    for side, references in enumerate((gold, kept)):
+        for reference in references:
+            by_document.setdefault(reference.doc_id, ([], []))[side].append(reference)
+
+    def counts(key: Callable[[str], str]) -> dict[str, PRF]:
+        return {
+            doc: reference_counts(golds, preds, slack=SLACK, bounds=bounds, key=key)
+            for doc, (golds, preds) in by_document.items()
+        }
+
+    gold_codes = [reference.code.lower() for reference in gold]
+    odd = sum(end < start or start < 0 for start, end in (prediction.fragments[0] for prediction in kept))
+    return _Matched(
+        {reference.doc_id for reference in gold},
+        {prediction.doc_id for prediction in kept},
+        list(dict.fromkeys(gold_codes)),
+        list(dict.fromkeys(codes)),
+        Counter(code for code in codes if code not in valid),
+        len(predictions),
+        len(kept),
+        odd,
+        _unreachable_note(list(zip(map(attrgetter("doc_id"), gold), gold_codes, strict=True)), list(map(bounds, gold)))
+        if profile.listed_reference_bounds
+        else [],
+        counts(str.lower),
+        counts(_lower_category) if profile.extras else {},
+    )
+
+
+def _lower_category(code: str) -> str:
+    return code_category(code.lower())
+
+
+def _matched_columns(
+    gold_columns: ReferenceColumns, columns: ReferenceColumns, valid: frozenset[str], profile: CodingProfile
+) -> _Matched:
+    """:class:`_Matched` of references read as numpy columns (a large prediction file), every document at once
+    (:func:`~nlpbench.metrics.coding.found_keys`)."""
+    import numpy as np  # loaded for large prediction files only
+
+    valid_code = np.array([code in valid for code in columns.codes], dtype=bool)
+    counts = np.bincount(columns.code, minlength=len(columns.codes))
+    invalid = Counter(dict(zip(columns.codes, np.where(valid_code, 0, counts).tolist(), strict=True)))
+    every = valid_code.all()  # the usual file: no copy of the columns
     document, code, start, end = (
-        column[kept] for column in (columns.document, columns.code, columns.start, columns.end)
+        column if every else column[valid_code[columns.code]]
+        for column in (columns.document, columns.code, columns.start, columns.end)
     )
     odd = int(np.count_nonzero((end < start) | (start < 0)))
 
@@ -262,24 +369,14 @@ def _score_references(gold: Source, pred: Source, valid: frozenset[str], profile
     gold_code = _renumbered(gold_columns.code, gold_columns.codes, codes)
     names = list(documents)
     predicted = np.flatnonzero(np.bincount(document, minlength=len(names))).tolist()
-    sides = _Sides(set(gold_columns.documents), {names[i] for i in predicted}, profile)
-
-    tally = _Tally(notes=_code_notes(+invalid, [set(gold_columns.codes)], valid, ranked=False))
-    tally.notes += _undefined_notes(profile, "X", predicted=len(columns.code), valid=len(document))
-    tally.shape = _Shape(_state(gold_columns.codes if len(gold_document) else ()),
-                         _state(columns.codes if len(columns.code) else ()),
-                         bool(len(document)))  # fmt: skip
-    if odd:
-        tally.notes.append(
-            f"{odd} predicted spans end before they start or start at a negative offset: scored as written, "
-            "as the official script scores them"
-        )
-    stride = len(codes)
+    unreachable = []
     if profile.listed_reference_bounds:
-        tally.notes += _unreachable_note(gold_document * stride + gold_code, gold_columns.start, gold_columns.end)
-    tally.notes += sides.notes(ranked=False)
+        keys = (gold_document * len(codes) + gold_code).tolist()
+        unreachable = _unreachable_note(
+            keys, list(zip(gold_columns.start.tolist(), gold_columns.end.tolist(), strict=True))
+        )
 
-    def per_document(key_of_code: np.ndarray) -> list[PRF]:
+    def per_document(key_of_code: np.ndarray) -> dict[str, PRF]:
         """Each document's TP, FP and FN over the distinct keys of its codes."""
         stride = int(key_of_code.max(initial=0)) + 1
         gold_keys = gold_document * stride + key_of_code[gold_code]
@@ -289,32 +386,39 @@ def _score_references(gold: Source, pred: Source, valid: frozenset[str], profile
             np.bincount(keys // stride, minlength=len(names)).tolist()
             for keys in (found, _distinct(gold_keys, stride * len(names)), _distinct(pred_keys, stride * len(names)))
         )
-        return [PRF.from_matches(*counts) for counts in zip(tp, n_gold, n_pred, strict=True)]
+        return {name: PRF.from_matches(*counts) for name, *counts in zip(names, tp, n_gold, n_pred, strict=True)}
 
-    micro = per_document(np.arange(len(codes)))
-    if profile.extras:
-        categories: dict[str, int] = {}
-        category = per_document(np.array([categories.setdefault(code_category(c), len(categories)) for c in codes]))
-    tally.start([], ["micro", "category_micro"] if profile.extras else ["micro"])
-    for doc in sides.documents():
-        index = documents[doc]
-        values = profile.document_values(micro[index], doc in sides.gold, doc in sides.pred, references=True)
-        tally.add_counts(doc, "micro", micro[index], values)
-        if profile.extras:
-            tally.add_counts(doc, "category_micro", category[index], profile.values(category[index]))
-    return tally
+    categories: dict[str, int] = {}
+    return _Matched(
+        set(gold_columns.documents),
+        {names[i] for i in predicted},
+        gold_columns.codes,
+        columns.codes,
+        invalid,
+        len(columns.code),
+        len(document),
+        odd,
+        unreachable,
+        per_document(np.arange(len(codes))),
+        per_document(np.array([categories.setdefault(code_category(c), len(categories)) for c in codes]))
+        if profile.extras
+        else {},
+    )
 
 
 def _renumbered(indices: np.ndarray, names: list[str], numbers: dict[str, int]) -> np.ndarray:
     """Indices into ``names`` as the numbers ``numbers`` gives the names (adding the names it lacks)."""
+    import numpy as np  # loaded for large prediction files only
+
     return np.array([numbers.setdefault(name, len(numbers)) for name in names], dtype=np.int64)[indices]
 
 
 def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
     """The distinct values of ``keys``, all in ``range(size)``, in order (marked in a table of ``size`` when small)."""
+    import numpy as np  # loaded for large prediction files only
+
     if size > _TABLE:
-        ordered = np.sort(keys)
-        return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(keys) else ordered
+        return sorted_distinct(keys)
     seen = np.zeros(size, dtype=bool)
     seen[keys] = True
     return np.flatnonzero(seen)
@@ -403,14 +507,14 @@ def _code_notes(
     return notes
 
 
-def _unreachable_note(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+def _unreachable_note(keys: list[Hashable], bounds: list[tuple[int, int]]) -> list[str]:
     """Codes (``keys``: document and code) whose every gold reference is inverted when spanned from first listed
-    start to last listed end (``starts``, ``ends``)."""
-    inverted = ends < starts
-    if not inverted.any():
+    start to last listed end (``bounds``)."""
+    inverted = [end < start for start, end in bounds]
+    if not any(inverted):
         return []
-    unreachable = len(np.unique(keys)) - len(np.unique(keys[~inverted]))
+    unreachable = len(set(keys)) - len({key for key, wrong in zip(keys, inverted, strict=True) if not wrong})
     return [
-        f"{int(inverted.sum())} gold references list their pieces out of text order; spanned from the first listed "
+        f"{sum(inverted)} gold references list their pieces out of text order; spanned from the first listed "
         f"start to the last listed end they end before they start, so {unreachable} codes cannot be found"
     ]
