@@ -276,8 +276,7 @@ def _in_range(item: Keyed, bounds: tuple[Any, Any], scale: Scale, side: str) -> 
 
 def timeline_values(counts: PRF, *, script_arithmetic: bool = False) -> tuple[float, float, float]:
     """(precision, recall, F1) of counts, each 0 on an empty denominator (see :class:`TimelineRules`)."""
-    tp, fp, fn = counts.tp, counts.fp, counts.fn  # PRF's values, without a property call each
-    precision, recall = tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0
+    precision, recall = counts.precision, counts.recall
     if not script_arithmetic:
         return precision, recall, counts.f1
     return precision, recall, (2 * (precision * recall) / (precision + recall) if precision + recall else 0.0)

@@ -18,7 +18,6 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from operator import attrgetter
 from typing import Any, cast
 
 from nlpbench import files, profiles
@@ -301,7 +300,7 @@ def _values(values: tuple[float, float, float]) -> Row:
 
 def _score_rows(tally: _Tally, rules: TimelineRules, profile: TimelineProfile, mode: Mode) -> list[Row]:
     arithmetic = rules.script_arithmetic
-    micro = PRF(*(sum(map(attrgetter(count), tally.counts)) for count in ("tp", "fp", "fn")))  # no PRF per addition
+    micro = sum(tally.counts, PRF())
     if not tally.all_values:
         _warn("no patient was scored (no predicted patient is among the gold ids): every score is 0")
     elif micro.tp + micro.fp == 0:
