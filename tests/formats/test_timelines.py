@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlpbench.errors import InputError, collected_warnings
+from nlpbench.files import MemoryPath
 from nlpbench.formats import timelines as timeline_format
 from nlpbench.model import Timeline, TimelineTuple
 
@@ -229,3 +232,32 @@ def test_convert_writes_only_what_it_can(tmp_path):
     assert timeline_format.convert(source, tmp_path / "t.json", "timelines-tsv", "timelines") == (1, 1)
     with pytest.raises(InputError, match="nlpbench reads timelines-tsv but does not write it; write timelines"):
         timeline_format.convert(tmp_path / "t.json", tmp_path / "back.tsv", "timelines", "timelines-tsv")
+
+
+_SPELLINGS = ["contains-1", "begins-on", "ends-on", "BEGINS-ON", "Ends-On", "CONTAINS-1", "overlap", "before", ""]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_SPELLINGS), max_size=5), min_size=1, max_size=6))
+def test_unknown_labels_are_counted_and_the_first_named_as_each_tuple_tested_alone_finds_them(patients):
+    """The spellings found to be labels pass each later timeline at once: the count and the first unknown label
+    named are those of testing ``label.lower()`` of every tuple in the order the patients are looked up."""
+    timelines = {f"p{n}": [["taxol", label, "2013-05-12"] for label in labels] for n, labels in enumerate(patients)}
+    unknown = [
+        (patient, number, label)
+        for patient, tuples in timelines.items()
+        for number, (_, label, _) in enumerate(tuples)
+        if label.lower() not in ("contains-1", "begins-on", "ends-on")
+    ]
+    read = timeline_format.PatientTimelines(MemoryPath.file("pred.json", json.dumps(timelines)))
+    with collected_warnings() as warnings:
+        for patient in read:
+            read[patient]
+        read.report()
+    if not unknown:
+        assert warnings == []
+        return
+    patient, number, label = unknown[0]
+    assert len(warnings) == 1
+    assert f": {len(unknown)} tuples whose label is not" in warnings[0]
+    assert warnings[0].endswith(f"(first: patient {patient}, tuple {number}: {label!r})")
