@@ -1,5 +1,6 @@
 """Start-up of the platform's commands that only read: they load the store, not the tool client (httpx, pydantic),
-the sandbox (psutil) or numpy, which only running, submitting or scoring needs."""
+the sandbox (psutil) or numpy, which only running, submitting or scoring needs (a site's ``site jobs`` loads no
+site runner)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ NOT_FOR_READING = {
 }
 
 
-@pytest.mark.parametrize("argv", [["submissions", "list"], ["datanode", "keys", "list"]])
+@pytest.mark.parametrize("argv", [["submissions", "list"], ["datanode", "keys", "list"], ["site", "jobs"]])
 def test_a_command_that_only_reads_loads_neither_the_tool_client_nor_the_sandbox_nor_numpy(argv, tmp_path):
     url = f"sqlite:///{tmp_path / 'store.db'}"
     open_store(url).close()

@@ -129,7 +129,7 @@ def approve(
     db: str = DB_OPTION,
 ) -> None:
     """Let a held result go to the centre (site serve --approve holds each): sent at site serve's next look."""
-    from nlpbench.platform.site_runner import approve as approved
+    from nlpbench.platform.site_jobs import approve as approved
 
     store = open_db(db, create=False)
     try:
@@ -141,7 +141,7 @@ def approve(
 
 def jobs(fmt: ListFormat = FORMAT_OPTION, db: str = DB_OPTION) -> None:
     """The centre's runs this site took: the run, the local submission and its status, and held, approved, sent."""
-    from nlpbench.platform.site_runner import jobs as taken
+    from nlpbench.platform.site_jobs import jobs as taken
 
     store = open_db(db, create=False)
     try:

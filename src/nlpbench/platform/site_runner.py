@@ -19,7 +19,7 @@ here by the centre's own closed form (:func:`nlpbench.platform.sites.checked_rep
 before it leaves, so a field that is not a name or a number is an error here,
 not a byte sent. Never a note, an annotation, a tool's log or a reason. With
 ``approve``, a finished run waits (``held``) until the site's organiser approves
-it (:func:`approve`); it is sent at the next look at the centre.
+it (:func:`nlpbench.platform.site_jobs.approve`); it is sent at the next look at the centre.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from sqlalchemy import select
 
 from nlpbench.errors import InputError, Kind, NlpbenchError
 from nlpbench.platform import queue as queues
-from nlpbench.platform.errors import Conflict, NotFound
+from nlpbench.platform.site_jobs import APPROVED, HELD, RUNNING, SENT
 from nlpbench.platform.sites import NAME, SITE_OUTCOMES, TOOL_FIELDS, checked_reports
 from nlpbench.platform.worker import Worker, default_name
 from nlpbench.report.model import Report, overall_rows
@@ -50,8 +50,6 @@ from nlpbench.store.vocabulary import CANCELLED, SCORED
 from nlpbench.version import __version__
 
 log = logging.getLogger(__name__)
-#: A job's states at the site: its local submission runs; it ended and waits for approval; approved; sent.
-RUNNING, HELD, APPROVED, SENT = "running", "held", "approved", "sent"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -314,34 +312,3 @@ def site_result(store: Store, local: int, *, totals_only: bool = False) -> dict[
         "reports": checked,
         "tool": tool,
     }
-
-
-def approve(store: Store, run: int, central: str | None = None) -> int:
-    """Let run ``run``'s held result go to the centre at the next look; the local submission's id."""
-    with store.session() as session:
-        query = select(SiteJob).where(SiteJob.run_id == run)
-        if central is not None:
-            query = query.where(SiteJob.central == central)
-        found = list(session.scalars(query))
-        if not found:
-            raise NotFound(f"no run {run} at this site")
-        if len(found) > 1:
-            raise InputError(f"run {run} of several centres here: name the centre (--central)")
-        if found[0].state != HELD:
-            raise Conflict(f"run {run} is {found[0].state}: only a held run is approved")
-        found[0].state = APPROVED
-        return found[0].submission_id
-
-
-def jobs(store: Store) -> list[dict[str, Any]]:
-    """The centre's runs taken here: the centre, the run, the local submission and its status, the job's state."""
-    with store.session(readonly=True) as session:
-        query = (
-            select(SiteJob, Submission.status)
-            .join(Submission, Submission.id == SiteJob.submission_id)
-            .order_by(SiteJob.id)
-        )
-        return [
-            {"central": j.central, "run": j.run_id, "submission": j.submission_id, "status": s, "state": j.state}
-            for j, s in session.execute(query)
-        ]
