@@ -413,10 +413,10 @@ def _steps_text(steps: list[dict[str, Any]] | None) -> str:
 def _webhook_shown(url: str | None, secret: str | None) -> str:
     """The webhook as the settings line shows it: its URL without credentials, whether it is signed, never the
     secret."""
-    from nlpbench.runner.client import checked_url
-
     if url is None:
         return "none"
+    from nlpbench.runner.client import checked_url  # httpx and pydantic load only for a webhook to show
+
     return f"{checked_url(url)} ({'signed' if secret is not None else 'unsigned'})"
 
 

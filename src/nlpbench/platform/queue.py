@@ -43,6 +43,7 @@ from nlpbench.platform.quotas import check_quota, window_start
 from nlpbench.platform.submitted import MAX_PREDICTION_BYTES, safe_name
 from nlpbench.store import Store, artifacts, repository
 from nlpbench.store.models import Dataset
+from nlpbench.store.repository.common import insert_ignoring_conflicts
 from nlpbench.store.sites import SiteRun
 from nlpbench.store.submissions import (
     ANNOTATING,
@@ -156,7 +157,7 @@ def get_queue(session: Session, name: str, *, create: bool = True) -> Queue:
     if not create:
         raise NotFound(f"no queue {name!r}: queues are opened by the organisers")
     with session.begin_nested():
-        session.execute(_insert_ignoring(session, Queue).values(**_defaults(name)))
+        session.execute(insert_ignoring_conflicts(session, Queue).values(**_defaults(name)))
     return session.scalars(select(Queue).where(Queue.name == name)).one()
 
 
@@ -168,13 +169,6 @@ def _defaults(name: str) -> dict[str, Any]:
         if column.default is not None
     }
     return defaults | {"name": name}
-
-
-def _insert_ignoring(session: Session, model):
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model).on_conflict_do_nothing()
 
 
 SETTINGS: dict[str, Callable[[Any], Any]] = {

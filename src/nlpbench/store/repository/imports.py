@@ -16,7 +16,15 @@ from nlpbench.store.models import (
     Note,
     Patient,
 )
-from nlpbench.store.repository.common import EVALUATION, GOLDSTANDARD, Conflict, MissingParent, _storable, _touch
+from nlpbench.store.repository.common import (
+    EVALUATION,
+    GOLDSTANDARD,
+    Conflict,
+    MissingParent,
+    _storable,
+    _touch,
+    insert_ignoring_conflicts,
+)
 from nlpbench.store.repository.datasets import get_dataset
 
 IMPORT_BATCH = 1000
@@ -40,19 +48,6 @@ class ImportSummary:
     records: int = 0
     annotations: int = 0
     by_array: dict[str, int] = field(default_factory=dict)
-
-
-def _insert_ignoring_duplicates(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
-    # each dialect's insert loads with it: a store on SQLite never loads PostgreSQL's dialect (30-40 ms)
-    if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        statement: Any = postgresql.insert(table).on_conflict_do_nothing()
-    else:
-        from sqlalchemy.dialects import sqlite
-
-        statement = sqlite.insert(table).on_conflict_do_nothing()
-    session.execute(statement, rows)
 
 
 def import_notes(
@@ -125,8 +120,9 @@ def _import_batch(
     before = session.execute(
         select(func.count()).where(Patient.fhir_store_id == notes_store.id, Patient.identifier.in_(patients))
     ).scalar_one()
-    _insert_ignoring_duplicates(
-        session, Patient.__table__, [{"fhir_store_id": notes_store.id, "identifier": p} for p in patients]
+    session.execute(
+        insert_ignoring_conflicts(session, Patient.__table__),
+        [{"fhir_store_id": notes_store.id, "identifier": p} for p in patients],
     )
     summary.patients += len(patients) - before
     patient_ids = dict(
