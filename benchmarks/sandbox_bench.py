@@ -29,6 +29,12 @@ be the same; ``--rounds N`` then runs each type N times with each code, in turn,
 ``--checks`` instead reads both files in process as ``score sandbox`` does and
 prints the CPU seconds of the read and of the checks inside it (repeated keys,
 depth, the note-counting pre-pass) and their share.
+
+``--stages`` instead scores in process, ``-t all`` and ``-t location`` in turn, and prints the CPU seconds of
+each stage and what they say of the ``-t all`` / one-type goal: with ``S`` the work any run does once and ``p``
+a type's own, ``-t all`` costs ``S + 5p`` and one type ``S + p``, so ``p = (all - one) / 4`` and
+``S = one - p``; the ratio is within 1.5 only when ``p <= S / 7`` (start-up, about 0.35 s of CPU, counts in
+``S`` and is not in these in-process figures).
 """
 
 from __future__ import annotations
@@ -329,6 +335,79 @@ def checks_share(gold: Path, pred: Path, one: str = "location", rounds: int = 3)
         print(f"| {name} | {total:.2f} | {shown} | {sum(parts) / total:.0%} | {os.getloadavg()[0]:.1f} |")
 
 
+def stages(gold: Path, pred: Path, one: str = "location", rounds: int = 3) -> None:
+    """In process, ``score_sandbox`` of ``-t all`` and of ``-t one`` in turn, ``rounds`` times after a warm-up: the
+    median CPU seconds of the whole and of each stage's own work (a stage's seconds leave out those of the stages it
+    calls), timed in the same run, and the shared and per-type seconds they give (see the module's ``--stages``).
+
+    Stages: the scoring of each batch (``_Run.flush``), within it the cutting of texts never seen
+    (``TokenTable._add``) and the rest of the columns (``span_batch._columns``), and the matching and counts (the
+    rest of the batch); all else is the reading and the pairing of notes. (A stage timed per record or per
+    array would cost as much as it measures: each CPU clock reading is a system call of about a microsecond.)
+    """
+    from nlpbench.metrics import span_batch
+    from nlpbench.tasks import sandbox as task
+
+    spent: dict[str, float] = {}
+    active: list[str] = []
+
+    def timed(name, owner, attribute):
+        function = getattr(owner, attribute)
+
+        def wrapper(*args, **kwargs):
+            active.append(name)
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                active.pop()
+                seconds = time.process_time() - started
+                spent[name] = spent.get(name, 0.0) + seconds
+                if active:  # the caller's own seconds leave this stage out
+                    spent[active[-1]] = spent.get(active[-1], 0.0) - seconds
+
+        setattr(owner, attribute, wrapper)
+
+    timed("batch: matching, counts", task._Run, "flush")
+    timed("batch: columns", span_batch, "_columns")
+    timed("batch: cutting new texts", span_batch.TokenTable, "_add")
+    names = ["batch: columns", "batch: cutting new texts", "batch: matching, counts"]
+
+    def run(types: list[str]) -> dict[str, float]:
+        spent.clear()
+        started = time.process_time()
+        task.score_sandbox(gold, pred, types, profile="nlpsandbox", per_document=False)
+        return {"total": time.process_time() - started, **spent}
+
+    import warnings
+
+    medians: dict[str, dict[str, float]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs: dict[str, list[dict[str, float]]] = {"all": [], one: []}
+        for types in (["all"], [one]):
+            run(types)
+        loads = [os.getloadavg()[0]]
+        for _ in range(rounds):
+            for name, measured in runs.items():
+                measured.append(run([name]))
+            loads.append(os.getloadavg()[0])
+    for name, measured in runs.items():
+        medians[name] = {part: statistics.median(r.get(part, 0.0) for r in measured) for part in ["total", *names]}
+    print(f"in process, medians of {rounds} rounds in turn, load average {min(loads):.1f}–{max(loads):.1f}:\n")
+    print(f"| stage | -t all CPU s | -t {one} CPU s | per type (all − one) / 4 |")
+    print("|---|---|---|---|")
+    for part in [*names, "rest (reading, pairing)", "total"]:
+        if part == "rest (reading, pairing)":
+            values = {n: m["total"] - sum(m[p] for p in names) for n, m in medians.items()}
+        else:
+            values = {n: m[part] for n, m in medians.items()}
+        print(f"| {part} | {values['all']:.2f} | {values[one]:.2f} | {(values['all'] - values[one]) / 4:.2f} |")
+    per_type = (medians["all"]["total"] - medians[one]["total"]) / 4
+    shared = medians[one]["total"] - per_type
+    print(f"\nS = {shared:.2f} s, p = {per_type:.2f} s (in process); 1.5× needs p ≤ S / 7 = {shared / 7:.2f} s")
+
+
 def reference_table(gold: Path, pred: Path, against: Path, rounds: int = 1) -> None:
     """Each type scored by nlpsandbox-client once and by nlpbench with ``against``'s code and this one, in turn,
     ``rounds`` times: median wall and CPU seconds (CPU follows the load less), the speed-ups in CPU seconds,
@@ -386,6 +465,7 @@ def main() -> None:
     )
     parser.add_argument("--plain-text", action="store_true", help="ASCII notes without escapes, as before 2026-11-28")
     parser.add_argument("--checks", action="store_true", help="the checks' share of the read, in process")
+    parser.add_argument("--stages", action="store_true", help="each stage's CPU seconds, -t all and one type")
     parser.add_argument("--against", type=Path, help="a src directory of other code, timed in turn with this one")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -396,6 +476,9 @@ def main() -> None:
     print(f"input: {args.notes} notes per side, {gold.stat().st_size / 2**20:.0f} MiB gold\n")
     if args.checks:
         checks_share(gold, pred)
+        return
+    if args.stages:
+        stages(gold, pred, rounds=max(args.rounds, 1))
         return
     if args.one_pass:
         one_pass(gold, pred, args.reference)
