@@ -16,11 +16,11 @@ import warnings
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-
-from nlpbench.store import open_store
 from tests.browser.test_demo_report import CHROMIUM, FLAGS
 from tests.web.seeding import seed
 from tests.web.test_browser import serving
+
+from nlpbench.store import open_store
 
 WIDTH = 1400
 
@@ -37,6 +37,7 @@ def main(out: Path) -> None:
             page.goto(f"{url}/tasks/phi")
             assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, "the table overflows the window"
             bottom = page.locator("#board").bounding_box()
+            assert bottom is not None, "the leaderboard table is not shown"
             height = int(bottom["y"] + bottom["height"]) + 16
             page.screenshot(path=str(out), clip={"x": 0, "y": 0, "width": WIDTH, "height": height})
             browser.close()
