@@ -21,6 +21,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import ranks
+from nlpbench.platform.pooling import strata
 from nlpbench.platform.scoring import result_derivation, result_report
 from nlpbench.platform.standings import Cell, shown_columns
 from nlpbench.stats import paired_bootstrap, rank_groups
@@ -28,7 +29,7 @@ from nlpbench.stats.paired import PairedTest
 from nlpbench.stats.report import Derivation, derivations
 from nlpbench.store import Store, open_store
 from nlpbench.store.ranks import RankGroups
-from nlpbench.store.submissions import SCORED, Result, Submission
+from nlpbench.store.submissions import SCORED, Result, ResultDocument, Submission
 from nlpbench.web.app import create_app
 from tests.platform.test_worker import run_worker, shown
 
@@ -246,9 +247,10 @@ def read_whole(session: Session, cell: Cell) -> Derivation:
     return next(d for d in derivations(report) if (d.metric, d.field) == (cell.metric, cell.field))
 
 
-def ranked_whole(session: Session, cells: list[Cell]) -> ranks.Ranked:
+def ranked_whole(session: Session, cells: list[Cell], *, by_site: bool = False) -> ranks.Ranked:
     """A column's groups and detectable difference as ranking once computed them: each result read whole
-    (:func:`read_whole`), each paired test drawing its own resamples."""
+    (:func:`read_whole`), each paired test drawing its own resamples (``by_site``: within each site's run of
+    documents, :func:`nlpbench.platform.pooling.strata`)."""
     tables = {cell.result_id: read_whole(session, cell) for cell in cells}
     scores = {cell.result_id: cell.value for cell in cells}
 
@@ -256,7 +258,8 @@ def ranked_whole(session: Session, cells: list[Cell]) -> ranks.Ranked:
         first, second = tables[a], tables[b]
         position = {document: i for i, document in enumerate(second.documents)}
         aligned = second.counts[[position[d] for d in first.documents]]
-        return paired_bootstrap(first.counts, aligned, first.statistic, resamples=ranks.TEST_RESAMPLES)
+        blocks = strata(first.documents) if by_site else ()
+        return paired_bootstrap(first.counts, aligned, first.statistic, resamples=ranks.TEST_RESAMPLES, strata=blocks)
 
     return ranks.Ranked(rank_groups(scores, lambda a, b: test(a, b).p_value), ranks.smallest_difference(scores, test))
 
@@ -288,3 +291,32 @@ def test_the_stored_groups_are_those_of_each_result_read_whole_and_each_test_dra
             )
             assert found.documents == whole.documents and np.array_equal(found.counts, whole.counts)
             assert found.reported == whole.reported and found.group == whole.group
+
+
+def test_results_pooled_from_data_sites_are_ranked_by_tests_within_each_site(nb, dataset, db_url, tmp_path):
+    """A result pooled from data sites has its interval resampled within each site; the paired tests that rank it
+    resample the same way: the stored groups and detectable difference are those of stratified tests, which differ
+    from those of the pooled documents resampled as one sample."""
+    for team in TEAMS:
+        submit(nb, tmp_path, team)
+    run_worker(nb)
+    with opened(db_url) as store, store.session() as session:
+        results = list(session.scalars(select(Result)))
+        order = select(ResultDocument.document).where(ResultDocument.result_id == results[0].id)
+        documents = list(dict.fromkeys(session.scalars(order.order_by(ResultDocument.id))))
+        site = {document: "alpha" if 2 * i < len(documents) else "beta" for i, document in enumerate(documents)}
+        for result in results:  # as sites' counts are pooled: each document named by its site, the sites named
+            for row in session.scalars(select(ResultDocument).where(ResultDocument.result_id == result.id)):
+                row.document = f"{site[row.document]}/{row.document}"
+            result.reproducibility = {**result.reproducibility, "sites": {"alpha": {}, "beta": {}}}
+        session.execute(delete(RankGroups))
+        ranks.rank(session, "date")
+        (row,) = session.scalars(ranks.stored("date"))
+        (cells,) = shown_columns(session, "date").values()
+        assert strata(read_whole(session, cells[0]).documents) == (
+            len(documents) // 2,
+            len(documents) - len(documents) // 2,
+        )
+        stratified, plain = ranked_whole(session, cells, by_site=True), ranked_whole(session, cells)
+    assert row.ranks == {str(result): group for result, group in stratified.groups.items()}
+    assert row.detectable == stratified.detectable != plain.detectable

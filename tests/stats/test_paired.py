@@ -83,3 +83,21 @@ def test_tests_sharing_one_draw_give_the_numbers_of_each_drawing_its_own():
     draws = Draws()
     assert draws.weights(300, 500, 3) is draws.weights(300, 500, 3)
     assert Draws(limit=0).weights(300, 500, 3) is not Draws(limit=0).weights(300, 500, 3)
+
+
+def test_a_paired_bootstrap_within_strata_resamples_each_block_on_its_own():
+    """A finds every mention of site a's documents and none of site b's, B the reverse: both recall ½. Resampled
+    within each site (50 documents each), every resample keeps 50 of each and the difference is always 0; resampled
+    as one sample, how many of each site a resample draws varies, and so does the difference. Shared draws are the
+    same numbers, and draws of other strata are not shared."""
+    a = np.array([[1, 0, 0]] * 50 + [[0, 0, 1]] * 50, dtype=float)
+    b = a[::-1].copy()
+    recall = statistic_for("recall")
+    stratified = paired_bootstrap(a, b, recall, resamples=500, strata=(50, 50))
+    assert (stratified.difference, stratified.low, stratified.high, stratified.p_value) == (0.0, 0.0, 0.0, 1.0)
+    plain = paired_bootstrap(a, b, recall, resamples=500)
+    assert plain.low is not None and plain.high is not None and plain.low < 0 < plain.high
+    draws = Draws()
+    assert paired_bootstrap(a, b, recall, resamples=500, strata=(50, 50), draws=draws) == stratified
+    assert paired_bootstrap(a, b, recall, resamples=500, draws=draws) == plain
+    assert draws.weights(100, 500, 0, (50, 50)) is not draws.weights(100, 500, 0)

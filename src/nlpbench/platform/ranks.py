@@ -4,7 +4,8 @@ Each column of a task's table (:mod:`nlpbench.platform.standings`, under
 either pick) ranks the results it compares: the cells are sorted by value,
 and each group's best is tested against the others with a paired bootstrap
 over the documents (:data:`TEST_RESAMPLES` resamples of the per-document
-counts of the primary value), the p-values Holm-corrected
+counts of the primary value; a result pooled from data sites resampled within
+each site, as its interval is), the p-values Holm-corrected
 (:func:`nlpbench.stats.rank_groups`); a result whose difference from the
 group's best is not significant shares its group. With the groups goes the
 column's smallest detectable difference (:func:`smallest_difference`, from the
@@ -40,6 +41,7 @@ from sqlalchemy import Select, delete, select, text
 from sqlalchemy.orm import Session
 
 from nlpbench.platform import scoring, tasks
+from nlpbench.platform.pooling import strata
 from nlpbench.platform.standings import Cell, shown_columns
 from nlpbench.stats import paired_bootstrap, rank_groups
 from nlpbench.stats.paired import PairedTest
@@ -137,8 +139,10 @@ def column_groups(session: Session, cells: list[Cell], shared: Shared | None = N
             else:
                 position = {document: i for i, document in enumerate(second.documents)}
                 aligned = second.counts[[position[d] for d in first.documents]]
+                # a result pooled from data sites: each site's documents resampled within the site
+                blocks = strata(first.documents) if scoring.pooled_by_site(session.get_one(Result, a)) else ()
                 tested[a, b] = paired_bootstrap(
-                    first.counts, aligned, first.statistic, resamples=TEST_RESAMPLES, draws=shared.draws
+                    first.counts, aligned, first.statistic, resamples=TEST_RESAMPLES, draws=shared.draws, strata=blocks
                 )
         return tested[a, b]
 

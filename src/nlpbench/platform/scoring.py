@@ -393,11 +393,17 @@ def _report(task: str, profile: str, scores: list[Row], rows: list[dict[str, Any
     return Report(task, profile, {}, scores, per_document)
 
 
+def pooled_by_site(result: Result) -> bool:
+    """Whether the result pools data sites' counts (its reproducibility names the sites): its documents are then
+    resampled within each site, by its intervals and by the paired tests that rank it."""
+    return "sites" in result.reproducibility
+
+
 def result_intervals(session: Session, submission: Submission, result: Result) -> list[ResultInterval]:
     """The result's stored intervals; a result stored before intervals were gets them computed and stored now, and
     one stored before overall values were (:mod:`nlpbench.platform.overall`) its overall intervals."""
     found = of_result(session, result.id)
-    by_site = "sites" in result.reproducibility  # pooled from data sites: resampled within each
+    by_site = pooled_by_site(result)
     if not found:
         reports = {kind: result_report(session, submission, result, kind) for kind in result.scores}
         found = intervals.compute(result.id, reports, by_site=by_site)

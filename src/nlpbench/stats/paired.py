@@ -10,7 +10,9 @@ document i) and the observed difference δ = θ(ΣA) − θ(ΣB).
 - **Paired bootstrap** (Efron and Tibshirani 1993, §16.4): documents are
   resampled jointly; the resampled differences δ* centred on δ estimate the
   null distribution, and p = (1 + #{|δ* − δ| ≥ |δ|}) / (1 + resamples). The
-  percentile interval of δ* is reported beside it.
+  percentile interval of δ* is reported beside it. With strata (documents pooled
+  from several sites), each site's documents are resampled within the site, as
+  the pooled value's interval resamples them.
 """
 
 from __future__ import annotations
@@ -88,12 +90,15 @@ def paired_bootstrap(
     confidence: float = 0.95,
     seed: int = 0,
     draws: Draws | None = None,
+    strata: tuple[int, ...] = (),
 ) -> PairedTest:
     """Paired bootstrap test of θ(A) = θ(B), with the percentile interval of the difference.
 
     Resample ``r`` weighs the ``n`` documents by ``w_r`` (multiplicities summing to ``n``, drawn from a generator
     seeded ``seed``, :func:`~nlpbench.stats.resample.bootstrap_weights`) and gives
-    ``δ*_r = θ(w_r · A) − θ(w_r · B)``. The weights depend on ``n``, ``resamples`` and ``seed`` only: ``draws``
+    ``δ*_r = θ(w_r · A) − θ(w_r · B)``. ``strata``: the sizes of consecutive blocks of documents (one per site),
+    each resampled within itself, so that ``w_r`` sums to each block's size over the block; empty: one block. The
+    weights depend on ``n``, ``resamples``, ``seed`` and ``strata`` only: ``draws``
     (:class:`~nlpbench.stats.resample.Draws`) hands the same ones to every test that shares it, drawn once —
     the same numbers as drawing them here.
     """
@@ -102,9 +107,9 @@ def paired_bootstrap(
     observed = score_a - score_b
     n = a.shape[0]
     weights = (
-        draws.weights(n, resamples, seed)
+        draws.weights(n, resamples, seed, strata)
         if draws is not None
-        else bootstrap_weights(n, resamples, np.random.default_rng(seed))
+        else bootstrap_weights(n, resamples, np.random.default_rng(seed), strata)
     )
     both = np.stack([a, b], axis=1)  # [n, 2, k]: both systems drawn with the same documents
     differences = np.concatenate(

@@ -39,25 +39,25 @@ def weighted_sums(counts: np.ndarray, weights: Iterable[np.ndarray]) -> Iterator
 class Draws:
     """Bootstrap weights drawn once and reused: many tests over the same ``n`` documents with the same seed.
 
-    :func:`bootstrap_weights` of ``n`` rows, ``resamples`` and a generator seeded ``seed`` depends on nothing
-    else, so every paired test of a leaderboard column (seed 0, the column's documents) resamples with the same
+    :func:`bootstrap_weights` of ``n`` rows, ``resamples``, a generator seeded ``seed`` and ``strata`` depends on
+    nothing else, so every paired test of a leaderboard column (seed 0, the column's documents) resamples with the same
     weights ``w``; :meth:`weights` draws them the first time and hands back the same arrays after, the numbers
     of each test unchanged bit for bit. Up to :data:`HELD_CELLS` weights are kept; beyond it, each call draws
     them again. A value passed to whoever shares it, never module state.
     """
 
     def __init__(self, limit: int = HELD_CELLS) -> None:
-        self._held: dict[tuple[int, int, int], list[np.ndarray]] = {}
+        self._held: dict[tuple[int, int, int, tuple[int, ...]], list[np.ndarray]] = {}
         self._cells = 0
         self._limit = limit
 
-    def weights(self, n: int, resamples: int, seed: int) -> list[np.ndarray]:
+    def weights(self, n: int, resamples: int, seed: int, strata: tuple[int, ...] = ()) -> list[np.ndarray]:
         """The ``[chunk, n]`` weights of :func:`bootstrap_weights` (``n``, ``resamples``, a generator seeded
-        ``seed``), drawn once."""
-        key = (n, resamples, seed)
+        ``seed``, ``strata``), drawn once."""
+        key = (n, resamples, seed, strata)
         if key in self._held:
             return self._held[key]
-        drawn = list(bootstrap_weights(n, resamples, np.random.default_rng(seed)))
+        drawn = list(bootstrap_weights(n, resamples, np.random.default_rng(seed), strata))
         if self._cells + n * resamples <= self._limit:
             self._held[key] = drawn
             self._cells += n * resamples
