@@ -16,7 +16,9 @@ The commands: ``nlpbench --help``; ``nlpbench score sandbox`` on the one-note
 example shipped with nlpbench (the table, as a person reads it); ``nlpbench
 score timelines`` on one patient (JSON); a one-note table of every other task
 (coref, ner, codiesp, linking, relations; i2b2 in JSON, its table being wider
-than the console); and, for scale, three floors: the CPU time of importing the
+than the console); three platform commands that only read a store (an empty
+SQLite store made by this checkout's ``db upgrade``: ``submissions list``, the
+default queue's settings, a data site's ``site jobs``); and, for scale, three floors: the CPU time of importing the
 libraries a one-note ``score sandbox`` table once needed (kept as it was, so
 that runs stay comparable), of importing Typer alone (what any command pays),
 and of importing Typer's help renderer (what ``--help`` pays before nlpbench).
@@ -111,6 +113,9 @@ def commands(tmp: Path) -> dict[str, list[str]]:
     date = '<DATE id="P1" start="19" end="29" text="2019-03-04" TYPE="DATE" comment="" />'
     (tmp / "i2b2-gold.xml").write_text(xml + tags.format(date), encoding="utf-8")
     (tmp / "i2b2-pred.xml").write_text(xml + tags.format(""), encoding="utf-8")
+    store = f"sqlite:///{tmp / 'store.db'}"
+    made = [sys.executable, "-m", "nlpbench", "db", "upgrade", "--db", store]
+    subprocess.run(made, env=checkout_env(HERE, tmp / "pycache-store"), capture_output=True, check=True)
     return {
         "nlpbench --help": ["--help"],
         "score sandbox, one note (table)": [
@@ -141,6 +146,9 @@ def commands(tmp: Path) -> dict[str, list[str]]:
             "score", "i2b2", "--gold", str(tmp / "i2b2-gold.xml"), "--pred", str(tmp / "i2b2-pred.xml"),
             "--format", "json",
         ],
+        "submissions list, empty store": ["submissions", "list", "--db", store],
+        "submissions queue default": ["submissions", "queue", "default", "--db", store],
+        "site jobs, empty store": ["site", "jobs", "--db", store],
     }  # fmt: skip
 
 
