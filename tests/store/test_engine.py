@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import uuid
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, text
+from sqlalchemy.exc import DBAPIError
 
 from nlpbench.errors import InputError
 from nlpbench.store import default_path, describe, open_store, resolve_url
+from nlpbench.store.models import Note
 
 
 def test_the_url_comes_from_the_option_then_the_environment_then_the_user_data_directory(monkeypatch, tmp_path):
@@ -84,3 +87,13 @@ def test_an_existing_store_keeps_its_mode(tmp_path):
     open_store(f"sqlite:///{path}").close()
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # the folder existed: its mode is its owner's
+
+
+def test_a_database_error_quotes_none_of_the_values_it_was_given(store):
+    """A statement the database refuses (here a note of no FHIR store) fails with the statement, never its
+    parameters: a note's text in a database error would reach whatever logs or shows it."""
+    canary = f"canary-{uuid.uuid4().hex}"
+    with pytest.raises(DBAPIError) as raised, store.session() as session:
+        session.execute(insert(Note).values(fhir_store_id=-1, patient_id=-1, identifier=canary, text=canary))
+    assert canary not in str(raised.value) and canary not in repr(raised.value)
+    assert "INSERT INTO notes" in str(raised.value)

@@ -51,9 +51,12 @@ SQLITE_BUSY_SECONDS = 30
 POSTGRESQL_CONNECT_SECONDS = 10
 _READONLY = "nlpbench_readonly"
 #: JSON columns (annotation arrays) encoded and decoded by msgspec: several times faster than json.
-_JSON_CODEC = {
+#: Every engine's options: JSON through msgspec; and no statement's parameters in an error's message (a note's
+#: text, an annotation, a key's hash: a database error that reached a log or a problem detail would quote them).
+_ENGINE_OPTIONS = {
     "json_serializer": lambda value: msgspec.json.encode(value).decode(),
     "json_deserializer": msgspec.json.decode,
+    "hide_parameters": True,
 }
 
 
@@ -89,7 +92,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             elif not path.is_file():
                 raise not_a_store(url)
             parsed = parsed.set(database=str(path))
-        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, **_JSON_CODEC)
+        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_SECONDS}, **_ENGINE_OPTIONS)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(connection, _record) -> None:
@@ -113,7 +116,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         # retries: the data node reads notes on its event loop. A timeout in the URL wins.
         connect = {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRESQL_CONNECT_SECONDS}
         return create_engine(
-            parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, connect_args=connect, **_JSON_CODEC
+            parsed, pool_size=10, max_overflow=60, pool_pre_ping=True, connect_args=connect, **_ENGINE_OPTIONS
         )
     raise InputError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql", record="--db")
 
