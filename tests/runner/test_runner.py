@@ -6,6 +6,10 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
+import signal
+import threading
+from contextlib import closing
 
 import pytest
 
@@ -260,6 +264,30 @@ def test_a_checkpoint_of_another_tool_is_refused(tool, tmp_path):
     )
     with pytest.raises(InputError, match=refused):
         AnnotationRun(tool.url, labels=("date", "id"), retry=FAST, checkpoint=checkpoint).run(notes(2))
+
+
+@pytest.mark.parametrize("when", ["as a note finishes", "while the caller holds a note"])
+def test_a_ctrl_c_is_never_lost(tool, tmp_path, when):
+    """The SIGINT comes on the loop's last turn of a step (a note's progress is reported there), or between two
+    steps: either way the run stops with :class:`KeyboardInterrupt` and keeps what finished (the first went
+    unseen once, and a command went on with its notes)."""
+    assert threading.current_thread() is threading.main_thread()  # where signals are handled
+    checkpoint, given = tmp_path / "run.checkpoint.jsonl", notes(12)
+
+    def progress(note_id, _resumed):
+        if when == "as a note finishes" and note_id == "note-002":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    run = AnnotationRun(tool.url, concurrency=1, retry=FAST, checkpoint=checkpoint, on_progress=progress)
+    received = []
+    with pytest.raises(KeyboardInterrupt), closing(run.iterate(given)) as annotated:
+        for document in annotated:
+            received.append(document.id)
+            if when == "while the caller holds a note" and document.id == "note-002":
+                os.kill(os.getpid(), signal.SIGINT)
+    assert len(received) <= 3
+    finished = [json.loads(line)["id"] for line in checkpoint.read_text().splitlines()[1:]]
+    assert finished[:3] == ["note-000", "note-001", "note-002"] and len(finished) < len(given)
 
 
 def test_only_the_types_asked_for(tool):

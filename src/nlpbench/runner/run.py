@@ -185,31 +185,36 @@ class AnnotationRun:
         """:meth:`stream` from synchronous code, one note at a time (a writer can take them as they come).
 
         Ctrl-C while waiting for the tool cancels the requests in flight, closes
-        the checkpoint, and raises :class:`KeyboardInterrupt`. A caller that may stop
+        the checkpoint, and raises :class:`KeyboardInterrupt`; while the caller
+        holds a note, it does so when the caller asks for the next. A caller that may stop
         early closes it where it took it (``contextlib.closing``): its clean-up runs
         its own event loop, which cannot run inside another, as it may when the
         garbage collector closes it later.
         """
         loop = new_event_loop()
         documents = self.stream(notes)
+        interruption = _Interruption()
 
         async def next_document() -> Document:
             return await anext(documents)
 
-        try:
-            while True:
-                step = loop.create_task(next_document())
-                with _interrupting(loop, step):
+        with _interrupting(loop, interruption):
+            try:
+                while not interruption.signalled:  # a Ctrl-C while the caller had the last note
+                    interruption.step = loop.create_task(next_document())
                     try:
-                        document = loop.run_until_complete(step)
+                        document = loop.run_until_complete(interruption.step)
                     except StopAsyncIteration:  # no more documents
                         return
                     except asyncio.CancelledError:
-                        raise KeyboardInterrupt from None
-                yield document
-        finally:
-            loop.run_until_complete(documents.aclose())
-            loop.close()
+                        break
+                    if interruption.signalled:  # it came as the step finished: the step was not cancelled
+                        break
+                    yield document
+                raise KeyboardInterrupt
+            finally:
+                loop.run_until_complete(documents.aclose())
+                loop.close()
 
     def run(self, notes: Iterable[Document]) -> list[Document]:
         """Every note's annotations, in order, in a list."""
@@ -304,11 +309,29 @@ class AnnotationRun:
         return document
 
 
+class _Interruption:
+    """A SIGINT for an event loop run one step at a time: it cancels the step running, and it is remembered.
+
+    Remembered, because a signal that comes as a step finishes, or between two steps, would otherwise be lost:
+    asyncio calls the handler on the loop's next turn, when the step it would cancel may be done already.
+    """
+
+    def __init__(self) -> None:
+        self.step: asyncio.Task | None = None
+        self.signalled = False
+
+    def __call__(self) -> None:
+        self.signalled = True
+        if self.step is not None:
+            self.step.cancel()
+
+
 @contextmanager
-def _interrupting(loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> Iterator[None]:
-    """SIGINT cancels ``task`` (so that it cleans up) instead of striking wherever the loop happens to be."""
+def _interrupting(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> Iterator[None]:
+    """SIGINT calls ``handler`` on ``loop`` (a byte the loop reads on its next turn) instead of striking wherever
+    the program happens to be."""
     try:
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        loop.add_signal_handler(signal.SIGINT, handler)
     except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
         yield
         return
