@@ -45,8 +45,11 @@ from typing import Any, cast
 
 from nlpbench.metrics.counts import PRF
 from nlpbench.metrics.timex import Scale, TimexError, UnitScale
-from nlpbench.model import BEGINS_ON, CONTAINS, ENDS_ON, TimelineTuple
+from nlpbench.model import BEGINS_ON, CONTAINS, ENDS_ON
 from nlpbench.model.timelines import Mode
+
+#: A tuple as read: (chemo, label, date), a plain tuple or a :class:`~nlpbench.model.TimelineTuple`.
+Fields = tuple[str, str, str]
 
 #: A tuple as a mode compares it: (chemo, label, date key).
 Keyed = tuple[str, str, Any]
@@ -83,7 +86,7 @@ class TimelineRules:
     script_arithmetic: bool = False
 
 
-def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple], rules: TimelineRules) -> PRF:
+def timeline_counts(gold: Sequence[Fields], pred: Sequence[Fields], rules: TimelineRules) -> PRF:
     """TP, FP and FN of one patient (see the module docstring); empty gold gives FP = len(pred).
 
     Raises :class:`~nlpbench.metrics.timex.TimexError` (with its ``side``) for a
@@ -93,8 +96,8 @@ def timeline_counts(gold: Sequence[TimelineTuple], pred: Sequence[TimelineTuple]
     if not gold:
         return PRF(0, len(pred), 0)
     if rules.casefold_labels:
-        gold = [TimelineTuple(c, label.casefold(), d) for c, label, d in gold]
-        pred = [TimelineTuple(c, label.casefold(), d) for c, label, d in pred]
+        gold = [(c, label.casefold(), d) for c, label, d in gold]
+        pred = [(c, label.casefold(), d) for c, label, d in pred]
     scale, mode = rules.scale, rules.mode
     dates = _EXACT if scale.exact else _UnitDates(cast(UnitScale, scale))  # not exact: it has units
     side = "gold"
@@ -211,7 +214,7 @@ _EXACT = _ExactDates()
 
 def _unrescued(
     items: list[Keyed],
-    tuples: Sequence[TimelineTuple],
+    tuples: Sequence[Fields],
     found: Callable[[Keyed], bool],
     scale: Scale,
     sides: tuple[str, str],
@@ -237,7 +240,7 @@ def _unrescued(
     return kept
 
 
-def _ranges(tuples: Sequence[TimelineTuple], items: list[Keyed], scale: Scale, side: str) -> dict[str, tuple[Any, Any]]:
+def _ranges(tuples: Sequence[Fields], items: list[Keyed], scale: Scale, side: str) -> dict[str, tuple[Any, Any]]:
     """The (earliest begins-on, latest ends-on) of each chemo of ``items`` that has both in ``tuples``."""
     chemos = set(map(_CHEMO, items))
     starts: dict[str, Any] = {}
