@@ -73,7 +73,7 @@ class UnitScale(Scale, Protocol):
 _DATE = itemgetter(2)
 
 
-class _OnFirstUse(dict):
+class OnFirstUse(dict):
     """A dict that computes a missing entry with ``compute(key)`` on its first lookup and keeps it.
 
     A scale keeps what it read of each date value in one: a tuple list is then
@@ -91,14 +91,14 @@ class _OnFirstUse(dict):
         return value
 
 
-def _read_all(tuples: Sequence[tuple[str, str, str]], keys: _OnFirstUse) -> None:
+def _read_all(tuples: Sequence[tuple[str, str, str]], keys: OnFirstUse) -> None:
     """Have ``keys`` read each date of ``tuples`` it has not seen, in order (the first unreadable one is reported)."""
     if not all(map(keys.__contains__, map(_DATE, tuples))):
         for _, _, value in tuples:
             keys[value]  # a lookup reads a value not seen before
 
 
-def _with_keys(tuples: Sequence[tuple[str, str, str]], keys: _OnFirstUse) -> list[tuple[str, str, Any]]:
+def _with_keys(tuples: Sequence[tuple[str, str, str]], keys: OnFirstUse) -> list[tuple[str, str, Any]]:
     """Each ``(chemo, label, date)`` as ``(chemo, label, keys[date])``."""
     return [(chemo, label, keys[value]) for chemo, label, value in tuples]
 
@@ -135,12 +135,12 @@ class ScriptScale:
             2001 if reference.year == 2000 else 2000, 2 if reference.month == 1 else 1, 2 if reference.day == 1 else 1
         )
         self._readings: dict[str, tuple[datetime, tuple[str, ...]]] = {}
-        self._keys = _OnFirstUse(self._key)
+        self._keys = OnFirstUse(self._key)
         self.completed: dict[str, datetime] = {}
         self.exact = True
         # first(value) and last(value) are dict lookups, a value read (and a completed one noted) on its first
         # use: the range rule asks for every begins-on and ends-on date of a patient
-        self.first = self.last = _OnFirstUse(self._used).__getitem__
+        self.first = self.last = OnFirstUse(self._used).__getitem__
 
     def reading(self, value: str) -> tuple[datetime, tuple[str, ...]]:
         """The instant ``eval_timeline.py`` reads ``value`` as, and the fields it took from the reference date."""
@@ -333,7 +333,7 @@ class IsoScale:
             Mode.month: lambda day: day.year * 12 + day.month - 1,
             Mode.year: lambda day: day.year,
         }[self.mode]
-        self._keys = _OnFirstUse(self._key)
+        self._keys = OnFirstUse(self._key)
         self.completed: dict[str, datetime] = {}
         self.exact = self.mode is Mode.strict
 
