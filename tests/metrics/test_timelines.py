@@ -162,3 +162,19 @@ def test_counts_stay_within_the_lists(gold, pred, mode):
 def test_script_and_exact_f1_differ_in_the_last_bits_only(tp, fp, fn):
     script_f1 = timeline_values(PRF(tp, fp, fn), script_arithmetic=True)[2]
     assert math.isclose(script_f1, PRF(tp, fp, fn).f1, abs_tol=1e-12)
+
+
+@settings(max_examples=50)
+@given(st.lists(st.tuples(tuples, tuples), min_size=1, max_size=6), st.sampled_from(MODES))
+def test_rules_reused_across_patients_on_plain_tuples_count_as_fresh_rules_on_named_tuples(patients, mode):
+    """What a run's rules note on first use (date readings, which chemos are generic) changes no count, and plain
+    tuples, as ``score timelines`` decodes them, count as :class:`TimelineTuple` do."""
+    for make in (script, iso):
+        shared = make(mode)
+        for gold, pred in patients:
+            plain_gold, plain_pred = [tuple(item) for item in gold], [tuple(item) for item in pred]
+            assert timeline_counts(plain_gold, plain_pred, shared) == timeline_counts(gold, pred, make(mode))
+    generic = script(mode).generic
+    assert [generic[chemo] for chemo in ("chemo", "chemotherapy", "Chemotherapy", "chem", "taxol")] == [
+        True, True, False, False, False,
+    ]  # fmt: skip
