@@ -206,7 +206,7 @@ class AnnotationRun:
                         document = loop.run_until_complete(interruption.step)
                     except StopAsyncIteration:  # no more documents
                         return
-                    except asyncio.CancelledError:
+                    except asyncio.CancelledError:  # the Ctrl-C cancelled the step: raised below as an interrupt
                         break
                     if interruption.signalled:  # it came as the step finished: the step was not cancelled
                         break
