@@ -105,7 +105,7 @@ def sleeping_blas_threads() -> Iterator[None]:
     OpenBLAS starts a thread per core when it loads, and each spins for 2^28 cycles (about 0.1 s) waiting
     for work before it sleeps. A score command loads numpy to read and count, with no linear algebra then,
     so the spin only takes a core from it: on 2 cores, ``score codiesp --track X`` on 250,000 lines took
-    0.07 s of CPU and about 0.04 s of wall time more with it (BENCHMARKS.md). ``OPENBLAS_THREAD_TIMEOUT``
+    0.1 s of CPU and 0.06 s of wall time more with it (BENCHMARKS.md). ``OPENBLAS_THREAD_TIMEOUT``
     (2^n cycles) is set when numpy is not loaded yet (OpenBLAS reads it when it loads) and the variable is
     unset (a value the user gives wins), and removed again at the end, so that no process started later
     inherits it. The pool keeps its threads: a matrix product (the bootstrap of ``--ci``) wakes them.
