@@ -1,5 +1,6 @@
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -188,10 +189,17 @@ LINES = st.lists(st.lists(FIELDS, min_size=3, max_size=5).map("\t".join), max_si
 
 
 @settings(max_examples=300, deadline=None)
-@given(LINES, st.sampled_from(["\n", "\r\n", "\r"]), st.sampled_from(["", "\ufeff"]), st.booleans())
-def test_the_bulk_reader_reads_what_the_exact_reader_reads(lines, newline, bom, last_newline):
+@given(
+    LINES,
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.sampled_from(["", "\ufeff"]),
+    st.booleans(),
+    st.sampled_from([columns_reader._CHUNK, 1, 24]),
+)
+def test_the_bulk_reader_reads_what_the_exact_reader_reads(lines, newline, bom, last_newline, chunk):
+    """Whole files and files read a few lines a chunk (the last chunk, with or without the file's last line end)."""
     text = bom + newline.join(lines) + (newline if last_newline else "")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, mock.patch.object(columns_reader, "_CHUNK", chunk):
         path = Path(folder) / "pred.tsv"
         path.write_bytes(text.encode("utf-8"))
         bulk, exact = read_both(path)

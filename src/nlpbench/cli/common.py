@@ -94,6 +94,32 @@ RESAMPLES_OPTION = typer.Option(10_000, "--resamples", min=100, help="Bootstrap 
 SEED_OPTION = typer.Option(0, "--seed", help="Seed of the resampling (the same seed gives the same numbers).")
 
 
+#: OpenBLAS's wait before an idle thread of its pool sleeps, as a power of two of CPU cycles: 4, the least it takes.
+BLAS_THREAD_TIMEOUT = "4"
+
+
+@contextmanager
+def sleeping_blas_threads() -> Iterator[None]:
+    """Within: if numpy loads, its OpenBLAS pool's threads sleep as soon as they are idle, instead of spinning.
+
+    OpenBLAS starts a thread per core when it loads, and each spins for 2^28 cycles (about 0.1 s) waiting
+    for work before it sleeps. A score command loads numpy to read and count, with no linear algebra then,
+    so the spin only takes a core from it: on 2 cores, ``score codiesp --track X`` on 250,000 lines took
+    0.1 s of CPU and 0.06 s of wall time more with it (BENCHMARKS.md). ``OPENBLAS_THREAD_TIMEOUT``
+    (2^n cycles) is set when numpy is not loaded yet (OpenBLAS reads it when it loads) and the variable is
+    unset (a value the user gives wins), and removed again at the end, so that no process started later
+    inherits it. The pool keeps its threads: a matrix product (the bootstrap of ``--ci``) wakes them.
+    """
+    owned = "numpy" not in sys.modules and "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+    if owned:
+        os.environ["OPENBLAS_THREAD_TIMEOUT"] = BLAS_THREAD_TIMEOUT
+    try:
+        yield
+    finally:
+        if owned:
+            os.environ.pop("OPENBLAS_THREAD_TIMEOUT", None)
+
+
 def fail(message: str) -> NlpbenchError:
     """The error a command raises for ``message``: the root app prints ``nlpbench: error: MESSAGE`` and exits 2."""
     return NlpbenchError(message)

@@ -33,6 +33,7 @@ from nlpbench.cli.common import (
     emit,
     fail,
     progress,
+    sleeping_blas_threads,
     warn,
 )
 from nlpbench.cli.options import DB_OPTION, side_format_option
@@ -110,7 +111,7 @@ def scored(command: Callable[..., Report | None]) -> Callable[..., None]:
         inputs = _read_paths(options)
         if "output" in own_names:
             options["output"] = output
-        with files.guarded(inputs, {"--output": output}):
+        with files.guarded(inputs, {"--output": output}), sleeping_blas_threads():
             with progress("scoring") as tick:
                 report = command(*args, **options, on_document=tick, per_document=shown or ci)
             if report is None:  # the command printed its own rendering (i2b2 --official)

@@ -106,10 +106,12 @@ def _bulk_predicted_columns(data: bytes) -> ReferenceColumns | None:
     each must be where such a line allows it. The file is read a chunk of
     whole lines at a time.
     """
-    size = len(data) + 1  # with a last line end
+    # through the last line end, one added when the file has none (not an empty last line more, which would send
+    # the last chunk to the general path)
+    size = len(data) if data.endswith(b"\n") else len(data) + 1
     buf = np.zeros(size + 8 * (_WIDEST["case"] // 8 + 1), dtype=np.uint8)  # and padding: one copy of the file
     buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
-    buf[len(data)] = 10
+    buf[size - 1] = 10
     ascii_only = data.isascii()
     documents: dict[str, int] = {}
     parts = []
