@@ -215,6 +215,22 @@ def test_reading_for_scoring_refuses_what_the_general_path_refuses(tmp_path, lin
         list(SANDBOX.read(path, labels={"date"}, columns=True))
 
 
+@pytest.mark.parametrize("labels", [{"date"}, set(PHI_TYPES)])
+def test_reading_for_scoring_refuses_a_record_too_deep_and_only_such_a_record(tmp_path, labels):
+    """A record proven by its rows (``jsonstream._no_key_repeated``) nests no deeper than their type, whatever its
+    texts hold, and skips the depth count; any other record line is still checked for depth before it is read."""
+    brackets = {**DATE, "start": 0, "length": 300, "text": "[{" * 150}
+    path = one_per_line(
+        tmp_path, [record("a", textDateAnnotations=[DATE]), record("b", textDateAnnotations=[brackets])]
+    )
+    (_, doc) = SANDBOX.read(path, labels=labels, columns=True)
+    assert doc.columns["date"].rows[0].text == "[{" * 150
+    deep = record("c", textDateAnnotations=[DATE]) | {"name": json.loads("[" * 130 + "]" * 130)}
+    path = one_per_line(tmp_path, [record("a", textDateAnnotations=[DATE]), deep])
+    with pytest.raises(InputError, match="record 1: JSON nested deeper than 128 levels"):
+        list(SANDBOX.read(path, labels=labels, columns=True))
+
+
 def _decoded_counts(path):
     """Each record's note, counted from the records json.loads reads: what ``count_notes`` must give."""
     from collections import Counter

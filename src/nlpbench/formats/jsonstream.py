@@ -445,15 +445,16 @@ def items(
                 break  # an item follows one without a comma: let ijson say so
             followed = stripped.endswith(b",")
             text = stripped[:-1] if followed else stripped
-            # cannot nest too deep: it opens no more brackets than the limit, in strings or not, escapes or not
-            plain = text.count(b"[") + text.count(b"{") <= MAX_DEPTH
             try:
-                if not plain:
+                item = _decoded(text, decoder, fallbacks)  # msgspec bounds its own recursion
+                proven = keys_checked and line_type is not Any and _no_key_repeated(text, item)
+                # a proven item nests no deeper than its type; any other line is checked before it is yielded,
+                # settled at once when it opens no more brackets than the limit, in strings or not
+                if not proven and text.count(b"[") + text.count(b"{") > MAX_DEPTH:
                     check(text)
-                item = _decoded(text, decoder, fallbacks)
             except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 break  # ijson, behind its own depth limit, says what is wrong
-            if keys_checked and not (line_type is not Any and _no_key_repeated(text, item)):
+            if keys_checked and not proven:
                 no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
             offset += len(line)
             comma = followed
@@ -474,10 +475,12 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     decoding the whole text again as plain JSON; False leaves it to :func:`no_repeated_key`.
 
     The struct type must be *faithful*: it never writes a member the text lacks when encoded (no default but
-    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), and its :class:`msgspec.Raw`
-    members are its own fields. Only an item whose Raw members are strings is taken (a record whose arrays were
-    all read: decoding the arrays left undecoded costs more than decoding the text again). Then each Raw member
-    decoded as plain JSON (checking its UTF-8), the item encoded holds at most the
+    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), its :class:`msgspec.Raw`
+    members are its own fields, and its other members are structs, lists and scalars nesting within
+    :data:`MAX_DEPTH` (no ``Any``, no dict): a proven item needs no depth check (:func:`items`). Only an item
+    whose Raw members are strings is taken (a record whose arrays were all read: decoding the arrays left
+    undecoded costs more than decoding the text again). Then each Raw member decoded as plain JSON (checking
+    its UTF-8), the item encoded holds at most the
     members of the text's plain decoding, colons in strings included (:func:`no_repeated_key`), so as many
     colons as the text means that decoding kept every member: no key is repeated. A struct keeps one value of a
     repeated key and drops unknown members of nested structs: fewer colons, and the plain decode decides. So
