@@ -314,7 +314,12 @@ _SOURCES = st.sampled_from(
 
 @given(
     _SOURCES,
-    st.sampled_from(["", '"name": "x", ', '"name": "x:y", ', '"name": "\\u00e9", ', '"name": "x", "name": "y", ']),
+    st.sampled_from(
+        [
+            *["", '"name": "x", ', '"name": "x:y", ', '"name": "\\u00e9", ', '"name": "x", "name": "y", '],
+            *['"name": "x\\u003ay", ', '"name": "\\ud800", ', '"name": "\\u00e9:", '],
+        ]
+    ),
     st.dictionaries(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS).map(lambda arrays: list(arrays.items()))
     | st.lists(st.tuples(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS), max_size=6),
 )

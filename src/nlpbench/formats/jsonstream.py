@@ -480,7 +480,8 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     :data:`MAX_DEPTH` (no ``Any``, no dict): a proven item needs no depth check (:func:`items`). Only an item
     whose Raw members are strings is taken (a record whose arrays were all read: decoding the arrays left
     undecoded costs more than decoding the text again). Then each Raw member decoded as plain JSON (checking
-    its UTF-8), the item encoded holds at most the
+    its UTF-8; msgspec encodes a Raw member as written, which writes the colons of the string it holds, as no
+    text with a colon written as an escape is taken), the item encoded holds at most the
     members of the text's plain decoding, colons in strings included (:func:`no_repeated_key`), so as many
     colons as the text means that decoding kept every member: no key is repeated. A struct keeps one value of a
     repeated key and drops unknown members of nested structs: fewer colons, and the plain decode decides. So
@@ -489,14 +490,15 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     """
     if not isinstance(item, msgspec.Struct) or (b"\\" in text and b"\\u003" in text):
         return False
-    raw = {name: value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)}
-    if any(memoryview(value)[:1] != b'"' for value in raw.values()):  # decoding them costs more than it saves
+    raw = [value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)]
+    if any(memoryview(value)[:1] != b'"' for value in raw):  # decoding them costs more than it saves
         return False
     try:
-        kept = msgspec.structs.replace(item, **{name: _PLAIN.decode(value) for name, value in raw.items()})
-        return _ENCODER.encode(kept).count(b":") >= text.count(b":")
+        for value in raw:  # checked only: encoded as written, a string keeps its colons (none is escaped)
+            _PLAIN.decode(value)
     except (msgspec.DecodeError, UnicodeDecodeError):  # unproven: the plain check decodes it and says what is wrong
         return False
+    return _ENCODER.encode(item).count(b":") >= text.count(b":")
 
 
 def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallbacks: list[msgspec.json.Decoder]) -> Any:
