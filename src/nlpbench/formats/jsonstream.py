@@ -30,7 +30,7 @@ import io
 import json
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, get_args
 
 import ijson
 import msgspec
@@ -490,7 +490,7 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     """
     if not isinstance(item, msgspec.Struct) or (b"\\" in text and b"\\u003" in text):
         return False
-    raw = [value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)]
+    raw = [value for name in _raw_fields(type(item)) if isinstance(value := getattr(item, name), msgspec.Raw)]
     if any(memoryview(value)[:1] != b'"' for value in raw):  # decoding them costs more than it saves
         return False
     try:
@@ -499,6 +499,17 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     except (msgspec.DecodeError, UnicodeDecodeError):  # unproven: the plain check decodes it and says what is wrong
         return False
     return _ENCODER.encode(item).count(b":") >= text.count(b":")
+
+
+@cache
+def _raw_fields(kind: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of a struct type that a decoding may fill with a :class:`msgspec.Raw`: those typed ``Raw``,
+    alone or in a union; any other field's value is never one."""
+    return tuple(
+        field.name
+        for field in msgspec.structs.fields(kind)
+        if field.type is msgspec.Raw or msgspec.Raw in get_args(field.type)
+    )
 
 
 def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallbacks: list[msgspec.json.Decoder]) -> Any:
