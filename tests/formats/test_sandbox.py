@@ -240,6 +240,14 @@ def _decoded_counts(path):
     )
 
 
+def test_counting_more_lines_than_a_block_counts_every_note(tmp_path):
+    # 10,000 lines: the notes counted without decoding are added in blocks of 4,096, among lines decoded
+    records = [record(f"d/Note/n{i % 3001}") for i in range(10_000)]
+    records[5000] = {"annotationSource": {"resourceSource": {"name": "d/Note/n7", "x": 1}}}  # decoded
+    path = one_per_line(tmp_path, records)
+    assert sandbox.count_notes(path) == _decoded_counts(path)
+
+
 @pytest.mark.parametrize(
     "lines",
     [
