@@ -215,6 +215,22 @@ def test_reading_for_scoring_refuses_what_the_general_path_refuses(tmp_path, lin
         list(SANDBOX.read(path, labels={"date"}, columns=True))
 
 
+@pytest.mark.parametrize("labels", [{"date"}, set(PHI_TYPES)])
+def test_reading_for_scoring_refuses_a_record_too_deep_and_only_such_a_record(tmp_path, labels):
+    """A record proven by its rows (``jsonstream._no_key_repeated``) nests no deeper than their type, whatever its
+    texts hold, and skips the depth count; any other record line is still checked for depth before it is read."""
+    brackets = {**DATE, "start": 0, "length": 300, "text": "[{" * 150}
+    path = one_per_line(
+        tmp_path, [record("a", textDateAnnotations=[DATE]), record("b", textDateAnnotations=[brackets])]
+    )
+    (_, doc) = SANDBOX.read(path, labels=labels, columns=True)
+    assert doc.columns["date"].rows[0].text == "[{" * 150
+    deep = record("c", textDateAnnotations=[DATE]) | {"name": json.loads("[" * 130 + "]" * 130)}
+    path = one_per_line(tmp_path, [record("a", textDateAnnotations=[DATE]), deep])
+    with pytest.raises(InputError, match="record 1: JSON nested deeper than 128 levels"):
+        list(SANDBOX.read(path, labels=labels, columns=True))
+
+
 def _decoded_counts(path):
     """Each record's note, counted from the records json.loads reads: what ``count_notes`` must give."""
     from collections import Counter
@@ -222,6 +238,14 @@ def _decoded_counts(path):
     return Counter(
         r["annotationSource"]["resourceSource"]["name"].rsplit("/", 1)[-1] for r in json.loads(path.read_text())
     )
+
+
+def test_counting_more_lines_than_a_block_counts_every_note(tmp_path):
+    # 10,000 lines: the notes counted without decoding are added in blocks of 4,096, among lines decoded
+    records = [record(f"d/Note/n{i % 3001}") for i in range(10_000)]
+    records[5000] = {"annotationSource": {"resourceSource": {"name": "d/Note/n7", "x": 1}}}  # decoded
+    path = one_per_line(tmp_path, records)
+    assert sandbox.count_notes(path) == _decoded_counts(path)
 
 
 @pytest.mark.parametrize(
@@ -298,7 +322,12 @@ _SOURCES = st.sampled_from(
 
 @given(
     _SOURCES,
-    st.sampled_from(["", '"name": "x", ', '"name": "x:y", ', '"name": "\\u00e9", ', '"name": "x", "name": "y", ']),
+    st.sampled_from(
+        [
+            *["", '"name": "x", ', '"name": "x:y", ', '"name": "\\u00e9", ', '"name": "x", "name": "y", '],
+            *['"name": "x\\u003ay", ', '"name": "\\ud800", ', '"name": "\\u00e9:", '],
+        ]
+    ),
     st.dictionaries(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS).map(lambda arrays: list(arrays.items()))
     | st.lists(st.tuples(st.sampled_from(sorted(BY_ARRAY)), _ANNOTATIONS), max_size=6),
 )

@@ -30,7 +30,7 @@ import io
 import json
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, get_args
 
 import ijson
 import msgspec
@@ -445,15 +445,16 @@ def items(
                 break  # an item follows one without a comma: let ijson say so
             followed = stripped.endswith(b",")
             text = stripped[:-1] if followed else stripped
-            # cannot nest too deep: it opens no more brackets than the limit, in strings or not, escapes or not
-            plain = text.count(b"[") + text.count(b"{") <= MAX_DEPTH
             try:
-                if not plain:
+                item = _decoded(text, decoder, fallbacks)  # msgspec bounds its own recursion
+                proven = keys_checked and line_type is not Any and _no_key_repeated(text, item)
+                # a proven item nests no deeper than its type; any other line is checked before it is yielded,
+                # settled at once when it opens no more brackets than the limit, in strings or not
+                if not proven and text.count(b"[") + text.count(b"{") > MAX_DEPTH:
                     check(text)
-                item = _decoded(text, decoder, fallbacks)
             except (InputError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 break  # ijson, behind its own depth limit, says what is wrong
-            if keys_checked and not (line_type is not Any and _no_key_repeated(text, item)):
+            if keys_checked and not proven:
                 no_repeated_key(text, path, f"record {count}", item if line_type is Any else _UNDECODED)
             offset += len(line)
             comma = followed
@@ -474,10 +475,13 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     decoding the whole text again as plain JSON; False leaves it to :func:`no_repeated_key`.
 
     The struct type must be *faithful*: it never writes a member the text lacks when encoded (no default but
-    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), and its :class:`msgspec.Raw`
-    members are its own fields. Only an item whose Raw members are strings is taken (a record whose arrays were
-    all read: decoding the arrays left undecoded costs more than decoding the text again). Then each Raw member
-    decoded as plain JSON (checking its UTF-8), the item encoded holds at most the
+    ``msgspec.UNSET``, or ``omit_defaults``; the same for its nested structs), its :class:`msgspec.Raw`
+    members are its own fields, and its other members are structs, lists and scalars nesting within
+    :data:`MAX_DEPTH` (no ``Any``, no dict): a proven item needs no depth check (:func:`items`). Only an item
+    whose Raw members are strings is taken (a record whose arrays were all read: decoding the arrays left
+    undecoded costs more than decoding the text again). Then each Raw member decoded as plain JSON (checking
+    its UTF-8; msgspec encodes a Raw member as written, which writes the colons of the string it holds, as no
+    text with a colon written as an escape is taken), the item encoded holds at most the
     members of the text's plain decoding, colons in strings included (:func:`no_repeated_key`), so as many
     colons as the text means that decoding kept every member: no key is repeated. A struct keeps one value of a
     repeated key and drops unknown members of nested structs: fewer colons, and the plain decode decides. So
@@ -486,14 +490,26 @@ def _no_key_repeated(text: bytes, item: Any) -> bool:
     """
     if not isinstance(item, msgspec.Struct) or (b"\\" in text and b"\\u003" in text):
         return False
-    raw = {name: value for name in item.__struct_fields__ if isinstance(value := getattr(item, name), msgspec.Raw)}
-    if any(memoryview(value)[:1] != b'"' for value in raw.values()):  # decoding them costs more than it saves
+    raw = [value for name in _raw_fields(type(item)) if isinstance(value := getattr(item, name), msgspec.Raw)]
+    if any(memoryview(value)[:1] != b'"' for value in raw):  # decoding them costs more than it saves
         return False
     try:
-        kept = msgspec.structs.replace(item, **{name: _PLAIN.decode(value) for name, value in raw.items()})
-        return _ENCODER.encode(kept).count(b":") >= text.count(b":")
+        for value in raw:  # checked only: encoded as written, a string keeps its colons (none is escaped)
+            _PLAIN.decode(value)
     except (msgspec.DecodeError, UnicodeDecodeError):  # unproven: the plain check decodes it and says what is wrong
         return False
+    return _ENCODER.encode(item).count(b":") >= text.count(b":")
+
+
+@cache
+def _raw_fields(kind: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of a struct type that a decoding may fill with a :class:`msgspec.Raw`: those typed ``Raw``,
+    alone or in a union; any other field's value is never one."""
+    return tuple(
+        field.name
+        for field in msgspec.structs.fields(kind)
+        if field.type is msgspec.Raw or msgspec.Raw in get_args(field.type)
+    )
 
 
 def _decoded(text: bytes, decoder: msgspec.json.Decoder, fallbacks: list[msgspec.json.Decoder]) -> Any:

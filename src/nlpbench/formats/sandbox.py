@@ -152,6 +152,7 @@ def _line_counts(handle: BinaryIO) -> Counter[str] | None:
     decoded, its resource name alone.
     """
     counts: Counter[str] = Counter()
+    named: list[str] = []  # the notes of the lines counted without decoding, counted in C a block at a time
     lines = bounded_lines(handle)
     try:
         first = next(lines, b"")
@@ -166,7 +167,10 @@ def _line_counts(handle: BinaryIO) -> Counter[str] | None:
                 and (b"\\" not in line or b"\\u" not in line)  # the first, one byte, is searched faster
                 and line.find(b'"annotationSource"', found.end()) < 0
             ):
-                counts[_note_of(found[1].decode())] += 1
+                named.append(_note_of(found[1].decode()))
+                if len(named) == 4096:
+                    counts.update(named)
+                    named.clear()
                 continue
             stripped = line.strip()
             if stripped in (b"", b"]"):
@@ -174,6 +178,7 @@ def _line_counts(handle: BinaryIO) -> Counter[str] | None:
             _count(counts, _NAMED.decode(stripped[:-1] if stripped.endswith(b",") else stripped))
     except (LineTooLong, UnicodeDecodeError, msgspec.DecodeError, RecursionError):  # left to the reading
         return None
+    counts.update(named)
     return counts
 
 
